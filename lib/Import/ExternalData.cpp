@@ -1,0 +1,63 @@
+//===- ExternalData.cpp - ONNX external-data files ------------------------===//
+//
+// External data lives in files beside the model, named by a location
+// relative to the model's folder. A location that is absolute or that leads
+// out of that folder (through "..", or a symbolic link) is refused: a model
+// file must not make the compiler read arbitrary files.
+//
+//===----------------------------------------------------------------------===//
+#include "ImportState.h"
+
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+
+using namespace accel::import;
+
+std::shared_ptr<llvm::MemoryBuffer>
+ExternalDataFiles::open(llvm::StringRef location, std::string &why) {
+  if (location.empty()) {
+    why = "external data has an empty location";
+    return nullptr;
+  }
+  if (llvm::sys::path::is_absolute(location) ||
+      llvm::sys::path::has_root_name(location)) {
+    why = "external data location '" + location.str() +
+          "' is absolute; it must be relative to the model's folder";
+    return nullptr;
+  }
+  for (auto it = llvm::sys::path::begin(location), e = llvm::sys::path::end(location);
+       it != e; ++it)
+    if (*it == "..") {
+      why = "external data location '" + location.str() +
+            "' leads out of the model's folder";
+      return nullptr;
+    }
+  auto cached = files_.find(location);
+  if (cached != files_.end())
+    return cached->second;
+
+  llvm::SmallString<256> path(modelDir_);
+  llvm::sys::path::append(path, location);
+  // Symbolic links must not lead out of the folder either.
+  llvm::SmallString<256> realDir, realFile;
+  if (!llvm::sys::fs::real_path(modelDir_.empty() ? "." : modelDir_, realDir) &&
+      !llvm::sys::fs::real_path(path, realFile)) {
+    llvm::StringRef dir = realDir.str(), file = realFile.str();
+    if (!file.starts_with(dir) || file.size() <= dir.size() ||
+        !llvm::sys::path::is_separator(file[dir.size()])) {
+      why = "external data file '" + path.str().str() + "' resolves to '" +
+            file.str() + "', outside the model's folder";
+      return nullptr;
+    }
+  }
+  auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
+                                            /*RequiresNullTerminator=*/false);
+  if (!buffer) {
+    why = "cannot open external data file '" + path.str().str() +
+          "': " + buffer.getError().message();
+    return nullptr;
+  }
+  std::shared_ptr<llvm::MemoryBuffer> shared(std::move(*buffer));
+  files_[location] = shared;
+  return shared;
+}
