@@ -15,6 +15,7 @@ config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.accel_obj_root, "test")
 
 config.substitutions.append(("%PATH%", config.environment["PATH"]))
+config.substitutions.append(("%python", config.python_executable))
 config.substitutions.append(("%fixtures", os.path.join(config.accel_src_root, "test", "fixtures")))
 llvm_config.use_default_substitutions()
 

@@ -1,32 +1,22 @@
 //===- OnnxOps.td - onnx dialect ops -----------------------*- tablegen -*-===//
+//
+// The ops, one family per file. Ops of the com.microsoft domain (prefixed
+// `ms_`) live with the family they belong to.
+//
+//===----------------------------------------------------------------------===//
 
 #ifndef ACCEL_ONNX_OPS
 #define ACCEL_ONNX_OPS
 
 include "OnnxDialect.td"
-include "mlir/Interfaces/SideEffectInterfaces.td"
-
-//===----------------------------------------------------------------------===//
-// Elementwise binary
-//===----------------------------------------------------------------------===//
-
-class Onnx_BinaryOp<string mnemonic, list<Trait> traits = []>
-    : Onnx_Op<mnemonic, !listconcat(traits, [Pure])> {
-  let arguments = (ins AnyTensor:$A, AnyTensor:$B);
-  let results = (outs AnyTensor:$C);
-  let assemblyFormat = [{
-    $A `,` $B attr-dict `:` functional-type(operands, results)
-  }];
-  let hasVerifier = 1;
-}
-
-def Onnx_AddOp : Onnx_BinaryOp<"Add", [Commutative]> {
-  let summary = "elementwise addition with numpy broadcasting";
-  let description = [{
-    ```mlir
-    %c = onnx.Add %a, %b : (tensor<?x64xf32>, tensor<64xf32>) -> tensor<?x64xf32>
-    ```
-  }];
-}
+include "OnnxElementwiseOps.td"
+include "OnnxMatMulOps.td"
+include "OnnxShapeOps.td"
+include "OnnxIndexingOps.td"
+include "OnnxConstantOps.td"
+include "OnnxReductionOps.td"
+include "OnnxNormalizationOps.td"
+include "OnnxAttentionOps.td"
+include "OnnxQuantizationOps.td"
 
 #endif // ACCEL_ONNX_OPS

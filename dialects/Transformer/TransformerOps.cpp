@@ -1,4 +1,10 @@
-//===- TransformerOps.cpp - transformer dialect op verifiers --------------===//
+//===- TransformerOps.cpp - transformer dialect op definitions ------------===//
+//
+// The generated op classes. Verifiers and folders live in one file per
+// concern: EmbeddingOps, NormOps, LinearOps, AttentionOps, MlpOps,
+// HeadLayoutOps, CollectiveOps, QuantOps.
+//
+//===----------------------------------------------------------------------===//
 #include "accel/dialects/Transformer/TransformerOps.h"
 
 using namespace mlir;

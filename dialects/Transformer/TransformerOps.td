@@ -1,22 +1,758 @@
 //===- TransformerOps.td - transformer dialect ops --------*- tablegen -*-===//
+//
+// The ops of the transformer dialect, grouped by concern: step metadata,
+// embedding and logits, normalisation, linear layers, attention, MLP,
+// residual stream, head layout, collectives, quantisation.
+//
+// Conventions (see the dialect description): activations are token-major
+// `[tokens, hidden]` with a dynamic token dimension; per-head values are
+// `[tokens, heads, head_dim]`; weights are torch-layout `[out, in]`.
+// Formats: enum attributes are printed as words at a fixed place
+// (`kind = silu`), numeric attributes in the attribute dictionary. Ops whose
+// types follow from one operand print the short type list; the others print
+// `functional-type(operands, results)`.
+//
+//===----------------------------------------------------------------------===//
 
 #ifndef ACCEL_TRANSFORMER_OPS
 #define ACCEL_TRANSFORMER_OPS
 
 include "TransformerDialect.td"
+include "TransformerEnums.td"
+include "TransformerAttrs.td"
+include "TransformerTypes.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
+
+def Transformer_PositiveI64Attr : ConfinedAttr<I64Attr, [IntPositive]>;
+def Transformer_NonNegativeI64Attr : ConfinedAttr<I64Attr, [IntNonNegative]>;
+
+//===----------------------------------------------------------------------===//
+// positions
+//===----------------------------------------------------------------------===//
+
+def Transformer_PositionsOp : Transformer_Op<"positions", [Pure]> {
+  let summary = "the position of every token of the step";
+  let description = [{
+    Reads from the step metadata the position of every token in its own
+    sequence (a decode token of a 17-token context has position 16; a
+    prefill chunk has consecutive positions from the chunk's start). This
+    replaces the `position_ids` input of ONNX exports; it feeds
+    `transformer.rotary` and learned position embeddings (GPT-2's `wpe`).
+
+    ```mlir
+    %pos = transformer.positions %batch : tensor<?xi32>
+    ```
+  }];
+  let arguments = (ins Transformer_BatchType:$batch);
+  let results = (outs Transformer_IndexVector:$result);
+  let assemblyFormat = "$batch attr-dict `:` type($result)";
+}
+
+//===----------------------------------------------------------------------===//
+// embedding
+//===----------------------------------------------------------------------===//
+
+def Transformer_EmbeddingOp : Transformer_Op<"embedding", [Pure]> {
+  let summary = "looks up the rows of an embedding table";
+  let description = [{
+    `result[t, :] = table[ids[t], :] * scale` for every token `t`. The table
+    is `[vocab, hidden]`; `ids` are i32 or i64 token ids `[tokens]`. The
+    optional `scale` multiplies every row (Gemma scales its embeddings by
+    sqrt(hidden)). The same op looks up learned position embeddings with the
+    ids from `transformer.positions`.
+
+    ```mlir
+    %h = transformer.embedding %table[%ids]
+           : (tensor<32000x4096xbf16>, tensor<?xi32>) -> tensor<?x4096xbf16>
+    %g = transformer.embedding %table[%ids] {scale = 48.0}
+           : (tensor<256000x2304xbf16>, tensor<?xi64>) -> tensor<?x2304xbf16>
+    ```
+  }];
+  let arguments = (ins
+    Transformer_FloatMatrix:$table,
+    Transformer_IndexVector:$ids,
+    OptionalAttr<F64Attr>:$scale
+  );
+  let results = (outs Transformer_HiddenTensor:$result);
+  let assemblyFormat = [{
+    $table `[` $ids `]` attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// logits
+//===----------------------------------------------------------------------===//
+
+def Transformer_LogitsOp : Transformer_Op<"logits",
+    [Pure, AttrSizedOperandSegments]> {
+  let summary = "projects final hidden states onto the vocabulary";
+  let description = [{
+    `result = hidden @ lm_head^T (+ bias)`, with `lm_head` `[vocab, hidden]`.
+    A model with tied embeddings passes its embedding table as `lm_head`:
+    tying is the two ops sharing one SSA value, which the layout and
+    partition passes see directly.
+
+    With `select_last(%batch)` only the last token of each sequence of the
+    step is projected, and the result is `[sequences, vocab]`; without it,
+    every token is (`[tokens, vocab]`, used to score prompts). With `softcap`
+    the logits become `softcap * tanh(logits / softcap)` (Gemma 2's
+    `final_logit_softcapping`). The result element type may differ from the
+    hidden one (f32 logits from a bf16 model).
+
+    ```mlir
+    %logits = transformer.logits %h, %embed select_last(%batch) {softcap = 30.0}
+                : (tensor<?x2304xbf16>, tensor<256000x2304xbf16>, !transformer.batch)
+                  -> tensor<?x256000xf32>
+    ```
+  }];
+  let arguments = (ins
+    Transformer_HiddenTensor:$hidden,
+    Transformer_FloatMatrix:$lm_head,
+    Optional<Transformer_FloatVector>:$bias,
+    Optional<Transformer_BatchType>:$batch,
+    OptionalAttr<F64Attr>:$softcap
+  );
+  let results = (outs Transformer_FloatMatrix:$result);
+  let assemblyFormat = [{
+    $hidden `,` $lm_head (`bias` `(` $bias^ `)`)? (`select_last` `(` $batch^ `)`)?
+    attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// rms_norm
+//===----------------------------------------------------------------------===//
+
+def Transformer_RmsNormOp : Transformer_Op<"rms_norm",
+    [Pure, AllTypesMatch<["x", "result"]>]> {
+  let summary = "root-mean-square normalisation of the last dimension";
+  let description = [{
+    `result = x / sqrt(mean(x^2, last) + epsilon) * (weight + weight_offset)`
+    over the last dimension of `x`, which is `[tokens, hidden]` or
+    `[tokens, heads, head_dim]` (per-head q/k norms, as in Qwen3 and
+    Gemma 3). `weight` has the size of the last dimension. `weight_offset`
+    is 1.0 for Gemma, whose checkpoints store `w` for a `(1 + w)` scale;
+    it defaults to 0.
+
+    ```mlir
+    %n = transformer.rms_norm %h, %w {epsilon = 1.0e-06}
+           : tensor<?x4096xbf16>, tensor<4096xbf16>
+    %g = transformer.rms_norm %h, %w {epsilon = 1.0e-06, weight_offset = 1.0}
+           : tensor<?x2304xbf16>, tensor<2304xbf16>
+    ```
+  }];
+  let arguments = (ins
+    Transformer_NormTensor:$x,
+    Transformer_FloatVector:$weight,
+    F64Attr:$epsilon,
+    OptionalAttr<F64Attr>:$weight_offset
+  );
+  let results = (outs Transformer_NormTensor:$result);
+  let assemblyFormat = [{
+    $x `,` $weight attr-dict `:` type($x) `,` type($weight)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// add_rms_norm
+//===----------------------------------------------------------------------===//
+
+def Transformer_AddRmsNormOp : Transformer_Op<"add_rms_norm",
+    [Pure, AllTypesMatch<["x", "residual", "result", "residual_out"]>]> {
+  let summary = "residual add fused with the rms_norm that follows it";
+  let description = [{
+    `residual_out = x + residual; result = rms_norm(residual_out, weight)`:
+    the fusion pass's form of a `transformer.residual_add` whose sum feeds a
+    `transformer.rms_norm` and the next residual add (vLLM's
+    `fused_add_rms_norm`). Attributes are those of `transformer.rms_norm`.
+
+    ```mlir
+    %n, %r = transformer.add_rms_norm %attn, %h, %w {epsilon = 1.0e-05}
+               : tensor<?x4096xbf16>, tensor<4096xbf16>
+    ```
+  }];
+  let arguments = (ins
+    Transformer_HiddenTensor:$x,
+    Transformer_HiddenTensor:$residual,
+    Transformer_FloatVector:$weight,
+    F64Attr:$epsilon,
+    OptionalAttr<F64Attr>:$weight_offset
+  );
+  let results = (outs
+    Transformer_HiddenTensor:$result,
+    Transformer_HiddenTensor:$residual_out
+  );
+  let assemblyFormat = [{
+    $x `,` $residual `,` $weight attr-dict `:` type($x) `,` type($weight)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// layer_norm
+//===----------------------------------------------------------------------===//
+
+def Transformer_LayerNormOp : Transformer_Op<"layer_norm",
+    [Pure, AllTypesMatch<["x", "result"]>]> {
+  let summary = "layer normalisation of the last dimension";
+  let description = [{
+    `result = (x - mean) / sqrt(var + epsilon) * weight (+ bias)` over the
+    last dimension of `x` (`[tokens, hidden]` or `[tokens, heads,
+    head_dim]`). GPT-2 and Phi-2 use it.
+
+    ```mlir
+    %n = transformer.layer_norm %h, %w bias(%b) {epsilon = 1.0e-05}
+           : (tensor<?x768xf32>, tensor<768xf32>, tensor<768xf32>) -> tensor<?x768xf32>
+    ```
+  }];
+  let arguments = (ins
+    Transformer_NormTensor:$x,
+    Transformer_FloatVector:$weight,
+    Optional<Transformer_FloatVector>:$bias,
+    F64Attr:$epsilon
+  );
+  let results = (outs Transformer_NormTensor:$result);
+  let assemblyFormat = [{
+    $x `,` $weight (`bias` `(` $bias^ `)`)? attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// linear
+//===----------------------------------------------------------------------===//
+
+def Transformer_LinearOp : Transformer_Op<"linear",
+    [Pure, AttrSizedOperandSegments]> {
+  let summary = "a dense layer: x @ weight^T + bias, with optional quantised weights";
+  let description = [{
+    `result[t, o] = sum_i x[t, i] * weight[o, i] (+ bias[o])`: `x` is
+    `[tokens, in_features]`, `weight` torch's `[out_features, in_features]`.
+    The result element type may differ from x's (f32 out of a bf16 GEMM,
+    bf16 out of an fp8 one).
+
+    **Float weights** (f32, f16, bf16) have the element type of `x` and take
+    no scales.
+
+    **Quantised weights** (f8E4M3FN, f8E5M2, i8, i4) need `weight_scale`
+    (f32, f16 or bf16) and `granularity`:
+
+    | granularity | weight_scale shape |
+    |---|---|
+    | `per_tensor` | `[]` |
+    | `per_channel` | `[out_features]` |
+    | `per_group` (with `group_size`, dividing in_features) | `[out_features, in_features / group_size]` |
+
+    Integer weights may have an asymmetric `zero_point` of the scale's shape
+    and the weight's element type: `w = (q - zero_point) * scale`.
+
+    **Quantised activations** (W8A8): an f8E4M3FN/f8E5M2 x needs an fp8
+    weight, an i8 x an i8 weight, and either needs `input_scale`, `[]`
+    (static, per-tensor) or `[tokens]` (dynamic, per-token), f32.
+
+    ```mlir
+    // bf16
+    %y = transformer.linear %x, %w : (tensor<?x4096xbf16>, tensor<11008x4096xbf16>) -> tensor<?x11008xbf16>
+    // GPT-2 style bias
+    %z = transformer.linear %x, %w bias(%b) : (tensor<?x768xf32>, tensor<2304x768xf32>, tensor<2304xf32>) -> tensor<?x2304xf32>
+    // W4A16, GPTQ/AWQ-style groups of 128 with zero points
+    %q = transformer.linear %x, %w4 weight_scale(%s) zero_point(%zp) granularity = per_group {group_size = 128}
+           : (tensor<?x4096xf16>, tensor<4096x4096xi4>, tensor<4096x32xf16>, tensor<4096x32xi4>) -> tensor<?x4096xf16>
+    // W8A8 fp8, per-tensor scales
+    %f = transformer.linear %x8, %w8 weight_scale(%ws) input_scale(%xs) granularity = per_tensor
+           : (tensor<?x4096xf8E4M3FN>, tensor<4096x4096xf8E4M3FN>, tensor<f32>, tensor<f32>) -> tensor<?x4096xbf16>
+    ```
+  }];
+  let arguments = (ins
+    TensorRankOf<[Transformer_GemmInputElement], [2]>:$x,
+    TensorRankOf<[Transformer_WeightElement], [2]>:$weight,
+    Optional<Transformer_FloatVector>:$bias,
+    Optional<TensorRankOf<[Transformer_FloatElement], [0, 1, 2]>>:$weight_scale,
+    Optional<TensorRankOf<[Transformer_IntQuantElement], [0, 1, 2]>>:$weight_zero_point,
+    Optional<TensorRankOf<[F32], [0, 1]>>:$input_scale,
+    OptionalAttr<Transformer_QuantGranularityAttr>:$granularity,
+    OptionalAttr<Transformer_PositiveI64Attr>:$group_size
+  );
+  let results = (outs Transformer_HiddenTensor:$result);
+  let assemblyFormat = [{
+    $x `,` $weight
+    (`bias` `(` $bias^ `)`)?
+    (`weight_scale` `(` $weight_scale^ `)`)?
+    (`zero_point` `(` $weight_zero_point^ `)`)?
+    (`input_scale` `(` $input_scale^ `)`)?
+    (`granularity` `=` `` $granularity^)?
+    attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// in_features and out_features (ShapedType::kDynamic when unknown).
+    int64_t getInFeatures() { return getWeight().getType().getDimSize(1); }
+    int64_t getOutFeatures() { return getWeight().getType().getDimSize(0); }
+    /// True when the weight is f8E4M3FN, f8E5M2, i8 or i4.
+    bool hasQuantizedWeight();
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// rotary
+//===----------------------------------------------------------------------===//
+
+def Transformer_RotaryOp : Transformer_Op<"rotary",
+    [Pure, AttrSizedOperandSegments, AllTypesMatch<["input", "result"]>]> {
+  let summary = "rotary position embedding of per-head q or k";
+  let description = [{
+    Rotates pairs of the first `rotary_dim` channels of every head of
+    `input` (`[tokens, heads, head_dim]`, q or k) by angles
+    `positions[t] * inv_freq[j]`; channels past `rotary_dim` pass through
+    (partial rotary: Phi-2, GPT-J, StableLM). `rotary_dim` is even and at
+    most `head_dim`. `style` says which channels pair up: `half_split`
+    (i, i + rotary_dim/2; NeoX, Llama and most HF models) or `interleaved`
+    (2i, 2i+1; GPT-J).
+
+    The frequencies come either from `theta`
+    (`inv_freq[j] = theta^(-2j / rotary_dim)`), optionally with a
+    `#transformer.rope_scaling`, or from explicit `cos_sin(%cos, %sin)`
+    tables `[max_position, rotary_dim / 2]` indexed by position, as ONNX
+    RotaryEmbedding and exports with LongRoPE (Phi3) carry them.
+
+    ```mlir
+    %q = transformer.rotary %q0, %pos style = half_split
+           {rotary_dim = 128, scaling = #transformer.rope_scaling<llama3, factor = 8.0,
+              original_max_position = 8192, low_freq_factor = 1.0, high_freq_factor = 4.0>,
+            theta = 5.0e+05}
+           : (tensor<?x32x128xbf16>, tensor<?xi32>) -> tensor<?x32x128xbf16>
+    %k = transformer.rotary %k0, %pos cos_sin(%cos, %sin) style = half_split {rotary_dim = 96}
+           : (tensor<?x32x96xf16>, tensor<?xi64>, tensor<131072x48xf32>, tensor<131072x48xf32>)
+             -> tensor<?x32x96xf16>
+    ```
+  }];
+  let arguments = (ins
+    Transformer_HeadsTensor:$input,
+    Transformer_IndexVector:$positions,
+    Optional<Transformer_FloatMatrix>:$cos_cache,
+    Optional<Transformer_FloatMatrix>:$sin_cache,
+    Transformer_RotaryStyleAttr:$style,
+    Transformer_PositiveI64Attr:$rotary_dim,
+    OptionalAttr<F64Attr>:$theta,
+    OptionalAttr<Transformer_RopeScalingAttr>:$scaling
+  );
+  let results = (outs Transformer_HeadsTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $positions (`cos_sin` `(` $cos_cache^ `,` $sin_cache `)`)?
+    `style` `=` `` $style attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// attention
+//===----------------------------------------------------------------------===//
+
+def Transformer_AttentionOp : Transformer_Op<"attention", [
+    AllTypesMatch<["q", "result"]>, AllTypesMatch<["k", "v"]>]> {
+  let summary = "paged multi-head attention over the KV cache";
+  let description = [{
+    For one layer of a ragged batch: writes this step's `k` and `v`
+    (`[tokens, num_kv_heads, head_dim]`, after rotary) into layer `layer` of
+    the paged `cache`, at the slots the step metadata `batch` gives each
+    token, then computes for every token of every sequence
+    `softmax(q k^T * scale (+ mask)) v` over that sequence's whole context
+    (cached and new keys). `q` and the result are `[tokens, num_heads,
+    head_dim]`. Prefill chunks and decode tokens mix freely in one batch.
+
+    - GQA/MQA: `num_heads` is a multiple of `num_kv_heads`; query head `h`
+      reads kv head `h / (num_heads / num_kv_heads)`.
+    - `causal`: a token sees keys at positions up to its own.
+    - `sliding_window = W`: a token at position `p` sees keys at positions in
+      `(p - W, p]` (Mistral, Phi3, Gemma 2's local layers).
+    - `softcap = c`: scores become `c * tanh(scores / c)` before the softmax
+      (Gemma 2's `attn_logit_softcapping`).
+    - A quantised cache (f8E4M3FN, f8E5M2, i8) needs `k_scale` and
+      `v_scale`: stored = value / scale. A float cache has q's element type.
+
+    The op declares a read and a write effect on `cache`: attention ops keep
+    their order and are never removed. `num_heads`, `num_kv_heads` and
+    `head_dim` repeat what the types say, and must agree with them and with
+    the cache.
+
+    ```mlir
+    %o = transformer.attention %q, %k, %v, %cache[0], %batch
+           {causal, head_dim = 128, num_heads = 32, num_kv_heads = 8,
+            scale = 0.088388347648318441, sliding_window = 4096}
+           : tensor<?x32x128xbf16>, tensor<?x8x128xbf16>,
+             !transformer.kv_cache<layers = 32, kv_heads = 8, head_dim = 128, block_size = 16, bf16>
+    ```
+  }];
+  let arguments = (ins
+    Transformer_HeadsTensor:$q,
+    Transformer_HeadsTensor:$k,
+    Transformer_HeadsTensor:$v,
+    Arg<Transformer_KVCacheType, "the paged KV cache, written and read",
+        [MemRead, MemWrite]>:$cache,
+    Transformer_BatchType:$batch,
+    Transformer_NonNegativeI64Attr:$layer,
+    Transformer_PositiveI64Attr:$num_heads,
+    Transformer_PositiveI64Attr:$num_kv_heads,
+    Transformer_PositiveI64Attr:$head_dim,
+    F64Attr:$scale,
+    UnitAttr:$causal,
+    OptionalAttr<Transformer_PositiveI64Attr>:$sliding_window,
+    OptionalAttr<F64Attr>:$softcap,
+    OptionalAttr<F64Attr>:$k_scale,
+    OptionalAttr<F64Attr>:$v_scale
+  );
+  let results = (outs Transformer_HeadsTensor:$result);
+  let assemblyFormat = [{
+    $q `,` $k `,` $v `,` $cache `[` $layer `]` `,` $batch attr-dict
+    `:` type($q) `,` type($k) `,` qualified(type($cache))
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// activation
+//===----------------------------------------------------------------------===//
+
+def Transformer_ActivationOp : Transformer_Op<"activation",
+    [Pure, AllTypesMatch<["input", "result"]>]> {
+  let summary = "a pointwise activation function";
+  let description = [{
+    Applies `kind` to every element (GPT-2's MLP: linear, `gelu_tanh`,
+    linear).
+
+    ```mlir
+    %a = transformer.activation %h kind = gelu_tanh : tensor<?x3072xf32>
+    ```
+  }];
+  let arguments = (ins
+    Transformer_AnyFloatTensor:$input,
+    Transformer_ActivationKindAttr:$kind
+  );
+  let results = (outs Transformer_AnyFloatTensor:$result);
+  let assemblyFormat = "$input `kind` `=` `` $kind attr-dict `:` type($input)";
+}
+
+//===----------------------------------------------------------------------===//
+// gated_act
+//===----------------------------------------------------------------------===//
+
+def Transformer_GatedActOp : Transformer_Op<"gated_act", [Pure]> {
+  let summary = "act(gate) * up on a fused gate/up projection";
+  let description = [{
+    `input` is `[tokens, 2 * intermediate]`, the output of a fused gate/up
+    `transformer.linear`: columns `[0, intermediate)` are the gate, the rest
+    the up projection. `result = kind(gate) * up`, `[tokens, intermediate]`
+    (vLLM's `SiluAndMul`, `GeluAndMul`). The fusion pass rewrites a
+    `transformer.gated_mlp` into linear, gated_act, linear so that the
+    precision and partition passes see plain linears.
+
+    ```mlir
+    %a = transformer.gated_act %gu kind = silu : tensor<?x22016xbf16> -> tensor<?x11008xbf16>
+    ```
+  }];
+  let arguments = (ins
+    Transformer_HiddenTensor:$input,
+    Transformer_ActivationKindAttr:$kind
+  );
+  let results = (outs Transformer_HiddenTensor:$result);
+  let assemblyFormat = [{
+    $input `kind` `=` `` $kind attr-dict `:` type($input) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// gated_mlp
+//===----------------------------------------------------------------------===//
+
+def Transformer_GatedMlpOp : Transformer_Op<"gated_mlp",
+    [Pure, AttrSizedOperandSegments, AllTypesMatch<["x", "result"]>]> {
+  let summary = "the gated feed-forward block: down(act(gate(x)) * up(x))";
+  let description = [{
+    The MLP of Llama, Qwen2, Mistral, Phi3 and Gemma, as raising recognises
+    it. The gate and up projections come either separately, `gate(%g)
+    up(%u)` each `[intermediate, hidden]`, or fused, `gate_up(%gu)`
+    `[2 * intermediate, hidden]` with the gate rows first (Phi3's
+    `gate_up_proj`). `down` is `[hidden, intermediate]`. Weights are float,
+    with x's element type; quantised MLPs are linears and `transformer.gated_act`.
+
+    ```mlir
+    %m = transformer.gated_mlp %x gate(%g) up(%u) down(%d) kind = silu
+           : (tensor<?x4096xbf16>, tensor<11008x4096xbf16>, tensor<11008x4096xbf16>,
+              tensor<4096x11008xbf16>) -> tensor<?x4096xbf16>
+    %p = transformer.gated_mlp %x gate_up(%gu) down(%d) kind = silu
+           : (tensor<?x3072xbf16>, tensor<16384x3072xbf16>, tensor<3072x8192xbf16>)
+             -> tensor<?x3072xbf16>
+    ```
+  }];
+  let arguments = (ins
+    Transformer_HiddenTensor:$x,
+    Optional<Transformer_FloatMatrix>:$gate_up,
+    Optional<Transformer_FloatMatrix>:$gate,
+    Optional<Transformer_FloatMatrix>:$up,
+    Transformer_FloatMatrix:$down,
+    Transformer_ActivationKindAttr:$kind
+  );
+  let results = (outs Transformer_HiddenTensor:$result);
+  let assemblyFormat = [{
+    $x (`gate_up` `(` $gate_up^ `)`)? (`gate` `(` $gate^ `)`)? (`up` `(` $up^ `)`)?
+    `down` `(` $down `)` `kind` `=` `` $kind attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
 
 //===----------------------------------------------------------------------===//
 // residual_add
 //===----------------------------------------------------------------------===//
 
-def Transformer_ResidualAddOp : Transformer_Op<"residual_add", [Pure, AllTypesMatch<["residual", "branch", "result"]>]> {
+def Transformer_ResidualAddOp : Transformer_Op<"residual_add",
+    [Pure, AllTypesMatch<["residual", "branch", "result"]>]> {
   let summary = "adds a branch to the residual stream";
-  let arguments = (ins AnyRankedTensor:$residual, AnyRankedTensor:$branch);
-  let results = (outs AnyRankedTensor:$result);
+  let description = [{
+    `result = residual + branch`, both `[tokens, hidden]` of one type. The
+    fusion pass folds it into the following norm (`transformer.add_rms_norm`)
+    or into the epilogue of the GEMM that produces `branch`.
+
+    ```mlir
+    %h1 = transformer.residual_add %h, %attn : tensor<?x4096xbf16>
+    ```
+  }];
+  let arguments = (ins
+    Transformer_HiddenTensor:$residual,
+    Transformer_HiddenTensor:$branch
+  );
+  let results = (outs Transformer_HiddenTensor:$result);
   let assemblyFormat = [{
     $residual `,` $branch attr-dict `:` type($result)
   }];
+}
+
+//===----------------------------------------------------------------------===//
+// split_heads
+//===----------------------------------------------------------------------===//
+
+def Transformer_SplitHeadsOp : Transformer_Op<"split_heads", [Pure]> {
+  let summary = "views [tokens, heads * head_dim] as [tokens, heads, head_dim]";
+  let description = [{
+    A reshape that moves no data. The result type gives heads and head_dim.
+    `split_heads(merge_heads(x))` folds to `x`.
+
+    ```mlir
+    %q = transformer.split_heads %q0 : tensor<?x4096xbf16> -> tensor<?x32x128xbf16>
+    ```
+  }];
+  let arguments = (ins Transformer_HiddenTensor:$input);
+  let results = (outs Transformer_HeadsTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// merge_heads
+//===----------------------------------------------------------------------===//
+
+def Transformer_MergeHeadsOp : Transformer_Op<"merge_heads", [Pure]> {
+  let summary = "views [tokens, heads, head_dim] as [tokens, heads * head_dim]";
+  let description = [{
+    The inverse of `transformer.split_heads`; `merge_heads(split_heads(x))`
+    folds to `x`.
+
+    ```mlir
+    %o = transformer.merge_heads %attn : tensor<?x32x128xbf16> -> tensor<?x4096xbf16>
+    ```
+  }];
+  let arguments = (ins Transformer_HeadsTensor:$input);
+  let results = (outs Transformer_HiddenTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// split
+//===----------------------------------------------------------------------===//
+
+def Transformer_SplitOp : Transformer_Op<"split", [Pure]> {
+  let summary = "splits the feature columns of a token-major tensor";
+  let description = [{
+    Cuts `[tokens, f]` into consecutive column blocks `[tokens, f_i]`, with
+    `sum(f_i) = f`; the result types give the sizes. It separates q, k and v
+    after a fused QKV linear (Phi3's `qkv_proj`, and what the QKV fusion
+    pass produces).
+
+    ```mlir
+    %q, %k, %v = transformer.split %qkv
+                   : tensor<?x6144xbf16> -> tensor<?x4096xbf16>, tensor<?x1024xbf16>, tensor<?x1024xbf16>
+    ```
+  }];
+  let arguments = (ins Transformer_HiddenTensor:$input);
+  let results = (outs Variadic<Transformer_HiddenTensor>:$results);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($results)";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// all_reduce
+//===----------------------------------------------------------------------===//
+
+def Transformer_AllReduceOp : Transformer_Op<"all_reduce",
+    [Pure, AllTypesMatch<["input", "result"]>]> {
+  let summary = "reduces a tensor across the ranks of a tensor-parallel group";
+  let description = [{
+    Every one of the `group_size` ranks contributes `input` and receives the
+    elementwise `kind` reduction (NCCL allReduce). The partition pass inserts
+    it after row-parallel linears (attention output, MLP down projection).
+
+    ```mlir
+    %r = transformer.all_reduce %partial kind = sum {group_size = 4} : tensor<?x4096xbf16>
+    ```
+  }];
+  let arguments = (ins
+    Transformer_AnyFloatTensor:$input,
+    Transformer_ReduceKindAttr:$kind,
+    Transformer_PositiveI64Attr:$group_size
+  );
+  let results = (outs Transformer_AnyFloatTensor:$result);
+  let assemblyFormat = "$input `kind` `=` `` $kind attr-dict `:` type($input)";
+}
+
+//===----------------------------------------------------------------------===//
+// all_gather
+//===----------------------------------------------------------------------===//
+
+def Transformer_AllGatherOp : Transformer_Op<"all_gather", [Pure]> {
+  let summary = "concatenates a tensor from every rank of a tensor-parallel group";
+  let description = [{
+    The `group_size` ranks' `input`s are concatenated in rank order along
+    `axis` (NCCL allGather): `result.dim(axis) = group_size *
+    input.dim(axis)`, other dimensions equal. The partition pass gathers
+    vocabulary-parallel logits with `axis = 1`.
+
+    ```mlir
+    %l = transformer.all_gather %part {axis = 1, group_size = 4}
+           : tensor<?x32064xf32> -> tensor<?x128256xf32>
+    ```
+  }];
+  let arguments = (ins
+    RankedTensorOf<[Transformer_GatherElement]>:$input,
+    Transformer_NonNegativeI64Attr:$axis,
+    Transformer_PositiveI64Attr:$group_size
+  );
+  let results = (outs
+    RankedTensorOf<[Transformer_GatherElement]>:$result
+  );
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// quantize
+//===----------------------------------------------------------------------===//
+
+def Transformer_QuantizeOp : Transformer_Op<"quantize", [Pure]> {
+  let summary = "quantises a float tensor to f8E4M3FN, f8E5M2, i8 or i4";
+  let description = [{
+    `result = saturate(round(input / scale) + zero_point)`, ONNX
+    QuantizeLinear's semantics. The scale's shape says the granularity:
+
+    | scale | granularity | attributes |
+    |---|---|---|
+    | `[]` | per tensor | none |
+    | `[input.dim(axis)]` | per axis | `axis` |
+    | rank of input, `dim(axis)` = ceil(input.dim(axis) / block_size), others equal | blocked | `axis`, `block_size` |
+
+    `axis` is non-negative (raising normalises ONNX's negative axes).
+    `zero_point` (integer results only) has the scale's shape and the
+    result's element type.
+
+    ```mlir
+    %q = transformer.quantize %x, %s : (tensor<?x4096xbf16>, tensor<f32>) -> tensor<?x4096xf8E4M3FN>
+    %w = transformer.quantize %x, %s zero_point(%zp) {axis = 1, block_size = 32}
+           : (tensor<4096x4096xf32>, tensor<4096x128xf32>, tensor<4096x128xi4>) -> tensor<4096x4096xi4>
+    ```
+  }];
+  let arguments = (ins
+    Transformer_AnyFloatTensor:$input,
+    Transformer_AnyFloatTensor:$scale,
+    Optional<RankedTensorOf<[Transformer_IntQuantElement]>>:$zero_point,
+    OptionalAttr<Transformer_NonNegativeI64Attr>:$axis,
+    OptionalAttr<Transformer_PositiveI64Attr>:$block_size
+  );
+  let results = (outs RankedTensorOf<[Transformer_QuantElement]>:$result);
+  let assemblyFormat = [{
+    $input `,` $scale (`zero_point` `(` $zero_point^ `)`)? attr-dict
+    `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// dynamic_quantize
+//===----------------------------------------------------------------------===//
+
+def Transformer_DynamicQuantizeOp : Transformer_Op<"dynamic_quantize", [Pure]> {
+  let summary = "quantises activations with a scale computed at run time";
+  let description = [{
+    Symmetric quantisation of `[tokens, features]` activations to
+    f8E4M3FN, f8E5M2 or i8 whose scale the op computes itself:
+    `scale = amax / max_representable`, over each token when `scale` is
+    `[tokens]` (per-token) or over the whole tensor when it is `[]`
+    (per-tensor); `result = saturate(round(input / scale))`. Both results
+    feed a W8A8 `transformer.linear` (`input_scale`) (vLLM's
+    `scaled_fp8_quant` / `scaled_int8_quant` without a given scale).
+
+    ```mlir
+    %q, %s = transformer.dynamic_quantize %x : tensor<?x4096xbf16> -> tensor<?x4096xf8E4M3FN>, tensor<?xf32>
+    %y = transformer.linear %q, %w weight_scale(%ws) input_scale(%s) granularity = per_channel
+           : (tensor<?x4096xf8E4M3FN>, tensor<11008x4096xf8E4M3FN>, tensor<11008xf32>, tensor<?xf32>)
+             -> tensor<?x11008xbf16>
+    ```
+  }];
+  let arguments = (ins Transformer_HiddenTensor:$input);
+  let results = (outs
+    TensorRankOf<[Transformer_ActQuantElement], [2]>:$result,
+    TensorRankOf<[F32], [0, 1]>:$scale
+  );
+  let assemblyFormat = [{
+    $input attr-dict `:` type($input) `->` type($result) `,` type($scale)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// dequantize
+//===----------------------------------------------------------------------===//
+
+def Transformer_DequantizeOp : Transformer_Op<"dequantize", [Pure]> {
+  let summary = "dequantises an f8E4M3FN, f8E5M2, i8 or i4 tensor to float";
+  let description = [{
+    `result = (input - zero_point) * scale`, ONNX DequantizeLinear's
+    semantics; scale, zero point, `axis` and `block_size` follow the rules of
+    `transformer.quantize`. Raising maps a DequantizeLinear of a weight that
+    feeds a MatMul onto `transformer.linear`'s scales instead.
+
+    ```mlir
+    %x = transformer.dequantize %q, %s {axis = 0}
+           : (tensor<11008x4096xi8>, tensor<11008xf32>) -> tensor<11008x4096xbf16>
+    ```
+  }];
+  let arguments = (ins
+    RankedTensorOf<[Transformer_QuantElement]>:$input,
+    Transformer_AnyFloatTensor:$scale,
+    Optional<RankedTensorOf<[Transformer_IntQuantElement]>>:$zero_point,
+    OptionalAttr<Transformer_NonNegativeI64Attr>:$axis,
+    OptionalAttr<Transformer_PositiveI64Attr>:$block_size
+  );
+  let results = (outs Transformer_AnyFloatTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $scale (`zero_point` `(` $zero_point^ `)`)? attr-dict
+    `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
 }
 
 #endif // ACCEL_TRANSFORMER_OPS

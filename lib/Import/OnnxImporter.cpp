@@ -102,9 +102,10 @@ Type GraphImporter::convertType(const ::onnx::TypeProto &type, Location loc) {
 }
 
 /// The names of a value's symbolic dims ("" for static or unnamed dims), or
-/// null when it has none.
-static ArrayAttr dimParams(Builder &b, const ::onnx::TypeProto &type) {
-  if (!type.has_tensor_type() || !type.tensor_type().has_shape())
+/// null when it has none or its imported type is not ranked.
+static ArrayAttr dimParams(Builder &b, const ::onnx::TypeProto &type, Type imported) {
+  if (!type.has_tensor_type() || !type.tensor_type().has_shape() ||
+      !isa<RankedTensorType>(imported))
     return {};
   SmallVector<Attribute> names;
   bool any = false;
@@ -183,6 +184,12 @@ LogicalResult GraphImporter::inlineFunction(const ::onnx::FunctionProto &fn,
     if (!v)
       return emitError(loc) << "model-local function '" << fn.name()
                             << "' does not define its output '" << fn.output(i) << "'";
+    // The body's values are untyped in the model; the call's output may be.
+    if (const ::onnx::TypeProto *tp = scope.types.lookup(call.output(i));
+        tp && isa<UnrankedTensorType>(v.getType()))
+      if (Type t = convertType(*tp, loc);
+          t && getElementTypeOrSelf(t) == getElementTypeOrSelf(v.getType()))
+        v.setType(t);
     scope.values[call.output(i)] = v;
   }
   return success();
@@ -201,7 +208,14 @@ LogicalResult GraphImporter::importNode(
     return inlineFunction(*fn->second, node, index, scope);
 
   std::string opName;
-  if (domain.empty() || domain == "ai.onnx")
+  // onnxruntime registers these contrib ops in the default domain too, and
+  // onnxruntime-genai's builder writes them there.
+  static const llvm::StringSet<> contribInDefaultDomain = {
+      "SimplifiedLayerNormalization", "SkipSimplifiedLayerNormalization"};
+  if ((domain.empty() || domain == "ai.onnx") &&
+      contribInDefaultDomain.contains(node.op_type()))
+    opName = "onnx.ms_" + node.op_type();
+  else if (domain.empty() || domain == "ai.onnx")
     opName = "onnx." + node.op_type();
   else if (domain == "com.microsoft")
     opName = "onnx.ms_" + node.op_type();
@@ -264,6 +278,11 @@ LogicalResult GraphImporter::importNode(
       if (!value)
         continue; // the caller did not set it: the attribute is absent
     }
+    if (!llvm::is_contained(registered->getAttributeNames(),
+                            StringAttr::get(state_.context, a.name())))
+      return emitError(loc) << "node '" << name << "' sets attribute '" << a.name()
+                            << "', which accel's " << node.op_type()
+                            << " does not support";
     Attribute attr = importAttribute(state_, *value, loc);
     if (!attr)
       return failure();
@@ -378,7 +397,7 @@ LogicalResult GraphImporter::importModel(ModuleOp module) {
   for (auto [i, in] : llvm::enumerate(args)) {
     scope.values[in->name()] = entry->getArgument(i);
     func.setArgAttr(i, "onnx.name", b_.getStringAttr(in->name()));
-    if (ArrayAttr dims = dimParams(b_, in->type()))
+    if (ArrayAttr dims = dimParams(b_, in->type(), entry->getArgument(i).getType()))
       func.setArgAttr(i, "onnx.dim_params", dims);
   }
 
@@ -415,7 +434,7 @@ LogicalResult GraphImporter::importModel(ModuleOp module) {
   func.setType(b_.getFunctionType(argTypes, ValueRange(results).getTypes()));
   for (auto [i, out] : llvm::enumerate(graph.output())) {
     func.setResultAttr(i, "onnx.name", b_.getStringAttr(out.name()));
-    if (ArrayAttr dims = dimParams(b_, out.type()))
+    if (ArrayAttr dims = dimParams(b_, out.type(), results[i].getType()))
       func.setResultAttr(i, "onnx.dim_params", dims);
   }
   return success();

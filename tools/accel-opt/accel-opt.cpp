@@ -8,9 +8,14 @@
 
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
+#include "mlir/Transforms/Passes.h"
 
 int main(int argc, char **argv) {
   accel::registerAccelPasses();
+  // The generic cleanups every pipeline uses.
+  mlir::registerCanonicalizerPass();
+  mlir::registerCSEPass();
+  mlir::registerSymbolDCEPass();
   mlir::DialectRegistry registry;
   accel::registerAccelDialects(registry);
   return mlir::asMainReturnCode(
