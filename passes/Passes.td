@@ -1,13 +1,14 @@
 //===- Passes.td - accel passes ---------------------------*- tablegen -*-===//
 //
-// Every accel pass, grouped by family. Each has a summary, a description with
-// before/after IR, and typed options.
+// Every accel pass, one .td per family (passes/<Family>/<Family>Passes.td).
+// Each pass has a summary, a description with before/after IR, and typed
+// options.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef ACCEL_PASSES
 #define ACCEL_PASSES
 
-include "mlir/Pass/PassBase.td"
+include "Raise/RaisePasses.td"
 
 #endif // ACCEL_PASSES

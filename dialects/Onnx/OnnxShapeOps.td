@@ -29,6 +29,7 @@ def Onnx_ReshapeOp : Onnx_Op<"Reshape"> {
                        DefaultValuedAttr<I64Attr, "0">:$allowzero);
   let results = (outs AnyTensor:$reshaped);
   let hasVerifier = 1;
+  let hasCanonicalizer = 1;
 }
 
 //===----------------------------------------------------------------------===//
@@ -48,6 +49,7 @@ def Onnx_TransposeOp : Onnx_Op<"Transpose"> {
   let arguments = (ins AnyTensor:$data, OptionalAttr<DenseI64ArrayAttr>:$perm);
   let results = (outs AnyTensor:$transposed);
   let hasVerifier = 1;
+  let hasCanonicalizer = 1;
 }
 
 //===----------------------------------------------------------------------===//

@@ -2,7 +2,7 @@
 //
 // The generated op classes. Verifiers and folders live in one file per
 // concern: EmbeddingOps, NormOps, LinearOps, AttentionOps, MlpOps,
-// HeadLayoutOps, CollectiveOps, QuantOps.
+// HeadLayoutOps, TokenLayoutOps, CollectiveOps, QuantOps.
 //
 //===----------------------------------------------------------------------===//
 #include "accel/dialects/Transformer/TransformerOps.h"

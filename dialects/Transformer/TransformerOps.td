@@ -2,7 +2,8 @@
 //
 // The ops of the transformer dialect, grouped by concern: step metadata,
 // embedding and logits, normalisation, linear layers, attention, MLP,
-// residual stream, head layout, collectives, quantisation.
+// residual stream, head layout, token layout (the bridge from batch-major
+// ONNX activations), collectives, quantisation.
 //
 // Conventions (see the dialect description): activations are token-major
 // `[tokens, hidden]` with a dynamic token dimension; per-head values are
@@ -570,6 +571,92 @@ def Transformer_MergeHeadsOp : Transformer_Op<"merge_heads", [Pure]> {
   let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
   let hasVerifier = 1;
   let hasFolder = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// flatten_tokens
+//===----------------------------------------------------------------------===//
+
+def Transformer_FlattenTokensOp : Transformer_Op<"flatten_tokens", [Pure]> {
+  let summary = "views batch-major [d0, ..., dn, features] as token-major [tokens, features]";
+  let description = [{
+    The bridge from an ONNX export's batch-major activations to token-major
+    ones, which raising puts in front of every token-wise op it creates. It
+    moves no data (a row-major reshape). Two forms, told apart by the
+    result's rank:
+
+    * **features** (result rank 2): every dimension but the last is merged
+      into the token dimension: `[B, S, H] -> [B * S, H]`. The element type
+      and the last dimension are kept.
+    * **ids** (result rank 1): every dimension is merged, for token ids that
+      have no feature dimension: `[B, S] -> [B * S]` (the ids of
+      `transformer.embedding`).
+
+    `transformer.unflatten_tokens` is the inverse. Folds: a flatten whose
+    input already has the result type is the input; a flatten of
+    `unflatten_tokens(%r like %x)` of `%r`'s type is `%r`, which removes the
+    unflatten/flatten pairs between consecutive raised ops.
+
+    ```mlir
+    %t = transformer.flatten_tokens %x : tensor<?x?x64xf32> -> tensor<?x64xf32>
+    %i = transformer.flatten_tokens %ids : tensor<?x?xi64> -> tensor<?xi64>
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$input);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// unflatten_tokens
+//===----------------------------------------------------------------------===//
+
+def Transformer_UnflattenTokensOp : Transformer_Op<"unflatten_tokens", [Pure]> {
+  let summary = "views token-major [tokens, features] with the leading dims of `like`";
+  let description = [{
+    The inverse of `transformer.flatten_tokens`: `input` is `[tokens,
+    features]` (or `[tokens]`), and the result has the leading (token)
+    dimensions of `like` followed by `input`'s feature dimension. Which of
+    `like`'s dimensions are token dimensions follows from the ranks:
+
+    * **features**: result rank = rank of `like`; the token dimensions are
+      all of `like`'s but the last: `[T, N] like [B, S, H] -> [B, S, N]`.
+    * **ids**: result rank = rank of `like` + rank of `input` - 1; every
+      dimension of `like` is a token dimension: `[T, H] like [B, S]`
+      (ids) `-> [B, S, H]`.
+
+    The product of the token dimensions is `input`'s token count; the
+    element type is `input`'s. `like` is only read for its shape. Raising
+    writes one after every token-wise op it creates, so that the rest of the
+    ONNX graph keeps its batch-major types; `unflatten_tokens(flatten_tokens(%x)
+    like %x)` folds to `%x`.
+
+    ```mlir
+    %y = transformer.unflatten_tokens %r like %x
+           : tensor<?x64xf32>, tensor<?x?x64xf32> -> tensor<?x?x64xf32>
+    %h = transformer.unflatten_tokens %e like %ids
+           : tensor<?x64xf32>, tensor<?x?xi64> -> tensor<?x?x64xf32>
+    ```
+  }];
+  let arguments = (ins
+    TensorRankOf<[AnyType], [1, 2]>:$input,
+    AnyRankedTensor:$like
+  );
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = [{
+    $input `like` $like attr-dict `:` type($input) `,` type($like) `->` type($result)
+  }];
+  let hasVerifier = 1;
+  let hasFolder = 1;
+  let extraClassDeclaration = [{
+    /// The number of leading result dimensions that are token dimensions
+    /// (taken from `like`).
+    int64_t getNumTokenDims() {
+      return getResult().getType().getRank() - getInput().getType().getRank() + 1;
+    }
+  }];
 }
 
 //===----------------------------------------------------------------------===//

@@ -349,7 +349,10 @@ LogicalResult GraphImporter::importModel(ModuleOp module) {
   for (const auto &os : model.opset_import()) {
     std::string d = os.domain() == "ai.onnx" ? "" : os.domain();
     opsets_[d] = os.version();
-    opsetAttrs.push_back(b_.getNamedAttr(d, b_.getI64IntegerAttr(os.version())));
+    // The default domain is spelled "ai.onnx" in IR: an empty dictionary
+    // key would not parse back.
+    opsetAttrs.push_back(b_.getNamedAttr(d.empty() ? "ai.onnx" : d,
+                                         b_.getI64IntegerAttr(os.version())));
   }
   if (!opsets_.count(""))
     return emitError(modelLoc) << "the model imports no opset of the default ONNX domain";

@@ -6,16 +6,26 @@
 // pipeline after that level and prints it (as iree-compile --compile-to).
 //
 //===----------------------------------------------------------------------===//
+#include "accel/Driver/Pipeline.h"
+#include "accel/Eval/Evaluator.h"
+#include "accel/Eval/Stepper.h"
 #include "accel/Import/OnnxImporter.h"
 #include "accel/passes/Passes.h"
 
+#include "runtime/support/Npy.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/AsmState.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Transforms/Passes.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/OperationSupport.h"
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/WithColor.h"
@@ -33,7 +43,7 @@ cl::opt<EmitLevel> emitLevel(
     "emit", cl::desc("Stop after this level and print it"), cl::init(EmitLevel::Plan),
     cl::values(clEnumValN(EmitLevel::Onnx, "onnx", "the onnx dialect, as imported"),
                clEnumValN(EmitLevel::Transformer, "transformer",
-                          "the transformer dialect, after raising (not yet)"),
+                          "the transformer dialect, after raising"),
                clEnumValN(EmitLevel::Exec, "exec", "the exec schedule (not yet)"),
                clEnumValN(EmitLevel::Plan, "plan", "a plan file (not yet)")));
 cl::opt<std::string> target("target", cl::desc("Target: cpu, a100, h100, h200"),
@@ -42,14 +52,126 @@ cl::opt<bool> printWeights("print-weights",
                            cl::desc("Print weight blobs in full (they are elided "
                                     "by default, which makes the output unparsable)"),
                            cl::init(false));
+cl::opt<bool> interpret("interpret",
+                        cl::desc("Run the emitted level on the CPU reference kernels "
+                                 "instead of printing it (inputs from -input, "
+                                 "outputs written to -output-dir)"),
+                        cl::init(false));
+cl::list<std::string> interpretInputs("input",
+                                      cl::desc("A graph input for -interpret: "
+                                               "<name>=<file.npy>"),
+                                      cl::value_desc("name=file.npy"));
+cl::opt<std::string> outputDir("output-dir",
+                               cl::desc("Where -interpret writes <output name>.npy"),
+                               cl::init("."));
+cl::opt<int64_t> interpretChunk(
+    "interpret-chunk",
+    cl::desc("-interpret of a token-major function: tokens per step (0: the whole "
+             "prompt in one step; 1: token by token through the KV cache)"),
+    cl::init(0));
 cl::opt<int64_t> inlineBytes("inline-constant-bytes",
                              cl::desc("Initializers up to this size are printed inline"),
                              cl::init(256));
 } // namespace
 
+/// -interpret: binds each function argument to the .npy given for its ONNX
+/// name, evaluates, and writes each result as <name>.npy in -output-dir. A
+/// token-major function (after raising) takes only the token ids; it runs
+/// step by step through a paged KV cache (eval::runSequence), and its
+/// per-step logits are written as one [1, S, vocab] logits.npy.
+static bool runInterpreter(mlir::ModuleOp module) {
+  auto fail = [](const llvm::Twine &msg) {
+    llvm::WithColor::error(llvm::errs(), "accelc") << msg << "\n";
+    return false;
+  };
+  mlir::func::FuncOp func;
+  for (auto f : module.getOps<mlir::func::FuncOp>())
+    if (!f.isDeclaration())
+      func = f;
+  if (!func)
+    return fail("-interpret: the module has no function to run");
+  const bool tokenMajor = accel::eval::isTokenMajor(func);
+  if (interpretChunk.getNumOccurrences() && !tokenMajor)
+    return fail("-interpret-chunk needs a token-major function (-emit=transformer)");
+  if (interpretChunk < 0)
+    return fail("-interpret-chunk must be 0 (the whole prompt in one step) or positive, got " +
+                llvm::Twine(int64_t(interpretChunk)));
+  llvm::StringMap<std::string> files;
+  for (const std::string &spec : interpretInputs) {
+    auto [name, path] = llvm::StringRef(spec).split('=');
+    if (path.empty())
+      return fail("-input '" + spec + "' is not <name>=<file.npy>");
+    files[name] = path.str();
+  }
+  auto nameOf = [](mlir::DictionaryAttr attrs, unsigned i) {
+    if (attrs)
+      if (auto n = attrs.getAs<mlir::StringAttr>("onnx.name"))
+        return n.getValue().str();
+    return "arg" + std::to_string(i);
+  };
+  std::vector<accel::rt::Tensor> args;
+  auto readInput = [&](const std::string &name) {
+    auto it = files.find(name);
+    if (it == files.end())
+      return fail("-interpret: no -input given for graph input '" + name + "'");
+    accel::rt::StatusOr<accel::rt::Tensor> t = accel::rt::readNpy(it->second);
+    if (!t)
+      return fail("-input " + name + ": " + t.status().message());
+    files.erase(it);
+    args.push_back(std::move(*t));
+    return true;
+  };
+  auto writeOutput = [&](const std::string &name, const accel::rt::Tensor &t) {
+    llvm::SmallString<256> path(outputDir);
+    llvm::sys::path::append(path, name + ".npy");
+    accel::rt::Status s = accel::rt::writeNpy(std::string(path), t);
+    return s.isOk() || fail(s.message());
+  };
+
+  if (tokenMajor) {
+    std::optional<unsigned> idsArg = accel::eval::tokenIdsArgument(func);
+    if (!idsArg)
+      return fail("-interpret: @" + func.getSymName() +
+                  " must take exactly one tensor argument, the token ids");
+    // Raising may drop the argument's ONNX name; the ids are input_ids.
+    mlir::DictionaryAttr attrs = func.getArgAttrDict(*idsArg);
+    std::string name = attrs && attrs.get("onnx.name") ? nameOf(attrs, *idsArg) : "input_ids";
+    if (!readInput(name))
+      return false;
+  } else {
+    for (unsigned i = 0; i < func.getNumArguments(); ++i)
+      if (!readInput(nameOf(func.getArgAttrDict(i), i)))
+        return false;
+  }
+  if (!files.empty())
+    return fail("-interpret: the graph has no input named '" + files.begin()->first() + "'");
+  if (std::error_code ec = llvm::sys::fs::create_directories(outputDir))
+    return fail("cannot create '" + outputDir + "': " + ec.message());
+
+  if (tokenMajor) {
+    llvm::Expected<accel::rt::Tensor> logits =
+        accel::eval::runSequence(func, args[0], interpretChunk);
+    if (!logits)
+      return fail("-interpret: " + llvm::toString(logits.takeError()));
+    return writeOutput("logits", *logits);
+  }
+  llvm::Expected<std::vector<accel::rt::Tensor>> results =
+      accel::eval::evaluateFunction(func, args);
+  if (!results)
+    return fail("-interpret: " + llvm::toString(results.takeError()));
+  for (auto [i, t] : llvm::enumerate(*results))
+    if (!writeOutput(nameOf(func.getResultAttrDict(i), i), t))
+      return false;
+  return true;
+}
+
 int main(int argc, char **argv) {
   llvm::InitLLVM y(argc, argv);
   mlir::registerAsmPrinterCLOptions();
+  mlir::registerPassManagerCLOptions();
+  accel::registerAccelPasses();
+  mlir::registerCanonicalizerPass();
+  mlir::registerCSEPass();
   mlir::registerMLIRContextCLOptions();
   cl::ParseCommandLineOptions(argc, argv,
                               "accelc: compiles ONNX transformer models into plans\n");
@@ -97,9 +219,22 @@ int main(int argc, char **argv) {
   if (!module)
     return 1;
 
-  if (emitLevel != EmitLevel::Onnx)
-    return fail("-emit=transformer, -emit=exec and plan output are not implemented "
-                "yet (raising arrives with issue 3, plans with issue 4); use -emit=onnx");
+  if (emitLevel != EmitLevel::Onnx) {
+    mlir::PassManager pm(&context);
+    if (mlir::failed(mlir::applyPassManagerCLOptions(pm)))
+      return 1;
+    std::string error;
+    if (mlir::failed(accel::buildRaisePipeline(pm, error)))
+      return fail("internal error: " + error);
+    if (mlir::failed(pm.run(*module)))
+      return 1;
+  }
+  if (emitLevel == EmitLevel::Exec || emitLevel == EmitLevel::Plan)
+    return fail("-emit=exec and plan output are not implemented yet (issue 4); use "
+                "-emit=onnx or -emit=transformer");
+
+  if (interpret)
+    return runInterpreter(*module) ? 0 : 1;
 
   std::string error;
   auto output = mlir::openOutputFile(outputFilename, &error);

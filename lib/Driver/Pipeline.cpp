@@ -1,0 +1,22 @@
+//===- Pipeline.cpp - the pass pipelines behind accelc --------------------===//
+#include "accel/Driver/Pipeline.h"
+
+#include "mlir/Pass/PassRegistry.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace mlir;
+
+LogicalResult accel::buildRaisePipeline(OpPassManager &pm, std::string &error) {
+  // Textual, so that the pipeline reads as `accel-opt` would run it:
+  //   accel-opt --pass-pipeline='<this>' model.onnx.mlir
+  // The lm head is found first (it looks for the embedding table and the
+  // graph output as exported); attention then makes the graph token-major;
+  // rotary needs transformer.positions; the local patterns follow.
+  static const char *kRaise =
+      "func.func(accel-raise-logits),accel-raise-attention,accel-raise-rotary,"
+      "func.func(accel-raise-rms-norm,accel-raise-layer-norm,accel-raise-embedding,"
+      "accel-raise-linear,accel-raise-activations,accel-raise-mlp,"
+      "accel-raise-residual-add),canonicalize,cse";
+  llvm::raw_string_ostream os(error);
+  return parsePassPipeline(kRaise, pm, os);
+}

@@ -1,0 +1,55 @@
+//===- AttentionMatch.h - find and prove attention subgraphs ----*- C++ -*-===//
+//
+// An attention site is found from its softmax: the scores chain back to
+// MatMul(q, kᵀ) (through scalar scales, an additive mask, a tanh softcap),
+// the probabilities forward to MatMul(p, v) (through the IsNaN guard torch
+// writes), and q, k, v back to per-head tensors [batch, heads, seq, head_dim]
+// through the movement ops exporters use for transposes and GQA's repeat_kv.
+// The guess is then proved by evaluation: q, k and v are bound to random
+// tensors and the site's output must equal a reference attention computed
+// here with the mask the graph itself produces, which also tells causal and
+// sliding window apart.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ACCEL_PASSES_RAISE_ATTENTIONMATCH_H
+#define ACCEL_PASSES_RAISE_ATTENTIONMATCH_H
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Value.h"
+
+#include <optional>
+#include <string>
+
+namespace accel::raise {
+
+struct AttentionSite {
+  mlir::Operation *softmax = nullptr;
+  /// Per-head inputs [batch, heads, seq, head_dim] (k and v: this step's new
+  /// keys and values when the graph concatenates a past).
+  mlir::Value q, k, v;
+  /// Graph arguments holding past keys/values, and the concatenations that
+  /// the graph returns as present keys/values (null without a past).
+  mlir::Value pastK, pastV, presentK, presentV;
+  /// The additive mask added to the scores (null: none).
+  mlir::Value mask;
+  /// The attention output [batch, heads, seq, head_dim].
+  mlir::Value out;
+  double scale = 1.0;
+  std::optional<double> softcap;
+  int64_t numHeads = 0, numKvHeads = 0, headDim = 0;
+  bool causal = false;
+  std::optional<int64_t> slidingWindow;
+};
+
+/// Finds the structure of the attention around `softmax`; on failure,
+/// `why` says what did not match.
+std::optional<AttentionSite> matchAttention(mlir::Operation *softmax, std::string &why);
+
+/// Proves `site` by evaluation and fills in causal / sliding_window.
+/// Returns false with `why` when the subgraph is not the attention it looks
+/// like, or its mask is neither causal nor a causal sliding window.
+bool proveAttention(mlir::func::FuncOp func, AttentionSite &site, std::string &why);
+
+} // namespace accel::raise
+
+#endif // ACCEL_PASSES_RAISE_ATTENTIONMATCH_H

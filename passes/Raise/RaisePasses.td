@@ -1,0 +1,448 @@
+//===- RaisePasses.td - onnx → transformer raising --------*- tablegen -*-===//
+//
+// Raising recognises subgraphs that exporters write and replaces them with
+// transformer ops. Every pattern is an optimisation: what no pattern
+// recognises stays in the onnx dialect and still lowers generically.
+//
+// Every rewrite is semantics-preserving on its own, for any batch size: a
+// token-wise op on the batch-major activations `[B, S, H]` of an export is
+// written as `transformer.flatten_tokens` → op on `[T, H]` →
+// `transformer.unflatten_tokens ... like` the batch-major input, and the
+// unflatten/flatten pairs between consecutive raised ops fold away (their
+// folders run in every pass's greedy driver and in -canonicalize).
+//
+// The patterns of each pass are also exposed as populateRaise<X>Patterns
+// (include/accel/passes/RaisePatterns.h) for a combined pipeline.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ACCEL_PASSES_RAISE
+#define ACCEL_PASSES_RAISE
+
+include "mlir/Pass/PassBase.td"
+
+//===----------------------------------------------------------------------===//
+// accel-raise-rms-norm
+//===----------------------------------------------------------------------===//
+
+def RaiseRmsNorm : Pass<"accel-raise-rms-norm", "mlir::func::FuncOp"> {
+  let summary = "raises RMS normalisation subgraphs to transformer.rms_norm";
+  let description = [{
+    Matches, over the last axis:
+
+    * the decomposed norm of torch exports, `x * rsqrt(mean(x^2) + eps) * w`:
+      `Pow(x, 2)` or `Mul(x, x)`, `ReduceMean` (axes `[-1]` as attribute or
+      input, keepdims = 1), `Add` of a positive scalar eps, then
+      `Reciprocal(Sqrt(.))`, `Pow(., -0.5)` or `Div(x, Sqrt(.))`, and the
+      `Mul` by the 1-D weight, in either operand order; the f32 upcast
+      (`Cast` before, `Cast` back to x's type before or after the weight
+      `Mul`); a weight `Add(w, 1)` (Gemma's `1 + w`, when not folded by the
+      exporter) becomes `weight_offset = 1.0` on `w`, keeping the
+      checkpoint's tensor;
+    * opset-23 `RMSNormalization` and `ms_SimplifiedLayerNormalization` with
+      the last axis and a 1-D scale (and no `inv_std_var` use);
+    * `ms_SkipSimplifiedLayerNormalization` without bias:
+      `transformer.residual_add` (skip is the residual) and `rms_norm` of the
+      sum; its `input_skip_bias_sum` result, when used, is the sum.
+
+    Before:
+
+    ```mlir
+    %sq = onnx.Pow %x, %two : (tensor<?x?x64xf32>, tensor<f32>) -> tensor<?x?x64xf32>
+    %ms = onnx.ReduceMean %sq axes(%last) : (tensor<?x?x64xf32>, tensor<1xi64>) -> tensor<?x?x1xf32>
+    %v = onnx.Add %ms, %eps : (tensor<?x?x1xf32>, tensor<f32>) -> tensor<?x?x1xf32>
+    %s = onnx.Sqrt %v : (tensor<?x?x1xf32>) -> tensor<?x?x1xf32>
+    %r = onnx.Reciprocal %s : (tensor<?x?x1xf32>) -> tensor<?x?x1xf32>
+    %n = onnx.Mul %x, %r : (tensor<?x?x64xf32>, tensor<?x?x1xf32>) -> tensor<?x?x64xf32>
+    %y = onnx.Mul %w, %n : (tensor<64xf32>, tensor<?x?x64xf32>) -> tensor<?x?x64xf32>
+    ```
+
+    After:
+
+    ```mlir
+    %t = transformer.flatten_tokens %x : tensor<?x?x64xf32> -> tensor<?x64xf32>
+    %n = transformer.rms_norm %t, %w {epsilon = 9.9999999747524271E-7 : f64}
+           : tensor<?x64xf32>, tensor<64xf32>
+    %y = transformer.unflatten_tokens %n like %x
+           : tensor<?x64xf32>, tensor<?x?x64xf32> -> tensor<?x?x64xf32>
+    ```
+  }];
+  let dependentDialects = ["accel::transformer::TransformerDialect"];
+}
+
+//===----------------------------------------------------------------------===//
+// accel-raise-layer-norm
+//===----------------------------------------------------------------------===//
+
+def RaiseLayerNorm : Pass<"accel-raise-layer-norm", "mlir::func::FuncOp"> {
+  let summary = "raises layer normalisation to transformer.layer_norm";
+  let description = [{
+    Matches, over the last axis:
+
+    * `LayerNormalization` with a 1-D scale and optional 1-D bias (its
+      `Mean` / `InvStdDev` results unused);
+    * the decomposed form `d = x - ReduceMean(x)`, `ReduceMean(d^2)`,
+      `Add(eps)`, `Sqrt`, `Div(d, .)` (or `Mul` by `Reciprocal` /
+      `Pow(., -0.5)`), `Mul(w)`, `Add(b)`, operands in either order, with the
+      optional f32 `Cast` round trip;
+    * `ms_SkipLayerNormalization` without `bias`: `transformer.residual_add`
+      and `layer_norm` (with `beta`) of the sum.
+
+    A 1-D `Add` that follows a raised norm without bias becomes its bias.
+
+    Before:
+
+    ```mlir
+    %y = onnx.LayerNormalization %x, %w B(%b) {axis = -1 : i64, epsilon = 9.99999974E-6 : f32}
+        : (tensor<?x?x64xf32>, tensor<64xf32>, tensor<64xf32>) -> tensor<?x?x64xf32>
+    ```
+
+    After:
+
+    ```mlir
+    %t = transformer.flatten_tokens %x : tensor<?x?x64xf32> -> tensor<?x64xf32>
+    %n = transformer.layer_norm %t, %w bias(%b) {epsilon = 9.9999997473787516E-6 : f64}
+           : (tensor<?x64xf32>, tensor<64xf32>, tensor<64xf32>) -> tensor<?x64xf32>
+    %y = transformer.unflatten_tokens %n like %x
+           : tensor<?x64xf32>, tensor<?x?x64xf32> -> tensor<?x?x64xf32>
+    ```
+  }];
+  let dependentDialects = ["accel::transformer::TransformerDialect"];
+}
+
+//===----------------------------------------------------------------------===//
+// accel-raise-linear
+//===----------------------------------------------------------------------===//
+
+def RaiseLinear : Pass<"accel-raise-linear", "mlir::func::FuncOp"> {
+  let summary = "raises MatMul and Gemm with constant weights to transformer.linear";
+  let description = [{
+    * `MatMul(x, W)` with `x` of rank 2 or more and `W` a 2-D float
+      constant `[in, out]`: `transformer.linear` takes torch's `[out, in]`,
+      so the weight becomes a new `onnx.Constant` with the transposed data
+      (a dense_resource blob named after the original + `.T`; inline data
+      stays inline). `W = Transpose(C) {perm = [1, 0]}` of a constant
+      `[out, in]` uses `C` directly.
+    * `Gemm(A, B, C)` with `alpha = beta = 1`, `transA = 0`, a constant `B`
+      (`transB` 0 or 1) and an optional 1-D bias `C`.
+    * GPT-2's spelling around Gemm: `Reshape(x, [-1, K])` with `K` the last
+      dim of `x` becomes `transformer.flatten_tokens`, and
+      `Reshape(r, Concat(Shape(..), .., [N]))` of a token-major result whose
+      leading dims provably equal those of the flattened value becomes
+      `transformer.unflatten_tokens`; a Reshape that provably does not
+      change its input's shape is removed. Reshapes next to the token views
+      fold: `flatten_tokens(Reshape(y))` of y's type is `y`, and
+      `Reshape(unflatten_tokens(r), [-1, N])` of r's type is `r` (a Reshape
+      keeps the row-major order).
+    * With `absorb-bias`, `Add(linear(x), b)` of a 1-D `b` of out_features
+      becomes the linear's bias.
+
+    The lm head (a MatMul that produces the graph output) is left to
+    `accel-raise-logits`. MatMuls with a non-constant weight (attention
+    scores) are not touched.
+
+    Before:
+
+    ```mlir
+    %y = onnx.MatMul %x, %w : (tensor<?x?x64xf32>, tensor<64x128xf32>) -> tensor<?x?x128xf32>
+    %z = onnx.Add %y, %b : (tensor<?x?x128xf32>, tensor<128xf32>) -> tensor<?x?x128xf32>
+    ```
+
+    After:
+
+    ```mlir
+    %wt = onnx.Constant {value = dense_resource<w.T> : tensor<128x64xf32>} : () -> tensor<128x64xf32>
+    %t = transformer.flatten_tokens %x : tensor<?x?x64xf32> -> tensor<?x64xf32>
+    %l = transformer.linear %t, %wt bias(%b)
+           : (tensor<?x64xf32>, tensor<128x64xf32>, tensor<128xf32>) -> tensor<?x128xf32>
+    %z = transformer.unflatten_tokens %l like %x
+           : tensor<?x128xf32>, tensor<?x?x64xf32> -> tensor<?x?x128xf32>
+    ```
+  }];
+  let options = [
+    Option<"absorbBias", "absorb-bias", "bool", /*default=*/"true",
+           "Fold a following Add of a 1-D bias into the linear">
+  ];
+  let dependentDialects = ["accel::transformer::TransformerDialect",
+                           "accel::onnx::OnnxDialect"];
+}
+
+//===----------------------------------------------------------------------===//
+// accel-raise-logits
+//===----------------------------------------------------------------------===//
+
+def RaiseLogits : Pass<"accel-raise-logits", "mlir::func::FuncOp"> {
+  let summary = "raises the lm head and the final logit softcap to transformer.logits";
+  let description = [{
+    A `MatMul(h, W)` with a constant weight whose result is the graph output
+    (returned, possibly through a float `Cast` and the softcap below), and
+    whose out features equal the vocabulary of an embedding table of the
+    function (a constant read by `Gather` on axis 0 or by
+    `transformer.embedding`), becomes `transformer.logits` with
+    `lm_head = W^T` `[vocab, hidden]`. Tied embeddings are one SSA value:
+    `Transpose(table)` (how dynamo exports of Gemma and GPT-2 spell the tied
+    head) gives the table itself; with `detect-tied`, a separate `[hidden,
+    vocab]` constant whose data is the transposed table is replaced by the
+    table. A following float `Cast` sets the logits' element type. Gemma 2's
+    `Mul(Tanh(Div(logits, c)), c)` becomes `softcap = c`.
+
+    Before:
+
+    ```mlir
+    %wt = onnx.Transpose %embed {perm = array<i64: 1, 0>} : (tensor<256x64xf32>) -> tensor<64x256xf32>
+    %l = onnx.MatMul %h, %wt : (tensor<?x?x64xf32>, tensor<64x256xf32>) -> tensor<?x?x256xf32>
+    %d = onnx.Div %l, %c30 : (tensor<?x?x256xf32>, tensor<f32>) -> tensor<?x?x256xf32>
+    %t = onnx.Tanh %d : (tensor<?x?x256xf32>) -> tensor<?x?x256xf32>
+    %y = onnx.Mul %t, %c30 : (tensor<?x?x256xf32>, tensor<f32>) -> tensor<?x?x256xf32>
+    return %y : tensor<?x?x256xf32>
+    ```
+
+    After:
+
+    ```mlir
+    %f = transformer.flatten_tokens %h : tensor<?x?x64xf32> -> tensor<?x64xf32>
+    %l = transformer.logits %f, %embed {softcap = 3.000000e+01 : f64}
+           : (tensor<?x64xf32>, tensor<256x64xf32>) -> tensor<?x256xf32>
+    %y = transformer.unflatten_tokens %l like %h
+           : tensor<?x256xf32>, tensor<?x?x64xf32> -> tensor<?x?x256xf32>
+    return %y : tensor<?x?x256xf32>
+    ```
+  }];
+  let options = [
+    Option<"detectTied", "detect-tied", "bool", /*default=*/"true",
+           "Use the embedding table as lm_head when the lm head's weight is "
+           "its transpose, byte for byte">
+  ];
+  let dependentDialects = ["accel::transformer::TransformerDialect",
+                           "accel::onnx::OnnxDialect"];
+}
+
+//===----------------------------------------------------------------------===//
+// accel-raise-activations
+//===----------------------------------------------------------------------===//
+
+def RaiseActivations : Pass<"accel-raise-activations", "mlir::func::FuncOp"> {
+  let summary = "raises activation formulas to transformer.activation";
+  let description = [{
+    * `Mul(x, Sigmoid(k * x))`, either order: `silu` (k = 1) or `quick_gelu`
+      (k = 1.702);
+    * `0.5 * x * (1 + Tanh(sqrt(2/pi) * (x + 0.044715 * x^3)))` in any
+      association of the products and any expansion of the polynomial
+      (GPT-2's `gelu_new`, torch's tanh GELU as dynamo decomposes it):
+      `gelu_tanh`;
+    * `0.5 * x * (1 + Erf(x / sqrt(2)))`: `gelu`;
+    * `onnx.Gelu` (approximate `none` / `tanh`), `Relu`, and `Relu(x)^2`
+      (`relu_squared`).
+
+    Constants are compared within `tolerance`. An activation of a tensor of
+    rank 3 or more is wrapped in flatten_tokens / unflatten_tokens so that
+    it chains with the raised linears around it.
+
+    Before:
+
+    ```mlir
+    %s = onnx.Sigmoid %g : (tensor<?x?x128xf32>) -> tensor<?x?x128xf32>
+    %a = onnx.Mul %g, %s : (tensor<?x?x128xf32>, tensor<?x?x128xf32>) -> tensor<?x?x128xf32>
+    ```
+
+    After:
+
+    ```mlir
+    %t = transformer.flatten_tokens %g : tensor<?x?x128xf32> -> tensor<?x128xf32>
+    %r = transformer.activation %t kind = silu : tensor<?x128xf32>
+    %a = transformer.unflatten_tokens %r like %g
+           : tensor<?x128xf32>, tensor<?x?x128xf32> -> tensor<?x?x128xf32>
+    ```
+  }];
+  let options = [
+    Option<"tolerance", "tolerance", "double", /*default=*/"1e-4",
+           "Relative tolerance when comparing the constants of a formula">
+  ];
+  let dependentDialects = ["accel::transformer::TransformerDialect"];
+}
+
+//===----------------------------------------------------------------------===//
+// accel-raise-mlp
+//===----------------------------------------------------------------------===//
+
+def RaiseMlp : Pass<"accel-raise-mlp", "mlir::func::FuncOp"> {
+  let summary = "raises gated feed-forward blocks to transformer.gated_mlp";
+  let description = [{
+    Runs on raised linears and activations (after `accel-raise-linear` and
+    `accel-raise-activations`). Matches `linear_down(act(linear_gate(x)) *
+    linear_up(x))` (the `Mul` in either order) with bias-free float linears
+    and gives `gated_mlp gate(..) up(..)`; and Phi3's fused projection,
+    `linear_gate_up(x)` split in two halves along the last axis (`Split`
+    with two equal outputs, or two unit-step `Slice`s), the activation on
+    the first half:
+    `gated_mlp gate_up(..)`. A non-gated MLP (GPT-2: linear, activation,
+    linear) stays as it is.
+
+    Before:
+
+    ```mlir
+    %g = transformer.linear %x, %wg : (tensor<?x64xf32>, tensor<128x64xf32>) -> tensor<?x128xf32>
+    %a = transformer.activation %g kind = silu : tensor<?x128xf32>
+    %u = transformer.linear %x, %wu : (tensor<?x64xf32>, tensor<128x64xf32>) -> tensor<?x128xf32>
+    %ga = transformer.unflatten_tokens %a like %h : tensor<?x128xf32>, tensor<?x?x64xf32> -> tensor<?x?x128xf32>
+    %ua = transformer.unflatten_tokens %u like %h : tensor<?x128xf32>, tensor<?x?x64xf32> -> tensor<?x?x128xf32>
+    %m = onnx.Mul %ga, %ua : (tensor<?x?x128xf32>, tensor<?x?x128xf32>) -> tensor<?x?x128xf32>
+    %mt = transformer.flatten_tokens %m : tensor<?x?x128xf32> -> tensor<?x128xf32>
+    %y = transformer.linear %mt, %wd : (tensor<?x128xf32>, tensor<64x128xf32>) -> tensor<?x64xf32>
+    ```
+
+    After:
+
+    ```mlir
+    %y = transformer.gated_mlp %x gate(%wg) up(%wu) down(%wd) kind = silu
+           : (tensor<?x64xf32>, tensor<128x64xf32>, tensor<128x64xf32>, tensor<64x128xf32>)
+             -> tensor<?x64xf32>
+    ```
+  }];
+  let dependentDialects = ["accel::transformer::TransformerDialect"];
+}
+
+//===----------------------------------------------------------------------===//
+// accel-raise-embedding
+//===----------------------------------------------------------------------===//
+
+def RaiseEmbedding : Pass<"accel-raise-embedding", "mlir::func::FuncOp"> {
+  let summary = "raises embedding lookups to transformer.embedding";
+  let description = [{
+    `Gather(table, ids) {axis = 0}` with a 2-D float constant table and
+    integer ids of any rank: the ids are flattened to `[tokens]`
+    (`transformer.flatten_tokens`, ids form), looked up, and the `[tokens,
+    hidden]` rows viewed as `ids.shape + [hidden]`
+    (`transformer.unflatten_tokens ... like %ids`). A following `Mul` by a
+    positive scalar constant (Gemma's `sqrt(hidden)` normaliser) becomes the
+    `scale` attribute. Learned position embeddings (GPT-2's `wpe`, gathered
+    at `Unsqueeze(Range(0, S))`) are raised the same way; their ids stay the
+    ONNX position computation.
+
+    Before:
+
+    ```mlir
+    %e = onnx.Gather %table, %ids : (tensor<256x64xf32>, tensor<?x?xi64>) -> tensor<?x?x64xf32>
+    %s = onnx.Mul %e, %c8 : (tensor<?x?x64xf32>, tensor<f32>) -> tensor<?x?x64xf32>
+    ```
+
+    After:
+
+    ```mlir
+    %i = transformer.flatten_tokens %ids : tensor<?x?xi64> -> tensor<?xi64>
+    %e = transformer.embedding %table[%i] {scale = 8.000000e+00 : f64}
+           : (tensor<256x64xf32>, tensor<?xi64>) -> tensor<?x64xf32>
+    %s = transformer.unflatten_tokens %e like %ids
+           : tensor<?x64xf32>, tensor<?x?xi64> -> tensor<?x?x64xf32>
+    ```
+  }];
+  let dependentDialects = ["accel::transformer::TransformerDialect"];
+}
+
+//===----------------------------------------------------------------------===//
+// accel-raise-residual-add
+//===----------------------------------------------------------------------===//
+
+def RaiseResidualAdd : Pass<"accel-raise-residual-add", "mlir::func::FuncOp"> {
+  let summary = "raises the adds of the residual stream to transformer.residual_add";
+  let description = [{
+    The residual stream starts at the embedding: the result of a raised
+    `transformer.embedding` (or of an onnx `Gather` from a constant table),
+    scaled by a scalar, or summed with further embedding lookups (GPT-2's
+    token + position embeddings). An `Add(a, b)` continues it when `a` and
+    `b` have the same float type (no broadcasting), rank 2 or more, neither
+    is a constant, and one of them is on the stream; that operand is the
+    `residual`, the other the `branch`, and the sum is on the stream. Adds
+    inside attention (rotary, scores + mask) are not on the stream (their
+    operands are per-head values or masks), so they are never caught.
+
+    Before:
+
+    ```mlir
+    %h1 = onnx.Add %h, %attn : (tensor<?x?x64xf32>, tensor<?x?x64xf32>) -> tensor<?x?x64xf32>
+    ```
+
+    After (with `%h` on the stream):
+
+    ```mlir
+    %r = transformer.flatten_tokens %h : tensor<?x?x64xf32> -> tensor<?x64xf32>
+    %b = transformer.flatten_tokens %attn : tensor<?x?x64xf32> -> tensor<?x64xf32>
+    %s = transformer.residual_add %r, %b : tensor<?x64xf32>
+    %h1 = transformer.unflatten_tokens %s like %h
+            : tensor<?x64xf32>, tensor<?x?x64xf32> -> tensor<?x?x64xf32>
+    ```
+  }];
+  let dependentDialects = ["accel::transformer::TransformerDialect"];
+}
+
+
+//===----------------------------------------------------------------------===//
+// raise-attention
+//===----------------------------------------------------------------------===//
+
+def RaiseAttention : Pass<"accel-raise-attention", "mlir::ModuleOp"> {
+  let summary = "Prove attention subgraphs and make the model token-major over a paged KV cache";
+  let description = [{
+    Finds every attention subgraph from its softmax (scores back to
+    `MatMul(q, kᵀ)` through scalar scales, an additive mask and a tanh
+    softcap; probabilities forward to `MatMul(p, v)`; q, k, v back to
+    `[batch, heads, seq, head_dim]` through transposes and GQA's repeat_kv),
+    then proves each by evaluating it on random q, k, v with the CPU
+    reference kernels against a reference attention, reading causal and
+    sliding window off the mask the graph itself computes. Position ids are
+    found the same way (a Range that evaluates to past .. past + S - 1).
+
+    Only when every site is proved, the function is rewritten:
+
+    ```mlir
+    // before
+    func.func @main_graph(%input_ids: tensor<?x?xi64>) -> tensor<?x?x256xf32>
+    // after
+    func.func @main_graph(%ids: tensor<?xi64>, %batch: !transformer.batch,
+        %cache: !transformer.kv_cache<layers = 2, kv_heads = 2, head_dim = 16,
+                                       block_size = 16, f32>) -> tensor<?x256xf32> {
+      %positions = transformer.positions %batch : tensor<?xi64>
+      ...
+      %o = transformer.attention %q, %k, %v, %cache[0], %batch
+             {causal, head_dim = 16, num_heads = 4, num_kv_heads = 2, scale = 0.25}
+    ```
+
+    past_key_values inputs and present outputs disappear into the cache;
+    the attention_mask input must have no other use. If any site cannot be
+    proved, nothing changes and a warning names it.
+  }];
+  let dependentDialects = ["accel::transformer::TransformerDialect",
+                           "accel::onnx::OnnxDialect"];
+  let options = [
+    Option<"blockSize", "block-size", "int64_t", "16",
+           "Tokens per block of the paged KV cache">
+  ];
+}
+
+
+//===----------------------------------------------------------------------===//
+// raise-rotary
+//===----------------------------------------------------------------------===//
+
+def RaiseRotary : Pass<"accel-raise-rotary", "mlir::ModuleOp"> {
+  let summary = "Prove rotary embeddings and raise them to transformer.rotary";
+  let description = [{
+    After accel-raise-attention (positions come from transformer.positions),
+    finds `x * C + R * S` with C and S computed from the positions alone and
+    R a rotation of x (a partial rotary concatenates x's untouched tail), and
+    proves it by evaluation at chosen positions: the style (half split or
+    interleaved), rotary_dim and theta are read off the result, which must
+    equal rotary(x) for random x.
+
+    ```mlir
+    // before: Cos/Sin of positions × inv_freq, Slice/Neg/Concat, Mul, Add
+    // after
+    %r = transformer.rotary %x, %positions style = half_split
+           {rotary_dim = 16 : i64, theta = 1.000000e+04 : f64}
+           : (tensor<?x4x16xf32>, tensor<?xi64>) -> tensor<?x4x16xf32>
+    ```
+  }];
+  let dependentDialects = ["accel::transformer::TransformerDialect"];
+}
+
+#endif // ACCEL_PASSES_RAISE

@@ -1,0 +1,60 @@
+//===- KVWrite.cpp - storing this step's K and V in the paged cache -------===//
+#include "runtime/cpu/transformer/KVWrite.h"
+
+#include "runtime/cpu/transformer/KernelSupport.h"
+
+#include <vector>
+
+namespace accel::rt::cpu::transformer {
+
+using namespace detail;
+
+Status kvWrite(kv::BlockPool &pool, int64_t layer, const Tensor &k,
+               const Tensor &v, const Tensor &slotMapping, KVScales scales) {
+  const char *op = "kv_write";
+  if (layer < 0 || layer >= pool.numLayers())
+    return opError(op, "layer " + std::to_string(layer) + " is not in the KV pool of " +
+                           std::to_string(pool.numLayers()) + " layers");
+  for (const Tensor *t : {&k, &v}) {
+    const char *what = t == &k ? "k" : "v";
+    ACCEL_TF_RETURN_IF_ERROR(requireActivation(op, what, *t));
+    if (t->rank() != 3 || t->dim(1) != pool.numKvHeads() || t->dim(2) != pool.headDim())
+      return opError(op, std::string(what) + " " + t->describe() + " must be [tokens, " +
+                             std::to_string(pool.numKvHeads()) + ", " +
+                             std::to_string(pool.headDim()) + "], the KV pool's heads");
+  }
+  if (v.dim(0) != k.dim(0))
+    return opError(op, "k " + k.describe() + " and v " + v.describe() +
+                           " differ in token count");
+  const bool fp8 = pool.dtype() == DType::kF8E4M3FN || pool.dtype() == DType::kF8E5M2;
+  if (fp8 && (!(scales.k > 0.0f) || !(scales.v > 0.0f)))
+    return opError(op, "an FP8 KV pool needs positive k and v scales");
+  std::vector<int64_t> slots;
+  ACCEL_TF_ASSIGN_OR_RETURN(slots, readIndices(op, "slot_mapping", slotMapping));
+  if (int64_t(slots.size()) != k.dim(0))
+    return opError(op, "slot_mapping " + slotMapping.describe() +
+                           " must have one entry per token of k " + k.describe());
+  for (size_t t = 0; t < slots.size(); ++t)
+    if (slots[t] >= pool.numSlots())
+      return opError(op, "token " + std::to_string(t) + " has slot " +
+                             std::to_string(slots[t]) + ", past the " +
+                             std::to_string(pool.numSlots()) + " slots of the KV pool");
+  const int64_t row = pool.config().rowElements();
+  std::vector<float> buf(static_cast<size_t>(row));
+  for (const Tensor *t : {&k, &v}) {
+    const bool isK = t == &k;
+    const float scale = fp8 ? (isK ? scales.k : scales.v) : 1.0f;
+    const char *src = static_cast<const char *>(t->rawData());
+    const size_t srcRow = size_t(row) * dtypeSize(t->dtype());
+    for (size_t i = 0; i < slots.size(); ++i) {
+      if (slots[i] < 0)
+        continue;
+      void *dst = isK ? pool.keyRow(layer, slots[i]) : pool.valueRow(layer, slots[i]);
+      loadRow(t->dtype(), src + i * srcRow, row, buf.data());
+      storeRow(pool.dtype(), buf.data(), row, dst, scale);
+    }
+  }
+  return Status::ok();
+}
+
+} // namespace accel::rt::cpu::transformer

@@ -1,0 +1,60 @@
+//===- StepMetadata.h - the per-step tensors of a ragged batch --*- C++ -*-===//
+//
+// What the kernels of one engine step read about its batch (the runtime side
+// of !transformer.batch and of exec.step_input): the sequences of the step,
+// in order, each contributing `numNewTokens` query tokens (a prefill chunk,
+// or one decode token) to one flat, token-major list.
+//
+//   query_start_loc [seqs + 1] i32: sequence i's tokens are rows
+//                   [query_start_loc[i], query_start_loc[i + 1]).
+//   seq_lens        [seqs] i32: context length after this step (cached +
+//                   new tokens).
+//   positions       [tokens] i32: each token's position in its sequence.
+//   slot_mapping    [tokens] i32: each new token's cache slot.
+//   block_tables    [seqs, max_blocks] i32: row i is sequence i's block
+//                   table, padded with 0.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ACCEL_RUNTIME_KV_STEPMETADATA_H
+#define ACCEL_RUNTIME_KV_STEPMETADATA_H
+
+#include "runtime/kv/SequenceKV.h"
+
+namespace accel::rt::kv {
+
+/// One sequence of a step and how many new tokens it brings.
+struct StepSequence {
+  SequenceKV *seq = nullptr;
+  int64_t numNewTokens = 0;
+};
+
+struct StepMetadata {
+  int64_t numSeqs = 0;
+  int64_t numTokens = 0;
+  int64_t maxBlocksPerSeq = 0;
+  Tensor queryStartLoc; // i32 [seqs + 1]
+  Tensor seqLens;       // i32 [seqs]
+  Tensor positions;     // i32 [tokens]
+  Tensor slotMapping;   // i32 [tokens]
+  Tensor blockTables;   // i32 [seqs, maxBlocksPerSeq]
+};
+
+/// Reserves cache slots for every sequence's new tokens (SequenceKV::
+/// appendSlots), then describes the step. All or nothing: when the pool
+/// cannot hold the step, kResourceExhausted and no sequence changes. Every
+/// sequence brings at least one token and appears once. `maxBlocksPerSeq`
+/// fixes the block-table width (a plan's bound); 0 uses the batch's largest
+/// table.
+StatusOr<StepMetadata> prepareStep(BlockPool &pool,
+                                   const std::vector<StepSequence> &step,
+                                   int64_t maxBlocksPerSeq = 0);
+
+/// Describes a step whose slots are already reserved: the last
+/// `numNewTokens` tokens of each sequence are the step's queries.
+StatusOr<StepMetadata> describeStep(const BlockPool &pool,
+                                    const std::vector<StepSequence> &step,
+                                    int64_t maxBlocksPerSeq = 0);
+
+} // namespace accel::rt::kv
+
+#endif // ACCEL_RUNTIME_KV_STEPMETADATA_H
