@@ -445,4 +445,25 @@ def RaiseRotary : Pass<"accel-raise-rotary", "mlir::ModuleOp"> {
   let dependentDialects = ["accel::transformer::TransformerDialect"];
 }
 
+
+//===----------------------------------------------------------------------===//
+// report-unraised
+//===----------------------------------------------------------------------===//
+
+def ReportUnraised : Pass<"accel-report-unraised", "mlir::ModuleOp"> {
+  let summary = "Warn about onnx arithmetic that raising left in primitive form";
+  let description = [{
+    Runs last in `accelc -emit=transformer`. Movement and shape ops
+    (Reshape, Transpose, Concat, Slice, Shape, Cast, ...) are expected glue;
+    every other onnx op left is arithmetic that no pattern recognised. It
+    still runs on the generic path; one warning per operator kind says how
+    many remain and points at the first:
+
+    ```
+    model.onnx: node 'node_Add_12': warning: 1 'onnx.Add' op(s) were not
+      raised and run on the generic path (first one here)
+    ```
+  }];
+}
+
 #endif // ACCEL_PASSES_RAISE

@@ -186,6 +186,8 @@ int main(int argc, char **argv) {
   mlir::DialectRegistry registry;
   accel::registerAccelDialects(registry);
   mlir::MLIRContext context(registry);
+  // Diagnostics name the node; the op's IR is noise for a model's user.
+  context.printOpOnDiagnostic(false);
   // One line per diagnostic: "<file>[: node '<name>']: error: <message>".
   mlir::ScopedDiagnosticHandler diagnostics(&context, [](mlir::Diagnostic &d) {
     std::string where;
