@@ -259,11 +259,65 @@ std::optional<AttentionSite> raise::matchAttention(Operation *softmax, std::stri
   return site;
 }
 
+std::optional<AttentionSite> raise::matchOnnxAttention(Operation *op, std::string &why) {
+  auto att = dyn_cast<onnx::AttentionOp>(op);
+  if (!att)
+    return std::nullopt;
+  if (att.getPastKey() || att.getPastValue() || att.getNonpadKvSeqlen()) {
+    why = "the fused Attention takes past keys/values or padding lengths";
+    return std::nullopt;
+  }
+  if (att.getPresentKey() || att.getPresentValue() || att.getQkMatmulOutput()) {
+    why = "the fused Attention returns more than its output";
+    return std::nullopt;
+  }
+  AttentionSite site;
+  site.softmax = op;
+  int64_t heads;
+  if (!isHeadsTensor(att.getQ(), -1, heads)) {
+    why = "the fused Attention's query is not [batch, heads, seq, head_dim]";
+    return std::nullopt;
+  }
+  site.q = att.getQ();
+  site.numHeads = heads;
+  site.headDim = cast<RankedTensorType>(att.getQ().getType()).getDimSize(3);
+  HeadsTrace k = traceHeads(att.getK(), site.headDim);
+  HeadsTrace v = traceHeads(att.getV(), site.headDim);
+  int64_t kHeads = 0, vHeads = 0;
+  if (!k.heads || !v.heads || k.past || v.past ||
+      !isHeadsTensor(k.heads, site.headDim, kHeads) ||
+      !isHeadsTensor(v.heads, site.headDim, vHeads) || kHeads != vHeads ||
+      site.numHeads % kHeads != 0) {
+    why = "the fused Attention's keys and values do not trace back to GQA heads";
+    return std::nullopt;
+  }
+  site.k = k.heads;
+  site.v = v.heads;
+  site.numKvHeads = kHeads;
+  site.scale = (att.getScale() ? att.getScale()->convertToDouble() : 1.0 / std::sqrt(double(site.headDim))) *
+               k.scale * v.scale;
+  if (double c = att.getSoftcap().convertToDouble(); c > 0)
+    site.softcap = c;
+  site.causalAttr = att.getIsCausal() != 0;
+  if (Value m = att.getAttnMask()) {
+    site.mask = m;
+    site.boolMask = getElementTypeOrSelf(m.getType()).isInteger(1);
+  }
+  site.out = att.getY();
+  return site;
+}
+
 namespace {
 /// allowed[i * S + j]: query i may see key j, read off the additive mask
 /// evaluated at S tokens (batch 0, head 0).
-llvm::Expected<std::vector<bool>> evaluateMask(func::FuncOp func, Value mask, int64_t S) {
+llvm::Expected<std::vector<bool>> evaluateMask(func::FuncOp func, const AttentionSite &site,
+                                               int64_t S) {
+  Value mask = site.mask;
   std::vector<bool> allowed(size_t(S * S), true);
+  if (site.causalAttr)
+    for (int64_t i = 0; i < S; ++i)
+      for (int64_t j = i + 1; j < S; ++j)
+        allowed[size_t(i * S + j)] = false;
   if (!mask)
     return allowed;
   eval::Evaluator ev;
@@ -281,7 +335,9 @@ llvm::Expected<std::vector<bool>> evaluateMask(func::FuncOp func, Value mask, in
   bool rowBroadcast = f.dim(-2) == 1;
   for (int64_t i = 0; i < S; ++i)
     for (int64_t j = 0; j < S; ++j)
-      allowed[size_t(i * S + j)] = d[(rowBroadcast ? 0 : i) * S + j] > -1e30f;
+      allowed[size_t(i * S + j)] =
+          allowed[size_t(i * S + j)] && (site.boolMask ? d[(rowBroadcast ? 0 : i) * S + j] != 0.0f
+                                                       : d[(rowBroadcast ? 0 : i) * S + j] > -1e30f);
   return allowed;
 }
 
@@ -316,7 +372,7 @@ int64_t classifyCausal(const std::vector<bool> &allowed, int64_t S) {
 bool raise::proveAttention(func::FuncOp func, AttentionSite &site, std::string &why) {
   // Mask: causal, maybe with a window that shows only beyond its size.
   const int64_t S = 9;
-  llvm::Expected<std::vector<bool>> allowed = evaluateMask(func, site.mask, S);
+  llvm::Expected<std::vector<bool>> allowed = evaluateMask(func, site, S);
   if (!allowed) {
     why = "its mask cannot be evaluated: " + llvm::toString(allowed.takeError());
     return false;
@@ -327,6 +383,7 @@ bool raise::proveAttention(func::FuncOp func, AttentionSite &site, std::string &
     return false;
   }
   if (window == 0 && site.mask) {
+    // (Only masks computed in the graph can hide a wider window.)
     // A window wider than the probe: try the integer constants the mask
     // subgraph holds, each as a probe length just past it.
     SmallVector<int64_t> candidates;
@@ -343,7 +400,7 @@ bool raise::proveAttention(func::FuncOp func, AttentionSite &site, std::string &
     }
     for (int64_t c : candidates) {
       int64_t probe = c + 2;
-      llvm::Expected<std::vector<bool>> wide = evaluateMask(func, site.mask, probe);
+      llvm::Expected<std::vector<bool>> wide = evaluateMask(func, site, probe);
       if (!wide) {
         llvm::consumeError(wide.takeError());
         continue;

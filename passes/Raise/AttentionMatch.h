@@ -39,11 +39,21 @@ struct AttentionSite {
   int64_t numHeads = 0, numKvHeads = 0, headDim = 0;
   bool causal = false;
   std::optional<int64_t> slidingWindow;
+  /// The mask is boolean (true: may attend) rather than additive.
+  bool boolMask = false;
+  /// The op itself is causal (opset-23 Attention's is_causal) on top of
+  /// any mask.
+  bool causalAttr = false;
 };
 
 /// Finds the structure of the attention around `softmax`; on failure,
 /// `why` says what did not match.
 std::optional<AttentionSite> matchAttention(mlir::Operation *softmax, std::string &why);
+
+/// Same for the fused opset-23 `onnx.Attention` with 4-D q, k, v and no
+/// past inputs.
+std::optional<AttentionSite> matchOnnxAttention(mlir::Operation *attention,
+                                                std::string &why);
 
 /// Proves `site` by evaluation and fills in causal / sliding_window.
 /// Returns false with `why` when the subgraph is not the attention it looks

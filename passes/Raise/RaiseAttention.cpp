@@ -99,15 +99,24 @@ struct RaiseAttentionPass
     // Find and prove every site.
     SmallVector<AttentionSite> sites;
     unsigned unproved = 0;
-    func.walk([&](onnx::SoftmaxOp softmax) {
+    func.walk([&](Operation *op) {
+      bool fused = isa<onnx::AttentionOp>(op);
+      if (!fused && !isa<onnx::SoftmaxOp>(op))
+        return;
       std::string why;
-      std::optional<AttentionSite> site = matchAttention(softmax, why);
+      std::optional<AttentionSite> site =
+          fused ? matchOnnxAttention(op, why) : matchAttention(op, why);
       if (!site) {
-        softmax.emitRemark() << "softmax is not part of an attention: " << why;
+        if (fused) {
+          op->emitWarning() << "attention subgraph could not be raised: " << why;
+          ++unproved;
+        } else {
+          op->emitRemark() << "softmax is not part of an attention: " << why;
+        }
         return;
       }
       if (!proveAttention(func, *site, why)) {
-        softmax.emitWarning() << "attention subgraph could not be raised: " << why;
+        op->emitWarning() << "attention subgraph could not be raised: " << why;
         ++unproved;
         return;
       }

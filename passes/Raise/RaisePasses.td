@@ -392,6 +392,10 @@ def RaiseAttention : Pass<"accel-raise-attention", "mlir::ModuleOp"> {
     sliding window off the mask the graph itself computes. Position ids are
     found the same way (a Range that evaluates to past .. past + S - 1).
 
+    The fused opset-23 `Attention` (4-D q, k, v, no past inputs; causal
+    from `is_causal` and/or its boolean or additive mask) is proved the
+    same way.
+
     Only when every site is proved, the function is rewritten:
 
     ```mlir
@@ -432,7 +436,9 @@ def RaiseRotary : Pass<"accel-raise-rotary", "mlir::ModuleOp"> {
     R a rotation of x (a partial rotary concatenates x's untouched tail), and
     proves it by evaluation at chosen positions: the style (half split or
     interleaved), rotary_dim and theta are read off the result, which must
-    equal rotary(x) for random x.
+    equal rotary(x) for random x. The fused opset-23 `RotaryEmbedding` on
+    4-D input, with cos/sin tables computed from the positions, is proved
+    and raised the same way.
 
     ```mlir
     // before: Cos/Sin of positions × inv_freq, Slice/Neg/Concat, Mul, Add

@@ -203,6 +203,29 @@ struct RaiseRotaryPass : public accel::impl::RaiseRotaryBase<RaiseRotaryPass> {
     if (!positions)
       return; // not token-major yet: accel-raise-attention runs first
     SmallVector<RotarySite> sites;
+    // The fused opset-23 RotaryEmbedding on 4-D [batch, heads, seq, dim]
+    // input with tables computed from the positions.
+    func.walk([&](onnx::RotaryEmbeddingOp op) {
+      auto xt = dyn_cast<RankedTensorType>(op.getX().getType());
+      if (!xt || xt.getRank() != 4 || xt.isDynamicDim(1) || xt.isDynamicDim(3) ||
+          op.getPositionIds() ||
+          !dependsOnlyOnShapesAnd(op.getCosCache(), positions) ||
+          !dependsOnlyOnShapesAnd(op.getSinCache(), positions))
+        return;
+      RotarySite site;
+      site.target = op;
+      site.input = op.getX();
+      site.heads = xt.getDimSize(1);
+      site.headDim = xt.getDimSize(3);
+      int64_t r = op.getRotaryEmbeddingDim();
+      site.rotaryDim = r > 0 ? r : site.headDim;
+      std::string why;
+      if (!prove(func, positions, site, why)) {
+        op.emitWarning() << "rotary embedding could not be raised: " << why;
+        return;
+      }
+      sites.push_back(site);
+    });
     func.walk([&](onnx::AddOp add) {
       std::optional<RotarySite> site = match(add, positions);
       if (!site)
