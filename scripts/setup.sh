@@ -9,6 +9,7 @@ set -euo pipefail
 APT_PACKAGES=(
   cmake ninja-build ccache g++ pkg-config
   llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools clang-22
+  libclang-rt-22-dev
   libonnx-dev libprotobuf-dev protobuf-compiler
   libgtest-dev libgmock-dev libopenblas-dev
   python3 python3-pip

@@ -19,6 +19,12 @@ ExternalDataFiles::open(llvm::StringRef location, std::string &why) {
     why = "external data has an empty location";
     return nullptr;
   }
+  if (!allowed_) {
+    why = "external data location '" + location.str() +
+          "' cannot be read: the model was imported from memory, and external "
+          "data needs a model file";
+    return nullptr;
+  }
   if (llvm::sys::path::is_absolute(location) ||
       llvm::sys::path::has_root_name(location)) {
     why = "external data location '" + location.str() +

@@ -28,6 +28,13 @@ namespace accel::import {
 class ExternalDataFiles {
 public:
   explicit ExternalDataFiles(std::string modelDir) : modelDir_(std::move(modelDir)) {}
+  /// For a model imported from memory: there is no folder, and every
+  /// external-data location is refused.
+  static ExternalDataFiles none() {
+    ExternalDataFiles files("");
+    files.allowed_ = false;
+    return files;
+  }
 
   /// Resolves `location` (relative to the model's folder, never escaping it)
   /// and maps the file. `why` receives one sentence on failure.
@@ -35,6 +42,7 @@ public:
 
 private:
   std::string modelDir_;
+  bool allowed_ = true;
   llvm::StringMap<std::shared_ptr<llvm::MemoryBuffer>> files_;
 };
 

@@ -36,6 +36,8 @@ namespace {
 
 /// The ONNX opsets of the default domain accel accepts.
 constexpr int64_t kMinOpset = 13, kMaxOpset = 23;
+/// The most nodes that inlining model-local functions may create.
+constexpr int64_t kMaxInlinedNodes = 1 << 20;
 
 class GraphImporter {
 public:
@@ -77,6 +79,7 @@ private:
   llvm::StringMap<int64_t> opsets_;
   std::map<std::pair<std::string, std::string>, const ::onnx::FunctionProto *> functions_;
   int inlineDepth_ = 0;
+  int64_t inlinedNodes_ = 0;
 };
 
 Type GraphImporter::convertType(const ::onnx::TypeProto &type, Location loc) {
@@ -159,6 +162,13 @@ LogicalResult GraphImporter::inlineFunction(const ::onnx::FunctionProto &fn,
     return emitError(loc) << "model-local function '" << fn.name()
                           << "' is recursive or nested more than 32 deep";
   llvm::scope_exit restore([&] { --inlineDepth_; });
+  // Functions that call others several times grow exponentially with depth:
+  // bound the total so that a small model cannot make the import hang.
+  inlinedNodes_ += fn.node_size();
+  if (inlinedNodes_ > kMaxInlinedNodes)
+    return emitError(loc) << "inlining model-local function '" << fn.name()
+                          << "' makes the graph larger than " << kMaxInlinedNodes
+                          << " nodes";
   Scope inner;
   inner.parent = nullptr; // a function body sees only its formal inputs
   for (int i = 0; i < fn.input_size(); ++i) {
@@ -445,6 +455,55 @@ LogicalResult GraphImporter::importModel(ModuleOp module) {
 
 } // namespace
 
+/// Parses `size` bytes named `name` (the model file's path, or a buffer's
+/// name) into a ModelProto that copies every byte it keeps. On failure emits
+/// an error and returns null.
+static std::shared_ptr<::onnx::ModelProto>
+parseModel(MLIRContext &context, const uint8_t *data, size_t size, StringRef name) {
+  Location fileLoc = FileLineColLoc::get(&context, name, 0, 0);
+  auto model = std::make_shared<::onnx::ModelProto>();
+  if (size > size_t(std::numeric_limits<int>::max())) {
+    emitError(fileLoc) << "'" << name << "' is " << size
+                       << " bytes; ONNX files over 2 GiB must keep their weights as "
+                          "external data";
+    return nullptr;
+  }
+  {
+    google::protobuf::io::CodedInputStream in(data, int(size));
+    in.SetRecursionLimit(256);
+    if (!model->ParseFromCodedStream(&in) || !in.ConsumedEntireMessage()) {
+      emitError(fileLoc) << "'" << name
+                         << "' is not a valid ONNX model (the protobuf does not "
+                            "parse: the file is truncated, corrupt, or not ONNX)";
+      return nullptr;
+    }
+  }
+  if (model->ir_version() <= 0 || !model->has_graph()) {
+    emitError(fileLoc) << "'" << name << "' is not an ONNX model (it has no "
+                       << (model->has_graph() ? "IR version" : "graph") << ")";
+    return nullptr;
+  }
+  return model;
+}
+
+/// Imports a parsed model; `externalData` resolves external-data locations.
+static OwningOpRef<ModuleOp> importParsedModel(MLIRContext &context,
+                                               std::shared_ptr<::onnx::ModelProto> model,
+                                               StringRef name, ExternalDataFiles externalData,
+                                               const OnnxImportOptions &options) {
+  Location fileLoc = FileLineColLoc::get(&context, name, 0, 0);
+  ImportState state{&context, options, name.str(), std::move(model),
+                    std::move(externalData), {}};
+  OpBuilder builder(&context);
+  OwningOpRef<ModuleOp> module = ModuleOp::create(fileLoc);
+  GraphImporter importer(state, builder);
+  if (failed(importer.importModel(*module)))
+    return nullptr;
+  if (failed(verify(*module)))
+    return nullptr;
+  return module;
+}
+
 OwningOpRef<ModuleOp> accel::importOnnxFile(MLIRContext &context, StringRef path,
                                             const OnnxImportOptions &options) {
   context.loadDialect<accel::onnx::OnnxDialect, func::FuncDialect>();
@@ -455,44 +514,23 @@ OwningOpRef<ModuleOp> accel::importOnnxFile(MLIRContext &context, StringRef path
     emitError(fileLoc) << "cannot open '" << path << "': " << buffer.getError().message();
     return nullptr;
   }
-  auto model = std::make_shared<::onnx::ModelProto>();
-  {
-    const auto *data = reinterpret_cast<const uint8_t *>((*buffer)->getBufferStart());
-    size_t size = (*buffer)->getBufferSize();
-    if (size > size_t(std::numeric_limits<int>::max())) {
-      emitError(fileLoc) << "'" << path << "' is " << size
-                         << " bytes; ONNX files over 2 GiB must keep their weights as "
-                            "external data";
-      return nullptr;
-    }
-    google::protobuf::io::CodedInputStream in(data, int(size));
-    in.SetRecursionLimit(256);
-    if (!model->ParseFromCodedStream(&in) || !in.ConsumedEntireMessage()) {
-      emitError(fileLoc) << "'" << path
-                         << "' is not a valid ONNX model (the protobuf does not "
-                            "parse: the file is truncated, corrupt, or not ONNX)";
-      return nullptr;
-    }
-  }
-  if (model->ir_version() <= 0 || !model->has_graph()) {
-    emitError(fileLoc) << "'" << path << "' is not an ONNX model (it has no "
-                       << (model->has_graph() ? "IR version" : "graph") << ")";
+  auto model = parseModel(
+      context, reinterpret_cast<const uint8_t *>((*buffer)->getBufferStart()),
+      (*buffer)->getBufferSize(), path);
+  if (!model)
     return nullptr;
-  }
   buffer->reset(); // the protobuf now owns every byte it needs
+  return importParsedModel(context, std::move(model), path,
+                           ExternalDataFiles(llvm::sys::path::parent_path(path).str()), options);
+}
 
-  ImportState state{&context,
-                    options,
-                    path.str(),
-                    model,
-                    ExternalDataFiles(llvm::sys::path::parent_path(path).str()),
-                    {}};
-  OpBuilder builder(&context);
-  OwningOpRef<ModuleOp> module = ModuleOp::create(fileLoc);
-  GraphImporter importer(state, builder);
-  if (failed(importer.importModel(*module)))
+OwningOpRef<ModuleOp> accel::importOnnxBuffer(MLIRContext &context, StringRef bytes,
+                                              StringRef name,
+                                              const OnnxImportOptions &options) {
+  context.loadDialect<accel::onnx::OnnxDialect, func::FuncDialect>();
+  auto model = parseModel(context, reinterpret_cast<const uint8_t *>(bytes.data()),
+                          bytes.size(), name);
+  if (!model)
     return nullptr;
-  if (failed(verify(*module)))
-    return nullptr;
-  return module;
+  return importParsedModel(context, std::move(model), name, ExternalDataFiles::none(), options);
 }

@@ -12,7 +12,10 @@
 #include "mlir/IR/BuiltinDialect.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
 
+#include "llvm/Support/MathExtras.h"
+
 #include <cstring>
+#include <limits>
 
 using namespace mlir;
 using namespace accel::import;
@@ -166,7 +169,13 @@ ElementsAttr accel::import::importTensor(ImportState &state,
       return {};
     }
     shape.push_back(d);
-    count *= d;
+    // A corrupt model can claim any dims: the element count (and its size in
+    // bytes, below) must not overflow.
+    if (llvm::MulOverflow(count, d, count) ||
+        count > std::numeric_limits<int64_t>::max() / 8) {
+      emitError(loc) << "tensor '" << t.name() << "' has too many elements";
+      return {};
+    }
   }
   auto type = RankedTensorType::get(shape, elementType);
   int64_t eb = rawElementBytes(dt);
@@ -202,7 +211,8 @@ ElementsAttr accel::import::importTensor(ImportState &state,
     }
     if (length < 0)
       length = int64_t(file->getBufferSize()) - offset;
-    if (offset + length > int64_t(file->getBufferSize())) {
+    if (offset > int64_t(file->getBufferSize()) ||
+        length > int64_t(file->getBufferSize()) - offset) {
       emitError(loc) << "tensor '" << t.name() << "' reads bytes [" << offset << ", "
                      << offset + length << ") of external data file '" << location
                      << "', which has only " << file->getBufferSize() << " bytes";

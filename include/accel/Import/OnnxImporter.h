@@ -15,6 +15,7 @@
 #include "llvm/ADT/StringRef.h"
 
 #include <cstdint>
+#include <string>
 
 namespace mlir {
 class MLIRContext;
@@ -37,6 +38,15 @@ struct OnnxImportOptions {
 mlir::OwningOpRef<mlir::ModuleOp>
 importOnnxFile(mlir::MLIRContext &context, llvm::StringRef path,
                const OnnxImportOptions &options = {});
+
+/// Imports the ONNX model held in `bytes` (which need only live for the
+/// call: the parsed protobuf keeps what it needs). `name` stands for the
+/// file in locations and messages. A buffer has no folder, so a model whose
+/// tensors use external data is refused (external data needs a model file).
+/// On failure, emits located diagnostics on `context` and returns null.
+mlir::OwningOpRef<mlir::ModuleOp>
+importOnnxBuffer(mlir::MLIRContext &context, llvm::StringRef bytes, llvm::StringRef name,
+                 const OnnxImportOptions &options = {});
 
 } // namespace accel
 
