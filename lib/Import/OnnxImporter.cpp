@@ -69,9 +69,12 @@ private:
                                const ::onnx::NodeProto &call, int index, Scope &scope);
   Type fallbackResultType(StringRef opType, ArrayRef<Value> operands,
                           ArrayRef<NamedAttribute> attrs, unsigned resultIndex);
+  /// The node's name; inside an inlined function, prefixed by the graph
+  /// node that called it, so that diagnostics point into the graph.
   std::string nodeName(const ::onnx::NodeProto &node, int index) const {
-    return node.name().empty() ? node.op_type() + "#" + std::to_string(index)
-                               : node.name();
+    std::string own = node.name().empty() ? node.op_type() + "#" + std::to_string(index)
+                                          : node.name();
+    return inlineDepth_ > 0 ? callSite_ + "/" + own : own;
   }
 
   ImportState &state_;
@@ -80,6 +83,7 @@ private:
   std::map<std::pair<std::string, std::string>, const ::onnx::FunctionProto *> functions_;
   int inlineDepth_ = 0;
   int64_t inlinedNodes_ = 0;
+  std::string callSite_; // the graph node whose function is being inlined
 };
 
 Type GraphImporter::convertType(const ::onnx::TypeProto &type, Location loc) {
@@ -158,6 +162,8 @@ LogicalResult GraphImporter::inlineFunction(const ::onnx::FunctionProto &fn,
                                             const ::onnx::NodeProto &call, int index,
                                             Scope &scope) {
   Location loc = state_.nodeLoc(nodeName(call, index), index);
+  if (inlineDepth_ == 0)
+    callSite_ = nodeName(call, index);
   if (++inlineDepth_ > 32)
     return emitError(loc) << "model-local function '" << fn.name()
                           << "' is recursive or nested more than 32 deep";

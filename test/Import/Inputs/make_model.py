@@ -143,12 +143,35 @@ def wrong_data_size():
                  [t])
 
 
+def huge_dims():
+    # 2^62 x 4 elements overflow any element count; the tensor has no data.
+    t = onnx.TensorProto(name="w", data_type=T.FLOAT, dims=[2 ** 62, 4])
+    return model([h.make_node("Neg", ["w"], ["y"], name="/neg")], [], [vi("y", T.FLOAT, None)],
+                 [t])
+
+
+def exponential_functions():
+    # f_i calls f_{i-1} twice: 24 levels inline to 2^24 nodes.
+    fns = [h.make_function("pkg", "f0", ["X"], ["Y"], [h.make_node("Neg", ["X"], ["Y"])],
+                           opset_imports=[h.make_opsetid("", 18)])]
+    for i in range(1, 24):
+        fns.append(h.make_function(
+            "pkg", f"f{i}", ["X"], ["Y"],
+            [h.make_node(f"f{i-1}", ["X"], ["A"], domain="pkg"),
+             h.make_node(f"f{i-1}", ["A"], ["Y"], domain="pkg")],
+            opset_imports=[h.make_opsetid("", 18), h.make_opsetid("pkg", 1)]))
+    return model([h.make_node("f23", ["x"], ["y"], name="/call", domain="pkg")],
+                 [vi("x", T.FLOAT, [3])], [vi("y", T.FLOAT, [3])],
+                 extra_opsets=[h.make_opsetid("pkg", 1)], functions=fns)
+
+
 CASES = {
     "mlp": mlp, "no_value_info": no_value_info, "element_types": element_types,
     "unsupported_op": unsupported_op, "unsupported_domain": unsupported_domain,
     "ms_domain": ms_domain, "local_function": local_function, "not_sorted": not_sorted,
     "old_opset": old_opset, "bad_shapes": bad_shapes, "optional_inputs": optional_inputs,
-    "wrong_data_size": wrong_data_size,
+    "wrong_data_size": wrong_data_size, "huge_dims": huge_dims,
+    "exponential_functions": exponential_functions,
 }
 
 
