@@ -8,6 +8,8 @@
 //===----------------------------------------------------------------------===//
 #include "ImportState.h"
 
+#include "accel/dialects/Onnx/OnnxTypes.h"
+
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/BuiltinDialect.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
@@ -50,29 +52,8 @@ int64_t rawElementBytes(int32_t dt) {
 } // namespace
 
 Type accel::import::convertElementType(MLIRContext *ctx, int32_t dt) {
-  Builder b(ctx);
-  switch (dt) {
-  case kFloat: return b.getF32Type();
-  case kUint8: return b.getIntegerType(8, /*isSigned=*/false);
-  case kInt8: return b.getIntegerType(8);
-  case kUint16: return b.getIntegerType(16, false);
-  case kInt16: return b.getIntegerType(16);
-  case kInt32: return b.getIntegerType(32);
-  case kInt64: return b.getIntegerType(64);
-  case kBool: return b.getI1Type();
-  case kFloat16: return b.getF16Type();
-  case kDouble: return b.getF64Type();
-  case kUint32: return b.getIntegerType(32, false);
-  case kUint64: return b.getIntegerType(64, false);
-  case kBfloat16: return b.getBF16Type();
-  case kF8E4M3FN: return Float8E4M3FNType::get(ctx);
-  case kF8E4M3FNUZ: return Float8E4M3FNUZType::get(ctx);
-  case kF8E5M2: return Float8E5M2Type::get(ctx);
-  case kF8E5M2FNUZ: return Float8E5M2FNUZType::get(ctx);
-  case kUint4: return b.getIntegerType(4, false);
-  case kInt4: return b.getIntegerType(4);
-  default: return {};
-  }
+  // One table of ONNX element types: the dialect's.
+  return accel::onnx::convertOnnxDataType(ctx, dt);
 }
 
 std::string accel::import::elementTypeName(int32_t dt) {
@@ -180,6 +161,11 @@ ElementsAttr accel::import::importTensor(ImportState &state,
   auto type = RankedTensorType::get(shape, elementType);
   int64_t eb = rawElementBytes(dt);
   bool packed4 = dt == kInt4 || dt == kUint4;
+  if (eb == 0 && !packed4) {
+    emitError(loc) << "tensor '" << t.name() << "' has element type "
+                   << elementTypeName(dt) << ", whose data accel cannot read";
+    return {};
+  }
   int64_t expectBytes = packed4 ? (count + 1) / 2 : count * eb;
 
   // Locate the bytes and whoever owns them.

@@ -88,4 +88,25 @@ inline Status internalError(std::string m) {
 
 } // namespace accel::rt
 
+/// Returns the Status of an expression from the enclosing function when it
+/// is not ok.
+#define ACCEL_RT_RETURN_IF_ERROR(...)                                          \
+  do {                                                                         \
+    ::accel::rt::Status _accel_status = (__VA_ARGS__);                         \
+    if (!_accel_status.isOk())                                                 \
+      return _accel_status;                                                    \
+  } while (0)
+
+#define ACCEL_RT_CONCAT_IMPL(a, b) a##b
+#define ACCEL_RT_CONCAT(a, b) ACCEL_RT_CONCAT_IMPL(a, b)
+#define ACCEL_RT_ASSIGN_OR_RETURN_IMPL(tmp, lhs, expr)                         \
+  auto tmp = (expr);                                                           \
+  if (!tmp.isOk())                                                             \
+    return tmp.status();                                                       \
+  lhs = std::move(tmp).value()
+/// `lhs = value of a StatusOr expression`, or return its Status.
+#define ACCEL_RT_ASSIGN_OR_RETURN(lhs, ...)                                    \
+  ACCEL_RT_ASSIGN_OR_RETURN_IMPL(ACCEL_RT_CONCAT(_accel_sor_, __LINE__), lhs,  \
+                                 (__VA_ARGS__))
+
 #endif // ACCEL_RUNTIME_SUPPORT_STATUS_H

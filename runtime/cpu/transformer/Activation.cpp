@@ -71,10 +71,10 @@ float activate(ActivationKind kind, float x) {
 
 StatusOr<Tensor> activation(const Tensor &x, ActivationKind kind) {
   const char *op = "activation";
-  ACCEL_TF_RETURN_IF_ERROR(requireActivation(op, "input", x));
+  ACCEL_RT_RETURN_IF_ERROR(requireActivation(op, "input", x));
   Tensor xf, out;
-  ACCEL_TF_ASSIGN_OR_RETURN(xf, asF32(op, x));
-  ACCEL_TF_ASSIGN_OR_RETURN(out, newF32(op, x.shape()));
+  ACCEL_RT_ASSIGN_OR_RETURN(xf, asF32(op, x));
+  ACCEL_RT_ASSIGN_OR_RETURN(out, newF32(op, x.shape()));
   const float *a = xf.data<float>();
   float *y = out.data<float>();
   parallelFor(x.numElements(), 1 << 14, [&](int64_t b, int64_t e) {
@@ -86,15 +86,15 @@ StatusOr<Tensor> activation(const Tensor &x, ActivationKind kind) {
 
 StatusOr<Tensor> gatedAct(const Tensor &x, ActivationKind kind) {
   const char *op = "gated_act";
-  ACCEL_TF_RETURN_IF_ERROR(requireActivation(op, "input", x));
-  ACCEL_TF_RETURN_IF_ERROR(requireRank(op, "input", x, 2));
+  ACCEL_RT_RETURN_IF_ERROR(requireActivation(op, "input", x));
+  ACCEL_RT_RETURN_IF_ERROR(requireRank(op, "input", x, 2));
   if (x.dim(1) % 2 != 0)
     return opError(op, "input " + x.describe() +
                            " must have an even number of columns (gate, then up)");
   const int64_t t = x.dim(0), inter = x.dim(1) / 2;
   Tensor xf, out;
-  ACCEL_TF_ASSIGN_OR_RETURN(xf, asF32(op, x));
-  ACCEL_TF_ASSIGN_OR_RETURN(out, newF32(op, {t, inter}));
+  ACCEL_RT_ASSIGN_OR_RETURN(xf, asF32(op, x));
+  ACCEL_RT_ASSIGN_OR_RETURN(out, newF32(op, {t, inter}));
   const float *a = xf.data<float>();
   float *y = out.data<float>();
   parallelFor(t, std::max<int64_t>(1, (1 << 14) / std::max<int64_t>(inter, 1)),

@@ -13,10 +13,10 @@ using namespace detail;
 
 StatusOr<Tensor> embedding(const Tensor &table, const Tensor &ids, float scale) {
   const char *op = "embedding";
-  ACCEL_TF_RETURN_IF_ERROR(requireActivation(op, "table", table));
-  ACCEL_TF_RETURN_IF_ERROR(requireRank(op, "table", table, 2));
+  ACCEL_RT_RETURN_IF_ERROR(requireActivation(op, "table", table));
+  ACCEL_RT_RETURN_IF_ERROR(requireRank(op, "table", table, 2));
   std::vector<int64_t> idv;
-  ACCEL_TF_ASSIGN_OR_RETURN(idv, readIndices(op, "ids", ids));
+  ACCEL_RT_ASSIGN_OR_RETURN(idv, readIndices(op, "ids", ids));
   const int64_t vocab = table.dim(0), hidden = table.dim(1);
   for (size_t t = 0; t < idv.size(); ++t)
     if (idv[t] < 0 || idv[t] >= vocab)
@@ -24,7 +24,7 @@ StatusOr<Tensor> embedding(const Tensor &table, const Tensor &ids, float scale) 
                              std::to_string(idv[t]) + ", outside the vocabulary of " +
                              std::to_string(vocab) + " entries");
   Tensor out;
-  ACCEL_TF_ASSIGN_OR_RETURN(out, Tensor::allocate(table.dtype(), {int64_t(idv.size()), hidden}));
+  ACCEL_RT_ASSIGN_OR_RETURN(out, Tensor::allocate(table.dtype(), {int64_t(idv.size()), hidden}));
   const size_t rowBytes = size_t(hidden) * dtypeSize(table.dtype());
   const char *src = static_cast<const char *>(table.rawData());
   char *dst = static_cast<char *>(out.rawData());

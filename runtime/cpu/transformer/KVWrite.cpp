@@ -17,7 +17,7 @@ Status kvWrite(kv::BlockPool &pool, int64_t layer, const Tensor &k,
                            std::to_string(pool.numLayers()) + " layers");
   for (const Tensor *t : {&k, &v}) {
     const char *what = t == &k ? "k" : "v";
-    ACCEL_TF_RETURN_IF_ERROR(requireActivation(op, what, *t));
+    ACCEL_RT_RETURN_IF_ERROR(requireActivation(op, what, *t));
     if (t->rank() != 3 || t->dim(1) != pool.numKvHeads() || t->dim(2) != pool.headDim())
       return opError(op, std::string(what) + " " + t->describe() + " must be [tokens, " +
                              std::to_string(pool.numKvHeads()) + ", " +
@@ -30,7 +30,7 @@ Status kvWrite(kv::BlockPool &pool, int64_t layer, const Tensor &k,
   if (fp8 && (!(scales.k > 0.0f) || !(scales.v > 0.0f)))
     return opError(op, "an FP8 KV pool needs positive k and v scales");
   std::vector<int64_t> slots;
-  ACCEL_TF_ASSIGN_OR_RETURN(slots, readIndices(op, "slot_mapping", slotMapping));
+  ACCEL_RT_ASSIGN_OR_RETURN(slots, readIndices(op, "slot_mapping", slotMapping));
   if (int64_t(slots.size()) != k.dim(0))
     return opError(op, "slot_mapping " + slotMapping.describe() +
                            " must have one entry per token of k " + k.describe());

@@ -13,22 +13,7 @@
 #include <string>
 #include <vector>
 
-#define ACCEL_TF_CONCAT_IMPL(a, b) a##b
-#define ACCEL_TF_CONCAT(a, b) ACCEL_TF_CONCAT_IMPL(a, b)
-#define ACCEL_TF_RETURN_IF_ERROR(...)                                          \
-  do {                                                                         \
-    ::accel::rt::Status _accel_tf_status = (__VA_ARGS__);                      \
-    if (!_accel_tf_status.isOk())                                              \
-      return _accel_tf_status;                                                 \
-  } while (0)
-#define ACCEL_TF_ASSIGN_OR_RETURN_IMPL(tmp, lhs, expr)                         \
-  auto tmp = (expr);                                                           \
-  if (!tmp.isOk())                                                             \
-    return tmp.status();                                                       \
-  lhs = std::move(tmp).value()
-#define ACCEL_TF_ASSIGN_OR_RETURN(lhs, ...)                                    \
-  ACCEL_TF_ASSIGN_OR_RETURN_IMPL(ACCEL_TF_CONCAT(_accel_tf_sor_, __LINE__),    \
-                                 lhs, (__VA_ARGS__))
+// ACCEL_RT_RETURN_IF_ERROR / ACCEL_RT_ASSIGN_OR_RETURN: runtime/support/Status.h.
 
 namespace accel::rt::cpu::transformer::detail {
 

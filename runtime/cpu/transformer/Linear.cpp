@@ -15,16 +15,16 @@ StatusOr<Tensor> linear(const Tensor &x, const Tensor &weight, const Tensor *bia
     return opUnimplemented(op, std::string("weight ") + weight.describe() +
                                    " is quantised; the CPU backend has no "
                                    "dequantising linear yet (float weights only)");
-  ACCEL_TF_RETURN_IF_ERROR(requireActivation(op, "x", x));
-  ACCEL_TF_RETURN_IF_ERROR(requireActivation(op, "weight", weight));
-  ACCEL_TF_RETURN_IF_ERROR(requireRank(op, "x", x, 2));
-  ACCEL_TF_RETURN_IF_ERROR(requireRank(op, "weight", weight, 2));
+  ACCEL_RT_RETURN_IF_ERROR(requireActivation(op, "x", x));
+  ACCEL_RT_RETURN_IF_ERROR(requireActivation(op, "weight", weight));
+  ACCEL_RT_RETURN_IF_ERROR(requireRank(op, "x", x, 2));
+  ACCEL_RT_RETURN_IF_ERROR(requireRank(op, "weight", weight, 2));
   const int64_t t = x.dim(0), in = x.dim(1), out = weight.dim(0);
   if (weight.dim(1) != in)
     return opError(op, "weight " + weight.describe() + " must be [out, " +
                            std::to_string(in) + "] for x " + x.describe());
   if (bias) {
-    ACCEL_TF_RETURN_IF_ERROR(requireActivation(op, "bias", *bias));
+    ACCEL_RT_RETURN_IF_ERROR(requireActivation(op, "bias", *bias));
     if (bias->rank() != 1 || bias->dim(0) != out)
       return opError(op, "bias " + bias->describe() + " must be [" +
                              std::to_string(out) + "]");
@@ -34,12 +34,12 @@ StatusOr<Tensor> linear(const Tensor &x, const Tensor &weight, const Tensor *bia
     return opError(op, std::string("result type ") + dtypeName(rt) +
                            " must be f32, f16 or bf16");
   Tensor xf, wf, bf, y;
-  ACCEL_TF_ASSIGN_OR_RETURN(xf, asF32(op, x));
-  ACCEL_TF_ASSIGN_OR_RETURN(wf, asF32(op, weight));
+  ACCEL_RT_ASSIGN_OR_RETURN(xf, asF32(op, x));
+  ACCEL_RT_ASSIGN_OR_RETURN(wf, asF32(op, weight));
   if (bias) {
-    ACCEL_TF_ASSIGN_OR_RETURN(bf, asF32(op, *bias));
+    ACCEL_RT_ASSIGN_OR_RETURN(bf, asF32(op, *bias));
   }
-  ACCEL_TF_ASSIGN_OR_RETURN(y, newF32(op, {t, out}));
+  ACCEL_RT_ASSIGN_OR_RETURN(y, newF32(op, {t, out}));
   float *ys = y.data<float>();
   if (t > 0 && out > 0) {
     gemmF32(false, true, t, out, in, 1.0f, xf.data<float>(), in,

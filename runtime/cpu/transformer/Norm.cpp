@@ -17,7 +17,7 @@ namespace {
 /// Checks x (2-D or 3-D) and a 1-D parameter of x's last dimension.
 Status checkNormArgs(const char *op, const Tensor &x, const Tensor &weight,
                      const Tensor *bias) {
-  ACCEL_TF_RETURN_IF_ERROR(requireActivation(op, "x", x));
+  ACCEL_RT_RETURN_IF_ERROR(requireActivation(op, "x", x));
   if (x.rank() != 2 && x.rank() != 3)
     return opError(op, "x " + x.describe() +
                            " must be [tokens, hidden] or [tokens, heads, head_dim]");
@@ -25,7 +25,7 @@ Status checkNormArgs(const char *op, const Tensor &x, const Tensor &weight,
     if (!p)
       continue;
     const char *what = p == &weight ? "weight" : "bias";
-    ACCEL_TF_RETURN_IF_ERROR(requireActivation(op, what, *p));
+    ACCEL_RT_RETURN_IF_ERROR(requireActivation(op, what, *p));
     if (p->rank() != 1 || p->dim(0) != x.dim(-1))
       return opError(op, std::string(what) + " " + p->describe() + " must be [" +
                              std::to_string(x.dim(-1)) + "], the last dimension of x " +
@@ -39,11 +39,11 @@ Status checkNormArgs(const char *op, const Tensor &x, const Tensor &weight,
 StatusOr<Tensor> rmsNorm(const Tensor &x, const Tensor &weight, float epsilon,
                          float weightOffset) {
   const char *op = "rms_norm";
-  ACCEL_TF_RETURN_IF_ERROR(checkNormArgs(op, x, weight, nullptr));
+  ACCEL_RT_RETURN_IF_ERROR(checkNormArgs(op, x, weight, nullptr));
   Tensor xf, wf, out;
-  ACCEL_TF_ASSIGN_OR_RETURN(xf, asF32(op, x));
-  ACCEL_TF_ASSIGN_OR_RETURN(wf, asF32(op, weight));
-  ACCEL_TF_ASSIGN_OR_RETURN(out, newF32(op, x.shape()));
+  ACCEL_RT_ASSIGN_OR_RETURN(xf, asF32(op, x));
+  ACCEL_RT_ASSIGN_OR_RETURN(wf, asF32(op, weight));
+  ACCEL_RT_ASSIGN_OR_RETURN(out, newF32(op, x.shape()));
   const int64_t d = x.dim(-1), rows = d ? x.numElements() / d : 0;
   const float *xs = xf.data<float>(), *w = wf.data<float>();
   float *ys = out.data<float>();
@@ -66,22 +66,22 @@ StatusOr<AddRmsNormResult> addRmsNorm(const Tensor &x, const Tensor &residual,
                                       const Tensor &weight, float epsilon,
                                       float weightOffset) {
   AddRmsNormResult r;
-  ACCEL_TF_ASSIGN_OR_RETURN(r.sum, residualAdd(residual, x));
-  ACCEL_TF_ASSIGN_OR_RETURN(r.normed, rmsNorm(r.sum, weight, epsilon, weightOffset));
+  ACCEL_RT_ASSIGN_OR_RETURN(r.sum, residualAdd(residual, x));
+  ACCEL_RT_ASSIGN_OR_RETURN(r.normed, rmsNorm(r.sum, weight, epsilon, weightOffset));
   return r;
 }
 
 StatusOr<Tensor> layerNorm(const Tensor &x, const Tensor &weight,
                            const Tensor *bias, float epsilon) {
   const char *op = "layer_norm";
-  ACCEL_TF_RETURN_IF_ERROR(checkNormArgs(op, x, weight, bias));
+  ACCEL_RT_RETURN_IF_ERROR(checkNormArgs(op, x, weight, bias));
   Tensor xf, wf, bf, out;
-  ACCEL_TF_ASSIGN_OR_RETURN(xf, asF32(op, x));
-  ACCEL_TF_ASSIGN_OR_RETURN(wf, asF32(op, weight));
+  ACCEL_RT_ASSIGN_OR_RETURN(xf, asF32(op, x));
+  ACCEL_RT_ASSIGN_OR_RETURN(wf, asF32(op, weight));
   if (bias) {
-    ACCEL_TF_ASSIGN_OR_RETURN(bf, asF32(op, *bias));
+    ACCEL_RT_ASSIGN_OR_RETURN(bf, asF32(op, *bias));
   }
-  ACCEL_TF_ASSIGN_OR_RETURN(out, newF32(op, x.shape()));
+  ACCEL_RT_ASSIGN_OR_RETURN(out, newF32(op, x.shape()));
   const int64_t d = x.dim(-1), rows = d ? x.numElements() / d : 0;
   const float *xs = xf.data<float>(), *w = wf.data<float>();
   const float *bv = bias ? bf.data<float>() : nullptr;

@@ -46,7 +46,7 @@ StatusOr<Tensor> pagedAttention(const Tensor &q, const kv::BlockPool &pool,
                                 const Tensor &seqLens, const Tensor &blockTables,
                                 const PagedAttentionParams &p) {
   const char *op = "paged_attention";
-  ACCEL_TF_RETURN_IF_ERROR(requireActivation(op, "q", q));
+  ACCEL_RT_RETURN_IF_ERROR(requireActivation(op, "q", q));
   if (q.rank() != 3)
     return opError(op, "q " + q.describe() + " must be [tokens, heads, head_dim]");
   const int64_t tokens = q.dim(0), heads = q.dim(1), d = q.dim(2);
@@ -69,9 +69,9 @@ StatusOr<Tensor> pagedAttention(const Tensor &q, const kv::BlockPool &pool,
 
   // Step metadata.
   std::vector<int64_t> qsl, lens, table;
-  ACCEL_TF_ASSIGN_OR_RETURN(qsl, readIndices(op, "query_start_loc", queryStartLoc));
-  ACCEL_TF_ASSIGN_OR_RETURN(lens, readIndices(op, "seq_lens", seqLens));
-  ACCEL_TF_ASSIGN_OR_RETURN(table, readTable(op, blockTables));
+  ACCEL_RT_ASSIGN_OR_RETURN(qsl, readIndices(op, "query_start_loc", queryStartLoc));
+  ACCEL_RT_ASSIGN_OR_RETURN(lens, readIndices(op, "seq_lens", seqLens));
+  ACCEL_RT_ASSIGN_OR_RETURN(table, readTable(op, blockTables));
   if (qsl.empty())
     return opError(op, "query_start_loc is empty; it needs seqs + 1 entries");
   const int64_t seqs = int64_t(qsl.size()) - 1;
@@ -107,8 +107,8 @@ StatusOr<Tensor> pagedAttention(const Tensor &q, const kv::BlockPool &pool,
   }
 
   Tensor qf, out;
-  ACCEL_TF_ASSIGN_OR_RETURN(qf, asF32(op, q));
-  ACCEL_TF_ASSIGN_OR_RETURN(out, newF32(op, q.shape()));
+  ACCEL_RT_ASSIGN_OR_RETURN(qf, asF32(op, q));
+  ACCEL_RT_ASSIGN_OR_RETURN(out, newF32(op, q.shape()));
   const float *qs = qf.data<float>();
   float *os = out.data<float>();
   const float scale = p.scale > 0.0f ? p.scale : 1.0f / std::sqrt(float(d));
@@ -191,7 +191,7 @@ StatusOr<Tensor> pagedAttention(const Tensor &q, const kv::BlockPool &pool,
 StatusOr<Tensor> attention(const Tensor &q, const Tensor &k, const Tensor &v,
                            kv::BlockPool &pool, const kv::StepMetadata &step,
                            const PagedAttentionParams &params) {
-  ACCEL_TF_RETURN_IF_ERROR(
+  ACCEL_RT_RETURN_IF_ERROR(
       kvWrite(pool, params.layer, k, v, step.slotMapping, params.kvScales));
   return pagedAttention(q, pool, step.queryStartLoc, step.seqLens,
                         step.blockTables, params);

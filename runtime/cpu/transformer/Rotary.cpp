@@ -67,7 +67,7 @@ StatusOr<std::vector<float>> rotaryInvFreq(int64_t rotaryDim, double theta,
 StatusOr<Tensor> rotary(const Tensor &x, const Tensor &positions,
                         const RotaryParams &p) {
   const char *op = "rotary";
-  ACCEL_TF_RETURN_IF_ERROR(requireActivation(op, "input", x));
+  ACCEL_RT_RETURN_IF_ERROR(requireActivation(op, "input", x));
   if (x.rank() != 3)
     return opError(op, "input " + x.describe() + " must be [tokens, heads, head_dim]");
   const int64_t tokens = x.dim(0), heads = x.dim(1), d = x.dim(2);
@@ -78,7 +78,7 @@ StatusOr<Tensor> rotary(const Tensor &x, const Tensor &positions,
                            std::to_string(d));
   const int64_t half = rot / 2;
   std::vector<int64_t> pos;
-  ACCEL_TF_ASSIGN_OR_RETURN(pos, readIndices(op, "positions", positions));
+  ACCEL_RT_ASSIGN_OR_RETURN(pos, readIndices(op, "positions", positions));
   if (int64_t(pos.size()) != tokens)
     return opError(op, "positions " + positions.describe() + " must have one entry per token of " +
                            x.describe());
@@ -93,7 +93,7 @@ StatusOr<Tensor> rotary(const Tensor &x, const Tensor &positions,
     if (!p.cosTable || !p.sinTable)
       return opError(op, "explicit tables need both cos and sin");
     for (const Tensor *tab : {p.cosTable, p.sinTable}) {
-      ACCEL_TF_RETURN_IF_ERROR(requireActivation(op, "cos/sin table", *tab));
+      ACCEL_RT_RETURN_IF_ERROR(requireActivation(op, "cos/sin table", *tab));
       if (tab->rank() != 2 || tab->dim(1) != half)
         return opError(op, "cos/sin table " + tab->describe() + " must be [max_position, " +
                                std::to_string(half) + "]");
@@ -107,12 +107,12 @@ StatusOr<Tensor> rotary(const Tensor &x, const Tensor &positions,
                                std::to_string(pos[t]) + ", past the " +
                                std::to_string(p.cosTable->dim(0)) + " rows of the cos/sin tables");
   } else {
-    ACCEL_TF_ASSIGN_OR_RETURN(inv, rotaryInvFreq(rot, p.theta, p.scaling));
+    ACCEL_RT_ASSIGN_OR_RETURN(inv, rotaryInvFreq(rot, p.theta, p.scaling));
   }
 
   Tensor xf, out;
-  ACCEL_TF_ASSIGN_OR_RETURN(xf, asF32(op, x));
-  ACCEL_TF_ASSIGN_OR_RETURN(out, newF32(op, x.shape()));
+  ACCEL_RT_ASSIGN_OR_RETURN(xf, asF32(op, x));
+  ACCEL_RT_ASSIGN_OR_RETURN(out, newF32(op, x.shape()));
   const float *xs = xf.data<float>();
   float *ys = out.data<float>();
   const size_t tabRow = tables ? size_t(half) * dtypeSize(p.cosTable->dtype()) : 0;

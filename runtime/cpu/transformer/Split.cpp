@@ -12,8 +12,8 @@ using namespace detail;
 StatusOr<std::vector<Tensor>> splitColumns(const Tensor &x,
                                            const std::vector<int64_t> &sizes) {
   const char *op = "split";
-  ACCEL_TF_RETURN_IF_ERROR(requireActivation(op, "input", x));
-  ACCEL_TF_RETURN_IF_ERROR(requireRank(op, "input", x, 2));
+  ACCEL_RT_RETURN_IF_ERROR(requireActivation(op, "input", x));
+  ACCEL_RT_RETURN_IF_ERROR(requireRank(op, "input", x, 2));
   int64_t total = 0;
   for (int64_t s : sizes) {
     if (s < 0)
@@ -30,7 +30,7 @@ StatusOr<std::vector<Tensor>> splitColumns(const Tensor &x,
   int64_t col = 0;
   for (int64_t s : sizes) {
     Tensor t;
-    ACCEL_TF_ASSIGN_OR_RETURN(t, Tensor::allocate(x.dtype(), {x.dim(0), s}));
+    ACCEL_RT_ASSIGN_OR_RETURN(t, Tensor::allocate(x.dtype(), {x.dim(0), s}));
     char *dst = static_cast<char *>(t.rawData());
     for (int64_t r = 0; r < x.dim(0); ++r)
       std::memcpy(dst + size_t(r * s) * elem, src + size_t(r * x.dim(1) + col) * elem,
@@ -43,7 +43,7 @@ StatusOr<std::vector<Tensor>> splitColumns(const Tensor &x,
 
 StatusOr<Tensor> splitHeads(const Tensor &x, int64_t heads) {
   const char *op = "split_heads";
-  ACCEL_TF_RETURN_IF_ERROR(requireRank(op, "input", x, 2));
+  ACCEL_RT_RETURN_IF_ERROR(requireRank(op, "input", x, 2));
   if (heads <= 0 || x.dim(1) % heads != 0)
     return opError(op, "cannot split the " + std::to_string(x.dim(1)) +
                            " columns of " + x.describe() + " into " +
@@ -53,7 +53,7 @@ StatusOr<Tensor> splitHeads(const Tensor &x, int64_t heads) {
 
 StatusOr<Tensor> mergeHeads(const Tensor &x) {
   const char *op = "merge_heads";
-  ACCEL_TF_RETURN_IF_ERROR(requireRank(op, "input", x, 3));
+  ACCEL_RT_RETURN_IF_ERROR(requireRank(op, "input", x, 3));
   return x.reshaped({x.dim(0), x.dim(1) * x.dim(2)});
 }
 
