@@ -119,23 +119,6 @@ llvm::Expected<rt::Tensor> Evaluator::evaluate(Value value) {
   return values_.find(value)->second;
 }
 
-bool Evaluator::dependsOnlyOn(Value value, ArrayRef<Value> bound) const {
-  llvm::SmallPtrSet<Operation *, 32> seen;
-  SmallVector<Value> work{value};
-  while (!work.empty()) {
-    Value v = work.pop_back_val();
-    if (values_.count(v) || llvm::is_contained(bound, v))
-      continue;
-    Operation *op = v.getDefiningOp();
-    if (!op || !isMemoryEffectFree(op))
-      return false;
-    if (!seen.insert(op).second)
-      continue;
-    llvm::append_range(work, op->getOperands());
-  }
-  return true;
-}
-
 llvm::Expected<std::vector<rt::Tensor>>
 eval::evaluateFunction(func::FuncOp func, ArrayRef<rt::Tensor> args,
                        Evaluator::PagedState paged) {

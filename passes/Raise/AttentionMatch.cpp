@@ -369,7 +369,8 @@ int64_t classifyCausal(const std::vector<bool> &allowed, int64_t S) {
 }
 } // namespace
 
-bool raise::proveAttention(func::FuncOp func, AttentionSite &site, std::string &why) {
+bool raise::proveAttention(func::FuncOp func, AttentionSite &site, std::string &why,
+                           llvm::DenseMap<Value, int64_t> *maskWindows) {
   // Mask: causal, maybe with a window that shows only beyond its size.
   const int64_t S = 9;
   llvm::Expected<std::vector<bool>> allowed = evaluateMask(func, site, S);
@@ -377,12 +378,18 @@ bool raise::proveAttention(func::FuncOp func, AttentionSite &site, std::string &
     why = "its mask cannot be evaluated: " + llvm::toString(allowed.takeError());
     return false;
   }
+  bool cached = false;
   int64_t window = classifyCausal(*allowed, S);
+  if (maskWindows && site.mask && !site.causalAttr)
+    if (auto it = maskWindows->find(site.mask); it != maskWindows->end()) {
+      window = it->second;
+      cached = true;
+    }
   if (window < 0) {
     why = "its mask is neither causal nor a causal sliding window";
     return false;
   }
-  if (window == 0 && site.mask) {
+  if (window == 0 && site.mask && !cached) {
     // (Only masks computed in the graph can hide a wider window.)
     // A window wider than the probe: try the integer constants the mask
     // subgraph holds, each as a probe length just past it.
@@ -412,6 +419,8 @@ bool raise::proveAttention(func::FuncOp func, AttentionSite &site, std::string &
       }
     }
   }
+  if (maskWindows && site.mask && !site.causalAttr)
+    (*maskWindows)[site.mask] = window;
   site.causal = true;
   if (window > 0)
     site.slidingWindow = window;

@@ -16,6 +16,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Value.h"
+#include "llvm/ADT/DenseMap.h"
 
 #include <optional>
 #include <string>
@@ -58,7 +59,10 @@ std::optional<AttentionSite> matchOnnxAttention(mlir::Operation *attention,
 /// Proves `site` by evaluation and fills in causal / sliding_window.
 /// Returns false with `why` when the subgraph is not the attention it looks
 /// like, or its mask is neither causal nor a causal sliding window.
-bool proveAttention(mlir::func::FuncOp func, AttentionSite &site, std::string &why);
+/// `maskWindows` caches what each mask value was found to be (layers share
+/// one mask): -1 neither, 0 causal, W a sliding window.
+bool proveAttention(mlir::func::FuncOp func, AttentionSite &site, std::string &why,
+                    llvm::DenseMap<mlir::Value, int64_t> *maskWindows = nullptr);
 
 } // namespace accel::raise
 

@@ -4,9 +4,6 @@
 #include "accel/dialects/Onnx/OnnxOps.h"
 
 #include "llvm/ADT/SmallPtrSet.h"
-#include "llvm/Support/raw_ostream.h"
-
-#include <cstdlib>
 
 using namespace mlir;
 using namespace accel;
@@ -84,8 +81,6 @@ llvm::Error raise::bindProbeInputs(eval::Evaluator &ev, func::FuncOp func, int64
         return fail(i, filled.status().message());
       t = std::move(*filled);
     }
-    if (getenv("ACCEL_DEBUG_PROBE"))
-      llvm::errs() << "probe " << argName(func, i) << " = " << t.describe() << "\n";
     ev.bind(func.getArgument(i), std::move(t));
   }
   return llvm::Error::success();

@@ -99,6 +99,7 @@ struct RaiseAttentionPass
     // Find and prove every site.
     SmallVector<AttentionSite> sites;
     unsigned unproved = 0;
+    llvm::DenseMap<Value, int64_t> maskWindows; // layers share their mask
     func.walk([&](Operation *op) {
       bool fused = isa<onnx::AttentionOp>(op);
       if (!fused && !isa<onnx::SoftmaxOp>(op))
@@ -115,7 +116,7 @@ struct RaiseAttentionPass
         }
         return;
       }
-      if (!proveAttention(func, *site, why)) {
+      if (!proveAttention(func, *site, why, &maskWindows)) {
         op->emitWarning() << "attention subgraph could not be raised: " << why;
         ++unproved;
         return;

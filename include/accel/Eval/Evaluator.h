@@ -70,10 +70,6 @@ public:
   /// the unbound argument reached.
   llvm::Expected<rt::Tensor> evaluate(mlir::Value value);
 
-  /// Whether `value` can be computed from constants and `bound` alone (its
-  /// backward slice reaches no other block argument and no op with effects).
-  bool dependsOnlyOn(mlir::Value value, llvm::ArrayRef<mlir::Value> bound) const;
-
   /// Registers how ops named `opName` run (transformer ops register here).
   static void registerOp(llvm::StringRef opName, OpFn fn);
 
