@@ -72,8 +72,35 @@ static bool isResidualStream(Value v, int depth = 0) {
   return false;
 }
 
+/// Whether `op` is in a token-major function (accel-raise-attention ran):
+/// there the batch is one row of tokens, so a leading dim of 1 and a
+/// dynamic leading dim hold the same tokens.
+static bool isTokenMajor(Operation *op) {
+  auto func = op->getParentOfType<func::FuncOp>();
+  return func && llvm::any_of(func.getArgumentTypes(),
+                              [](Type t) { return isa<transformer::BatchType>(t); });
+}
+
+/// `a` and `b` have the same rank and element type, and agree dim by dim
+/// except where one says 1 and the other `?` (a batch of one row).
+static bool sameTokensAfterBatchOne(Type a, Type b) {
+  auto ta = dyn_cast<RankedTensorType>(a), tb = dyn_cast<RankedTensorType>(b);
+  if (!ta || !tb || ta.getRank() != tb.getRank() ||
+      ta.getElementType() != tb.getElementType())
+    return false;
+  for (int64_t i = 0; i < ta.getRank(); ++i) {
+    int64_t x = ta.getDimSize(i), y = tb.getDimSize(i);
+    bool oneAndDynamic = (x == 1 && ShapedType::isDynamic(y)) ||
+                         (y == 1 && ShapedType::isDynamic(x));
+    if (x != y && !(oneAndDynamic && i + 1 < ta.getRank()))
+      return false;
+  }
+  return true;
+}
+
 /// `Add(residual, branch)` of one float type, neither constant, the
-/// residual on the stream.
+/// residual on the stream. In a token-major function the two may differ in
+/// a leading 1 vs `?` (GPT-2's token + position embeddings).
 struct ResidualAdd : OpRewritePattern<onnx::AddOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(onnx::AddOp add,
@@ -81,8 +108,11 @@ struct ResidualAdd : OpRewritePattern<onnx::AddOp> {
     Type type = add.getType();
     auto ranked = dyn_cast<RankedTensorType>(type);
     if (!ranked || ranked.getRank() < 2 || !isFloatTensor(type) ||
-        add.getA().getType() != type || add.getB().getType() != type ||
         getConstant(add.getA()) || getConstant(add.getB()))
+      return rewriter.notifyMatchFailure(add, "not two float activations");
+    if ((add.getA().getType() != type || add.getB().getType() != type) &&
+        !(isTokenMajor(add) && sameTokensAfterBatchOne(add.getA().getType(), type) &&
+          sameTokensAfterBatchOne(add.getB().getType(), type)))
       return rewriter.notifyMatchFailure(add, "not two same-typed activations");
     for (auto [residual, branch] : {std::pair{add.getA(), add.getB()},
                                     std::pair{add.getB(), add.getA()}}) {

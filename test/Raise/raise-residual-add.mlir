@@ -117,3 +117,44 @@ func.func @no_stream(%a: tensor<?x?x8xf32>, %b: tensor<?x?x8xf32>) -> tensor<?x?
   %s = onnx.Add %a, %b : (tensor<?x?x8xf32>, tensor<?x?x8xf32>) -> tensor<?x?x8xf32>
   return %s : tensor<?x?x8xf32>
 }
+
+// -----
+
+// In a token-major function (it takes !transformer.batch) the batch is one
+// row of tokens, so GPT-2's token embeddings [?, ?, 8] and position
+// embeddings [1, ?, 8] hold the same tokens: their sum is a residual add.
+// CHECK-LABEL: func.func @token_major_embedding_sum
+// CHECK-SAME: (%[[IDS:[^:]+]]: tensor<?xi64>, %[[POS:[^:]+]]: tensor<?xi64>,
+// CHECK: %[[TOK:.+]] = transformer.embedding %{{.+}}[%[[IDS]]]
+// CHECK: %[[PE:.+]] = transformer.embedding %{{.+}}[%[[POS]]]
+// CHECK: transformer.residual_add %[[TOK]], %[[PE]]
+// CHECK-NOT: onnx.Add
+func.func @token_major_embedding_sum(%ids: tensor<?xi64>, %pos: tensor<?xi64>, %batch: !transformer.batch, %row: tensor<?x?xi64>, %prow: tensor<1x?xi64>) -> tensor<?x?x8xf32> {
+  %wte = onnx.Constant {value = dense<0.5> : tensor<16x8xf32>} : () -> tensor<16x8xf32>
+  %wpe = onnx.Constant {value = dense<0.25> : tensor<32x8xf32>} : () -> tensor<32x8xf32>
+  %t = transformer.embedding %wte[%ids] : (tensor<16x8xf32>, tensor<?xi64>) -> tensor<?x8xf32>
+  %tu = transformer.unflatten_tokens %t like %row : tensor<?x8xf32>, tensor<?x?xi64> -> tensor<?x?x8xf32>
+  %p = transformer.embedding %wpe[%pos] : (tensor<32x8xf32>, tensor<?xi64>) -> tensor<?x8xf32>
+  %pu = transformer.unflatten_tokens %p like %prow : tensor<?x8xf32>, tensor<1x?xi64> -> tensor<1x?x8xf32>
+  %sum = onnx.Add %tu, %pu : (tensor<?x?x8xf32>, tensor<1x?x8xf32>) -> tensor<?x?x8xf32>
+  return %sum : tensor<?x?x8xf32>
+}
+
+// -----
+
+// Not raised: outside a token-major function the batch may hold several
+// rows, and [1, ?, 8] broadcasts over them; a residual_add of the flattened
+// tokens would not.
+// CHECK-LABEL: func.func @batch_major_embedding_sum
+// CHECK: onnx.Add
+// CHECK-NOT: transformer.residual_add
+func.func @batch_major_embedding_sum(%ids: tensor<?xi64>, %pos: tensor<?xi64>, %row: tensor<?x?xi64>, %prow: tensor<1x?xi64>) -> tensor<?x?x8xf32> {
+  %wte = onnx.Constant {value = dense<0.5> : tensor<16x8xf32>} : () -> tensor<16x8xf32>
+  %wpe = onnx.Constant {value = dense<0.25> : tensor<32x8xf32>} : () -> tensor<32x8xf32>
+  %t = transformer.embedding %wte[%ids] : (tensor<16x8xf32>, tensor<?xi64>) -> tensor<?x8xf32>
+  %tu = transformer.unflatten_tokens %t like %row : tensor<?x8xf32>, tensor<?x?xi64> -> tensor<?x?x8xf32>
+  %p = transformer.embedding %wpe[%pos] : (tensor<32x8xf32>, tensor<?xi64>) -> tensor<?x8xf32>
+  %pu = transformer.unflatten_tokens %p like %prow : tensor<?x8xf32>, tensor<1x?xi64> -> tensor<1x?x8xf32>
+  %sum = onnx.Add %tu, %pu : (tensor<?x?x8xf32>, tensor<1x?x8xf32>) -> tensor<?x?x8xf32>
+  return %sum : tensor<?x?x8xf32>
+}
