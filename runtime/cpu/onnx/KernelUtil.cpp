@@ -204,38 +204,11 @@ void transposeTyped(const T *src, const Shape &inShape,
     inStride[i - 1] = inStride[i] * inShape[i];
   Shape outShape(r);
   std::vector<int64_t> st(r);
-  int64_t total = 1;
   for (size_t i = 0; i < r; ++i) {
     outShape[i] = inShape[size_t(perm[i])];
     st[i] = inStride[size_t(perm[i])];
-    total *= outShape[i];
   }
-  if (total == 0)
-    return;
-  if (r == 0) {
-    dst[0] = src[0];
-    return;
-  }
-  const int64_t inner = outShape[r - 1], innerSt = st[r - 1];
-  std::vector<int64_t> idx(r, 0);
-  int64_t off = 0;
-  for (int64_t o = 0; o < total; o += inner) {
-    const T *s = src + off;
-    T *d = dst + o;
-    if (innerSt == 1)
-      std::memcpy(d, s, size_t(inner) * sizeof(T));
-    else
-      for (int64_t i = 0; i < inner; ++i)
-        d[i] = s[i * innerSt];
-    for (int64_t k = int64_t(r) - 2; k >= 0; --k) {
-      if (++idx[k] < outShape[k]) {
-        off += st[k];
-        break;
-      }
-      off -= st[k] * (outShape[k] - 1);
-      idx[k] = 0;
-    }
-  }
+  copyStridedView(src, 0, st, outShape, dst);
 }
 } // namespace
 

@@ -11,8 +11,10 @@
 #include "runtime/cpu/onnx/OnnxKernels.h"
 
 #include <algorithm>
+#include <cstring>
 #include <array>
 #include <optional>
+#include <vector>
 
 // ACCEL_RT_RETURN_IF_ERROR / ACCEL_RT_ASSIGN_OR_RETURN: runtime/support/Status.h.
 
@@ -215,6 +217,45 @@ void broadcastCopy(const void *src, const Shape &from, void *dst,
 /// Permutes a contiguous tensor: out dim i is in dim perm[i].
 void transposeBytes(const void *src, const Shape &inShape,
                     const std::vector<int64_t> &perm, void *dst, size_t elem);
+
+/// Copies a strided view of `src` into the dense `dst` of `outShape`:
+/// output index (i0, i1, ...) reads src[offset + sum(ik * stride[k])].
+/// Transpose (permuted strides) and Slice (start offset, stepped strides)
+/// are both this walk; rows with unit inner stride are memcpy'd.
+template <typename T>
+void copyStridedView(const T *src, int64_t offset, const std::vector<int64_t> &stride,
+                     const Shape &outShape, T *dst) {
+  const size_t r = outShape.size();
+  int64_t total = 1;
+  for (int64_t d : outShape)
+    total *= d;
+  if (total == 0)
+    return;
+  if (r == 0) {
+    dst[0] = src[offset];
+    return;
+  }
+  const int64_t inner = outShape[r - 1], innerSt = stride[r - 1];
+  std::vector<int64_t> idx(r, 0);
+  int64_t off = offset;
+  for (int64_t o = 0; o < total; o += inner) {
+    const T *s = src + off;
+    T *d = dst + o;
+    if (innerSt == 1)
+      std::memcpy(d, s, size_t(inner) * sizeof(T));
+    else
+      for (int64_t i = 0; i < inner; ++i)
+        d[i] = s[i * innerSt];
+    for (int64_t k = int64_t(r) - 2; k >= 0; --k) {
+      if (++idx[size_t(k)] < outShape[size_t(k)]) {
+        off += stride[size_t(k)];
+        break;
+      }
+      off -= stride[size_t(k)] * (outShape[size_t(k)] - 1);
+      idx[size_t(k)] = 0;
+    }
+  }
+}
 
 } // namespace accel::rt::onnx
 

@@ -13,15 +13,6 @@ template <typename T>
 void stridedCopy(const T *src, const Shape &inShape, const std::vector<int64_t> &start,
                  const std::vector<int64_t> &step, const Shape &outShape, T *dst) {
   const size_t r = inShape.size();
-  int64_t total = 1;
-  for (int64_t d : outShape)
-    total *= d;
-  if (total == 0)
-    return;
-  if (r == 0) {
-    dst[0] = src[0];
-    return;
-  }
   std::vector<int64_t> inStride(r, 1), st(r);
   for (size_t i = r; i-- > 1;)
     inStride[i - 1] = inStride[i] * inShape[i];
@@ -30,25 +21,7 @@ void stridedCopy(const T *src, const Shape &inShape, const std::vector<int64_t> 
     off += start[i] * inStride[i];
     st[i] = step[i] * inStride[i];
   }
-  const int64_t inner = outShape[r - 1], innerSt = st[r - 1];
-  std::vector<int64_t> idx(r, 0);
-  for (int64_t o = 0; o < total; o += inner) {
-    const T *s = src + off;
-    T *d = dst + o;
-    if (innerSt == 1)
-      std::memcpy(d, s, size_t(inner) * sizeof(T));
-    else
-      for (int64_t i = 0; i < inner; ++i)
-        d[i] = s[i * innerSt];
-    for (int64_t k = int64_t(r) - 2; k >= 0; --k) {
-      if (++idx[size_t(k)] < outShape[size_t(k)]) {
-        off += st[size_t(k)];
-        break;
-      }
-      off -= st[size_t(k)] * (outShape[size_t(k)] - 1);
-      idx[size_t(k)] = 0;
-    }
-  }
+  copyStridedView(src, off, st, outShape, dst);
 }
 
 void stridedCopyBytes(const Tensor &x, const std::vector<int64_t> &start,
