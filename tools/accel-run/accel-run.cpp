@@ -1,27 +1,59 @@
-//===- accel-run.cpp - serve or run a compiled plan -----------------------===//
+//===- accel-run.cpp - run a compiled plan --------------------------------===//
+//
+//   accel-run model.plan --score ids.npy --logits-out logits.npy [--chunk N]
+//   accel-run model.plan --prompt "text" [-n 64] [--temperature T] [--top-p P]
+//                        [--top-k K] [--seed S]
+//   accel-run model.plan --describe
 //
 // Thin: parses flags and hands over to runtime/. Links no LLVM or MLIR.
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/device/CudaDriver.h"
+#include "runtime/engine/Engine.h"
+#include "runtime/plan/Describe.h"
+#include "runtime/support/Npy.h"
 
+#include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
-#include <fstream>
+#include <optional>
 #include <string>
 
 using namespace accel::rt;
 
-static void printUsage() {
+namespace {
+
+void printUsage() {
   std::puts(
-      "usage: accel-run [options] <model.plan>\n"
+      "usage: accel-run <model.plan> [options]\n"
       "\n"
-      "  --list-devices   list the GPUs the CUDA driver sees, then exit\n"
-      "  --version        print the version, then exit\n"
-      "  -h, --help       print this help, then exit\n");
+      "Scoring (logits at every position):\n"
+      "  --score <ids.npy>        token ids, int32/int64 [S] or [1, S]\n"
+      "  --logits-out <out.npy>   where to write float32 logits [1, S, vocab]\n"
+      "  --chunk <N>              feed N tokens per step through the KV cache\n"
+      "                           (0, the default: the whole sequence; 1: decode)\n"
+      "\n"
+      "Generation:\n"
+      "  --prompt <text>          the prompt (the plan must carry a tokenizer)\n"
+      "  --prompt-ids <ids.npy>   the prompt as token ids instead\n"
+      "  -n, --max-tokens <N>     tokens to generate (default 64)\n"
+      "  --temperature <T>        0 is greedy (default 0)\n"
+      "  --top-p <P>  --top-k <K>  --min-p <P>  --repetition-penalty <R>\n"
+      "  --seed <S>               make sampling reproducible\n"
+      "  --ignore-eos             do not stop at the end-of-sequence token\n"
+      "  --print-ids              also print the generated token ids\n"
+      "\n"
+      "Common:\n"
+      "  --max-model-len <N>      longest sequence (default: the model's positions)\n"
+      "  --no-verify-checksums    skip the CRC check of the weights at load\n"
+      "  --describe               print the plan's header, sections and schedule\n"
+      "  --list-devices           list the GPUs the CUDA driver sees, then exit\n"
+      "  --version                print the version, then exit\n"
+      "  -h, --help               print this help, then exit\n");
 }
 
-static int listDevices() {
+int listDevices() {
   StatusOr<CudaDriver *> driver = CudaDriver::get();
   if (!driver) {
     std::fprintf(stderr, "accel-run: %s\n", driver.status().message().c_str());
@@ -41,42 +73,223 @@ static int listDevices() {
   return 0;
 }
 
+int fail(const Status &s) {
+  std::fprintf(stderr, "accel-run: %s\n", s.message().c_str());
+  switch (s.code()) {
+  case StatusCode::kInvalidArgument:
+  case StatusCode::kNotFound:
+    return 2;
+  default:
+    return 1;
+  }
+}
+
+int usageError(const std::string &msg) {
+  std::fprintf(stderr, "accel-run: %s (see --help)\n", msg.c_str());
+  return 2;
+}
+
+struct Flags {
+  std::string plan;
+  std::string score, logitsOut, prompt, promptIds;
+  bool havePrompt = false;
+  int64_t chunk = 0;
+  int64_t maxTokens = 64;
+  int64_t maxModelLen = 0;
+  double temperature = 0.0, topP = 1.0, minP = 0.0, repetitionPenalty = 1.0;
+  int64_t topK = 0;
+  std::optional<uint64_t> seed;
+  bool ignoreEos = false, printIds = false, describe = false, verify = true;
+};
+
+/// Parses an integer flag value; false when it is not one.
+bool parseInt(const char *s, int64_t &out) {
+  char *end = nullptr;
+  errno = 0;
+  long long v = std::strtoll(s, &end, 10);
+  if (errno || end == s || *end)
+    return false;
+  out = v;
+  return true;
+}
+bool parseDouble(const char *s, double &out) {
+  char *end = nullptr;
+  errno = 0;
+  double v = std::strtod(s, &end);
+  if (errno || end == s || *end)
+    return false;
+  out = v;
+  return true;
+}
+
+std::vector<int64_t> idsOf(const Tensor &t) { return t.toInt64s(); }
+
+int runScore(engine::Engine &e, const Flags &f) {
+  StatusOr<Tensor> ids = readNpy(f.score);
+  if (!ids)
+    return fail(ids.status());
+  if (!isInteger(ids->dtype()) || !(ids->rank() == 1 || (ids->rank() == 2 && ids->dim(0) == 1)))
+    return fail(Status(StatusCode::kInvalidArgument,
+                       f.score + ": the token ids must be integers of shape [S] or [1, S], got " +
+                           ids->describe()));
+  StatusOr<Tensor> logits = e.score(idsOf(*ids), f.chunk);
+  if (!logits)
+    return fail(logits.status());
+  StatusOr<Tensor> shaped = logits->reshaped({1, logits->dim(0), logits->dim(1)});
+  if (!shaped)
+    return fail(shaped.status());
+  if (Status s = writeNpy(f.logitsOut, *shaped); !s.isOk())
+    return fail(s);
+  std::fprintf(stderr, "accel-run: wrote logits %s to %s\n", shaped->describe().c_str(),
+               f.logitsOut.c_str());
+  return 0;
+}
+
+} // namespace
+
+int runGenerate(engine::Engine &e, const Flags &f); // Generate.cpp
+
 int main(int argc, char **argv) {
-  std::string planPath;
+  Flags f;
+  bool anyPromptFlag = false;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
+    auto value = [&](const char *&out) -> bool {
+      if (i + 1 >= argc)
+        return false;
+      out = argv[++i];
+      return true;
+    };
+    const char *v = nullptr;
+    auto needValue = [&]() { return usageError("option '" + arg + "' needs a value"); };
+    auto badValue = [&]() {
+      return usageError("option '" + arg + "' got '" + std::string(v) + "', not a number");
+    };
     if (arg == "-h" || arg == "--help") {
       printUsage();
       return 0;
     }
     if (arg == "--version") {
-      std::puts("accel-run 0.1.0");
+      std::puts("accel-run 0.1.0 (plan format 1.x)");
       return 0;
     }
     if (arg == "--list-devices")
       return listDevices();
-    if (!arg.empty() && arg[0] == '-') {
-      std::fprintf(stderr, "accel-run: unknown option '%s' (see --help)\n", arg.c_str());
-      return 2;
+    if (arg == "--describe") {
+      f.describe = true;
+    } else if (arg == "--no-verify-checksums") {
+      f.verify = false;
+    } else if (arg == "--ignore-eos") {
+      f.ignoreEos = true;
+    } else if (arg == "--print-ids") {
+      f.printIds = true;
+    } else if (arg == "--score" || arg == "--logits-out" || arg == "--prompt" ||
+               arg == "--prompt-ids") {
+      if (!value(v))
+        return needValue();
+      (arg == "--score"        ? f.score
+       : arg == "--logits-out" ? f.logitsOut
+       : arg == "--prompt"     ? f.prompt
+                               : f.promptIds) = v;
+      if (arg == "--prompt")
+        f.havePrompt = true;
+    } else if (arg == "--chunk" || arg == "-n" || arg == "--max-tokens" || arg == "--top-k" ||
+               arg == "--max-model-len" || arg == "--seed") {
+      if (!value(v))
+        return needValue();
+      int64_t n;
+      if (!parseInt(v, n))
+        return badValue();
+      if (arg == "--chunk")
+        f.chunk = n;
+      else if (arg == "--top-k")
+        f.topK = n, anyPromptFlag = true;
+      else if (arg == "--max-model-len")
+        f.maxModelLen = n;
+      else if (arg == "--seed")
+        f.seed = uint64_t(n), anyPromptFlag = true;
+      else
+        f.maxTokens = n, anyPromptFlag = true;
+    } else if (arg == "--temperature" || arg == "--top-p" || arg == "--min-p" ||
+               arg == "--repetition-penalty") {
+      if (!value(v))
+        return needValue();
+      double d;
+      if (!parseDouble(v, d))
+        return badValue();
+      (arg == "--temperature" ? f.temperature
+       : arg == "--top-p"     ? f.topP
+       : arg == "--min-p"     ? f.minP
+                              : f.repetitionPenalty) = d;
+      anyPromptFlag = true;
+    } else if (!arg.empty() && arg[0] == '-') {
+      return usageError("unknown option '" + arg + "'");
+    } else if (!f.plan.empty()) {
+      return usageError("more than one plan given ('" + f.plan + "' and '" + arg + "')");
+    } else {
+      f.plan = arg;
     }
-    if (!planPath.empty()) {
-      std::fprintf(stderr, "accel-run: more than one plan given ('%s' and '%s')\n",
-                   planPath.c_str(), arg.c_str());
-      return 2;
-    }
-    planPath = arg;
   }
-  if (planPath.empty()) {
-    std::fprintf(stderr, "accel-run: no plan given (see --help)\n");
-    return 2;
+  if (f.plan.empty())
+    return usageError("no plan given");
+  const bool scoring = !f.score.empty() || !f.logitsOut.empty();
+  const bool generating = f.havePrompt || !f.promptIds.empty();
+  if (scoring && (f.score.empty() || f.logitsOut.empty()))
+    return usageError("--score and --logits-out go together");
+  if (scoring && generating)
+    return usageError("give either --score or --prompt, not both");
+  if (f.havePrompt && !f.promptIds.empty())
+    return usageError("give either --prompt or --prompt-ids, not both");
+  if (anyPromptFlag && !generating)
+    return usageError("sampling options need --prompt or --prompt-ids");
+  if (f.chunk != 0 && !scoring)
+    return usageError("--chunk goes with --score");
+
+  plan::LoadOptions load;
+  load.verifyChecksums = f.verify;
+  if (f.describe) {
+    StatusOr<std::shared_ptr<const plan::PlanFile>> p = plan::PlanFile::open(f.plan, load);
+    if (!p)
+      return fail(p.status());
+    std::fputs(plan::describePlan(**p).c_str(), stdout);
+    if (!scoring && !generating)
+      return 0;
   }
-  if (!std::ifstream(planPath)) {
-    std::fprintf(stderr, "accel-run: cannot open plan '%s': %s\n", planPath.c_str(),
-                 std::strerror(errno));
-    return 1;
-  }
-  std::fprintf(stderr,
-               "accel-run: executing plans is not implemented yet (the plan "
-               "loader and CPU backend arrive with issue 4)\n");
-  return 3;
+  if (!scoring && !generating)
+    return usageError("nothing to do: give --score, --prompt or --describe (serving over "
+                      "HTTP arrives with issue 6)");
+
+  engine::EngineOptions options;
+  options.maxModelLen = f.maxModelLen;
+  options.load = load;
+  StatusOr<std::unique_ptr<engine::Engine>> e = engine::Engine::open(f.plan, options);
+  if (!e)
+    return fail(e.status());
+  return scoring ? runScore(**e, f) : runGenerate(**e, f);
+}
+
+// Until the tokenizer and sampler land: greedy generation from --prompt-ids.
+int runGenerate(engine::Engine &e, const Flags &f) {
+  if (f.havePrompt)
+    return fail(Status(StatusCode::kUnimplemented, "--prompt needs the tokenizer"));
+  StatusOr<Tensor> ids = readNpy(f.promptIds);
+  if (!ids)
+    return fail(ids.status());
+  int64_t left = f.maxTokens;
+  auto next = [&](const float *logits, int64_t vocab) -> StatusOr<int64_t> {
+    if (left-- <= 0)
+      return int64_t(-1);
+    int64_t best = 0;
+    for (int64_t i = 1; i < vocab; ++i)
+      if (logits[i] > logits[best])
+        best = i;
+    return best;
+  };
+  StatusOr<std::vector<int64_t>> out = e.generate(ids->toInt64s(), next);
+  if (!out)
+    return fail(out.status());
+  for (int64_t t : *out)
+    std::printf("%lld ", (long long)t);
+  std::printf("\n");
+  return 0;
 }

@@ -10,6 +10,7 @@
 #include "accel/Eval/Evaluator.h"
 #include "accel/Eval/Stepper.h"
 #include "accel/Import/OnnxImporter.h"
+#include "accel/Plan/PlanWriter.h"
 #include "accel/passes/Passes.h"
 
 #include "runtime/support/Npy.h"
@@ -27,6 +28,8 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/WithColor.h"
 #include "llvm/Support/raw_ostream.h"
@@ -45,7 +48,7 @@ cl::opt<EmitLevel> emitLevel(
                clEnumValN(EmitLevel::Transformer, "transformer",
                           "the transformer dialect, after raising"),
                clEnumValN(EmitLevel::Exec, "exec", "the exec schedule (not yet)"),
-               clEnumValN(EmitLevel::Plan, "plan", "a plan file (not yet)")));
+               clEnumValN(EmitLevel::Plan, "plan", "a plan file (the default; needs -o)")));
 cl::opt<std::string> target("target", cl::desc("Target: cpu, a100, h100, h200"),
                             cl::init("cpu"));
 cl::opt<bool> printWeights("print-weights",
@@ -69,6 +72,18 @@ cl::opt<int64_t> interpretChunk(
     cl::desc("-interpret of a token-major function: tokens per step (0: the whole "
              "prompt in one step; 1: token by token through the KV cache)"),
     cl::init(0));
+cl::opt<std::string> tokenizerPath(
+    "tokenizer",
+    cl::desc("The HF tokenizer.json the plan carries (default: tokenizer.json beside "
+             "the model, when there is one)"),
+    cl::value_desc("file"));
+cl::opt<bool> noTokenizer("no-tokenizer", cl::desc("Write a plan without a tokenizer"),
+                          cl::init(false));
+cl::opt<std::string> configPath(
+    "model-config",
+    cl::desc("The HF config.json giving max positions and BOS/EOS ids (default: "
+             "config.json beside the model, when there is one)"),
+    cl::value_desc("file"));
 cl::opt<int64_t> inlineBytes("inline-constant-bytes",
                              cl::desc("Initializers up to this size are printed inline"),
                              cl::init(256));
@@ -165,6 +180,71 @@ static bool runInterpreter(mlir::ModuleOp module) {
   return true;
 }
 
+/// Reads `path` into `out`; false (with a message) when it cannot.
+static bool readFile(const std::string &path, std::string &out, const char *what) {
+  auto buf = llvm::MemoryBuffer::getFile(path, /*IsText=*/false);
+  if (!buf) {
+    llvm::WithColor::error(llvm::errs(), "accelc")
+        << "cannot read the " << what << " '" << path << "': " << buf.getError().message()
+        << "\n";
+    return false;
+  }
+  out = (*buf)->getBuffer().str();
+  return true;
+}
+
+/// The file `name` beside the model, if it exists.
+static std::string besideModel(llvm::StringRef name) {
+  llvm::SmallString<256> p(inputFilename);
+  llvm::sys::path::remove_filename(p);
+  llvm::sys::path::append(p, name);
+  return llvm::sys::fs::exists(p) ? std::string(p) : std::string();
+}
+
+/// Model facts from HF's config.json (and generation_config.json beside
+/// it): max positions, BOS and EOS ids.
+static bool readModelConfig(accel::plan::PlanOptions &opts) {
+  std::string path = configPath.empty() ? besideModel("config.json") : configPath;
+  if (path.empty())
+    return true;
+  auto addIds = [](const llvm::json::Value *v, std::vector<int32_t> &ids) {
+    if (!v)
+      return;
+    if (std::optional<int64_t> i = v->getAsInteger()) {
+      if (llvm::find(ids, int32_t(*i)) == ids.end())
+        ids.push_back(int32_t(*i));
+    } else if (const llvm::json::Array *a = v->getAsArray()) {
+      for (const llvm::json::Value &e : *a)
+        if (std::optional<int64_t> i = e.getAsInteger())
+          if (llvm::find(ids, int32_t(*i)) == ids.end())
+            ids.push_back(int32_t(*i));
+    }
+  };
+  for (std::string file : {path, besideModel("generation_config.json")}) {
+    if (file.empty())
+      continue;
+    std::string text;
+    if (!readFile(file, text, "model config"))
+      return false;
+    llvm::Expected<llvm::json::Value> json = llvm::json::parse(text);
+    if (!json) {
+      llvm::WithColor::error(llvm::errs(), "accelc")
+          << file << ": not valid JSON: " << llvm::toString(json.takeError()) << "\n";
+      return false;
+    }
+    const llvm::json::Object *obj = json->getAsObject();
+    if (!obj)
+      continue;
+    for (const char *key : {"max_position_embeddings", "n_positions", "n_ctx"})
+      if (std::optional<int64_t> n = obj->getInteger(key); n && !opts.maxPosition)
+        opts.maxPosition = *n;
+    addIds(obj->get("eos_token_id"), opts.eosTokenIds);
+    if (std::optional<int64_t> b = obj->getInteger("bos_token_id"))
+      opts.bosTokenId = int32_t(*b);
+  }
+  return true;
+}
+
 int main(int argc, char **argv) {
   llvm::InitLLVM y(argc, argv);
   mlir::registerAsmPrinterCLOptions();
@@ -231,9 +311,33 @@ int main(int argc, char **argv) {
     if (mlir::failed(pm.run(*module)))
       return 1;
   }
-  if (emitLevel == EmitLevel::Exec || emitLevel == EmitLevel::Plan)
-    return fail("-emit=exec and plan output are not implemented yet (issue 4); use "
-                "-emit=onnx or -emit=transformer");
+  if (emitLevel == EmitLevel::Exec)
+    return fail("-emit=exec is not implemented yet (the exec lowering and its memory "
+                "layout arrive with the GPU backend, issue 5); use -emit=transformer, or "
+                "-emit=plan to see the schedule with accel-run --describe");
+  if (emitLevel == EmitLevel::Plan) {
+    if (interpret)
+      return fail("-interpret runs an IR level: add -emit=onnx or -emit=transformer");
+    if (outputFilename == "-")
+      return fail("a plan is a binary file: give its path with -o (e.g. -o model.plan)");
+    if (target != "cpu")
+      return fail("-target=" + target + ": GPU plans are not implemented yet (issue 5); "
+                  "use -target=cpu");
+    accel::plan::PlanOptions opts;
+    opts.target = target;
+    opts.accelcVersion = "accelc 0.1.0";
+    opts.source = inputFilename;
+    std::string tok = noTokenizer ? "" : tokenizerPath.empty() ? besideModel("tokenizer.json")
+                                                               : std::string(tokenizerPath);
+    if (!tok.empty() && !readFile(tok, opts.tokenizerJson, "tokenizer"))
+      return 1;
+    if (!readModelConfig(opts))
+      return 1;
+    if (llvm::Error e = accel::plan::writePlan(*module, opts, outputFilename))
+      return fail("cannot build a plan from '" + inputFilename + "': " +
+                  llvm::toString(std::move(e)));
+    return 0;
+  }
 
   if (interpret)
     return runInterpreter(*module) ? 0 : 1;

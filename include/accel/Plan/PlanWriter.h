@@ -1,0 +1,43 @@
+//===- PlanWriter.h - serialise a compiled model as a plan file -*- C++ -*-===//
+//
+// The writer half of docs/plan-format.md. It takes the token-major function
+// raising produced and writes the schedule, the weights (streamed from the
+// module's constants, never all in memory at once beyond what MLIR holds),
+// the KV cache geometry, the model config and the tokenizer.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ACCEL_PLAN_PLANWRITER_H
+#define ACCEL_PLAN_PLANWRITER_H
+
+#include "mlir/IR/BuiltinOps.h"
+#include "llvm/Support/Error.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace accel::plan {
+
+struct PlanOptions {
+  /// "cpu", or an SM ("sm_80", "sm_90") for GPU plans.
+  std::string target = "cpu";
+  std::string accelcVersion;
+  /// The ONNX file the module came from (recorded, for messages).
+  std::string source;
+  /// The HF tokenizer.json to carry verbatim; empty: none.
+  std::string tokenizerJson;
+  /// Model facts raising cannot see: max positions (0: unknown), the end of
+  /// sequence ids, the beginning of sequence id (-1: none).
+  int64_t maxPosition = 0;
+  std::vector<int32_t> eosTokenIds;
+  int32_t bosTokenId = -1;
+};
+
+/// Writes `module`'s token-major entry function as a plan at `path`. Fails,
+/// naming the op and its location, on what a plan cannot hold yet.
+llvm::Error writePlan(mlir::ModuleOp module, const PlanOptions &options,
+                      const std::string &path);
+
+} // namespace accel::plan
+
+#endif // ACCEL_PLAN_PLANWRITER_H

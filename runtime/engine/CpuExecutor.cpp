@@ -1,0 +1,86 @@
+//===- CpuExecutor.cpp - run a plan's schedule on the CPU ------------------===//
+#include "runtime/engine/CpuExecutor.h"
+
+#include "runtime/engine/CpuSteps.h"
+
+namespace accel::rt::engine {
+
+namespace pb = accel::plan;
+
+StatusOr<std::unique_ptr<CpuExecutor>>
+CpuExecutor::create(std::shared_ptr<const plan::PlanFile> plan) {
+  std::unique_ptr<CpuExecutor> ex(new CpuExecutor());
+  const pb::Schedule &s = plan->schedule();
+  const int32_t n = s.values_size();
+  ex->constants_.resize(size_t(n));
+  for (int32_t id = 0; id < n; ++id)
+    if (s.values(id).is_constant())
+      ex->constants_[size_t(id)] = plan->constant(id);
+  ex->tokenDType_ = *dtypeFromName(s.values(s.token_ids()).dtype());
+
+  // Last reader of every non-constant value; the logits are never freed.
+  std::vector<int> lastUse(size_t(n), -1);
+  for (int i = 0; i < s.steps_size(); ++i)
+    for (int32_t in : s.steps(i).inputs())
+      if (in >= 0)
+        lastUse[size_t(in)] = i;
+
+  for (int i = 0; i < s.steps_size(); ++i) {
+    const pb::Step &step = s.steps(i);
+    Prepared p;
+    p.what = "step " + std::to_string(i) + " (" + step.kind() + " " + step.op() +
+             (step.location().empty() ? "" : " at '" + step.location() + "'") + ")";
+    StatusOr<Kernel> k = prepareCpuStep(*plan, step);
+    if (!k)
+      return Status(k.status().code(), plan->path() + ": " + p.what + ": " + k.status().message());
+    p.kernel = std::move(*k);
+    p.inputs.assign(step.inputs().begin(), step.inputs().end());
+    p.outputs.assign(step.outputs().begin(), step.outputs().end());
+    ex->steps_.push_back(std::move(p));
+  }
+  for (int32_t id = 0; id < n; ++id)
+    if (lastUse[size_t(id)] >= 0 && !s.values(id).is_constant() && id != s.logits())
+      ex->steps_[size_t(lastUse[size_t(id)])].freeAfter.push_back(id);
+  ex->plan_ = std::move(plan);
+  return ex;
+}
+
+StatusOr<Tensor> CpuExecutor::run(const Tensor &tokenIds, kv::BlockPool &pool,
+                                  const kv::StepMetadata &meta) {
+  const pb::Schedule &s = plan_->schedule();
+  if (tokenIds.rank() != 1 || !isInteger(tokenIds.dtype()))
+    return Status(StatusCode::kInvalidArgument,
+                  "the token ids must be a rank-1 integer tensor, got " + tokenIds.describe());
+  if (tokenIds.dim(0) != meta.numTokens)
+    return Status(StatusCode::kInvalidArgument,
+                  "the step has " + std::to_string(meta.numTokens) + " tokens but " +
+                      std::to_string(tokenIds.dim(0)) + " token ids");
+  std::vector<Tensor> values = constants_;
+  values[size_t(s.token_ids())] =
+      tokenIds.dtype() == tokenDType_ ? tokenIds : tokenIds.astype(tokenDType_);
+
+  StepContext ctx{&pool, &meta};
+  std::vector<const Tensor *> inputs;
+  std::vector<Tensor> outputs;
+  for (Prepared &p : steps_) {
+    inputs.clear();
+    for (int32_t in : p.inputs)
+      inputs.push_back(in < 0 ? nullptr : &values[size_t(in)]);
+    outputs.clear();
+    Status st = p.kernel(ctx, inputs, outputs);
+    if (!st.isOk())
+      return Status(st.code(), p.what + ": " + st.message());
+    if (outputs.size() != p.outputs.size())
+      return Status(StatusCode::kInternal, p.what + ": the kernel returned " +
+                                               std::to_string(outputs.size()) + " results, the plan expects " +
+                                               std::to_string(p.outputs.size()));
+    for (size_t i = 0; i < outputs.size(); ++i)
+      if (p.outputs[i] >= 0)
+        values[size_t(p.outputs[i])] = std::move(outputs[i]);
+    for (int32_t id : p.freeAfter)
+      values[size_t(id)] = Tensor();
+  }
+  return std::move(values[size_t(s.logits())]);
+}
+
+} // namespace accel::rt::engine

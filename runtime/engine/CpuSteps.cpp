@@ -1,0 +1,480 @@
+//===- CpuSteps.cpp - one prepared CPU call per plan step ------------------===//
+//
+// Each prepare function reads the step's attributes into a parameter struct
+// and returns a closure over it. Operand positions follow the step table in
+// docs/plan-format.md; absent optional operands arrive as null.
+//
+//===----------------------------------------------------------------------===//
+#include "runtime/engine/CpuSteps.h"
+
+#include "runtime/cpu/onnx/OnnxKernels.h"
+#include "runtime/cpu/transformer/TransformerKernels.h"
+
+#include <map>
+
+namespace accel::rt::engine {
+
+namespace pb = accel::plan;
+namespace tk = accel::rt::cpu::transformer;
+using Kernel = CpuExecutor::Kernel;
+using Inputs = std::vector<const Tensor *>;
+using Outputs = std::vector<Tensor>;
+
+namespace {
+
+Status invalid(const std::string &msg) { return Status(StatusCode::kDataLoss, msg); }
+
+/// The attributes of a step by name.
+class Attrs {
+public:
+  Attrs(const plan::PlanFile &plan, const pb::Step &step) : plan_(plan) {
+    for (const pb::Attribute &a : step.attributes())
+      map_.emplace(a.name(), &a);
+  }
+  const pb::Attribute *get(const std::string &name) const {
+    auto it = map_.find(name);
+    return it == map_.end() ? nullptr : it->second;
+  }
+  StatusOr<int64_t> i(const std::string &name, std::optional<int64_t> dflt = {}) const {
+    const pb::Attribute *a = get(name);
+    if (!a) {
+      if (dflt)
+        return *dflt;
+      return invalid("attribute '" + name + "' is missing");
+    }
+    if (a->value_case() != pb::Attribute::kI)
+      return invalid("attribute '" + name + "' is not an integer");
+    return a->i();
+  }
+  StatusOr<double> f(const std::string &name, std::optional<double> dflt = {}) const {
+    const pb::Attribute *a = get(name);
+    if (!a) {
+      if (dflt)
+        return *dflt;
+      return invalid("attribute '" + name + "' is missing");
+    }
+    if (a->value_case() != pb::Attribute::kF)
+      return invalid("attribute '" + name + "' is not a float");
+    return a->f();
+  }
+  StatusOr<std::string> s(const std::string &name, std::optional<std::string> dflt = {}) const {
+    const pb::Attribute *a = get(name);
+    if (!a) {
+      if (dflt)
+        return *dflt;
+      return invalid("attribute '" + name + "' is missing");
+    }
+    if (a->value_case() != pb::Attribute::kS)
+      return invalid("attribute '" + name + "' is not a string");
+    return a->s();
+  }
+  StatusOr<std::vector<int64_t>> ints(const std::string &name) const {
+    const pb::Attribute *a = get(name);
+    if (!a || a->value_case() != pb::Attribute::kInts)
+      return invalid("attribute '" + name + "' is missing or not a list of integers");
+    return std::vector<int64_t>(a->ints().values().begin(), a->ints().values().end());
+  }
+  StatusOr<DType> dtype(const std::string &name) const {
+    ACCEL_RT_ASSIGN_OR_RETURN(std::string n, s(name));
+    if (std::optional<DType> d = dtypeFromName(n))
+      return *d;
+    return invalid("attribute '" + name + "' names unknown element type '" + n + "'");
+  }
+  /// Every attribute in the ONNX kernels' form.
+  StatusOr<onnx::AttrMap> onnxAttrs() const {
+    onnx::AttrMap out;
+    for (auto &[name, a] : map_) {
+      if (name.rfind("accel.", 0) == 0)
+        continue; // the plan's own bookkeeping, not an ONNX attribute
+      switch (a->value_case()) {
+      case pb::Attribute::kI:
+        out[name] = a->i();
+        break;
+      case pb::Attribute::kF:
+        out[name] = float(a->f());
+        break;
+      case pb::Attribute::kS:
+        out[name] = a->s();
+        break;
+      case pb::Attribute::kInts:
+        out[name] = std::vector<int64_t>(a->ints().values().begin(), a->ints().values().end());
+        break;
+      case pb::Attribute::kFloats:
+        out[name] = std::vector<float>(a->floats().values().begin(), a->floats().values().end());
+        break;
+      case pb::Attribute::kStrings:
+        out[name] =
+            std::vector<std::string>(a->strings().values().begin(), a->strings().values().end());
+        break;
+      case pb::Attribute::kTensor:
+        out[name] = plan_.constant(a->tensor());
+        break;
+      default:
+        return invalid("attribute '" + name + "' has no value");
+      }
+    }
+    return out;
+  }
+
+private:
+  const plan::PlanFile &plan_;
+  std::map<std::string, const pb::Attribute *> map_;
+};
+
+/// A kernel of one result.
+template <typename Fn> Kernel one(Fn fn) {
+  return [fn](const StepContext &ctx, const Inputs &in, Outputs &out) -> Status {
+    StatusOr<Tensor> t = fn(ctx, in);
+    if (!t)
+      return t.status();
+    out.push_back(std::move(*t));
+    return Status::ok();
+  };
+}
+
+Status needInputs(const pb::Step &step, size_t required, size_t max) {
+  size_t n = size_t(step.inputs_size());
+  if (n < required || n > max)
+    return invalid("it has " + std::to_string(n) + " operands, " +
+                   (required == max ? std::to_string(required)
+                                    : std::to_string(required) + " to " + std::to_string(max)) +
+                   " expected");
+  for (size_t i = 0; i < required; ++i)
+    if (step.inputs(int(i)) < 0)
+      return invalid("operand " + std::to_string(i) + " is required");
+  return Status::ok();
+}
+
+Status needOutputs(const pb::Step &step, size_t n) {
+  if (size_t(step.outputs_size()) != n)
+    return invalid("it has " + std::to_string(step.outputs_size()) + " results, " +
+                   std::to_string(n) + " expected");
+  return Status::ok();
+}
+
+StatusOr<tk::ActivationKind> activationKind(const Attrs &a) {
+  ACCEL_RT_ASSIGN_OR_RETURN(std::string kind, a.s("kind"));
+  if (std::optional<tk::ActivationKind> k = tk::activationKindFromName(kind))
+    return *k;
+  return Status(StatusCode::kUnimplemented, "activation '" + kind + "' has no CPU kernel");
+}
+
+StatusOr<tk::PagedAttentionParams> attentionParams(const Attrs &a) {
+  tk::PagedAttentionParams p;
+  ACCEL_RT_ASSIGN_OR_RETURN(p.layer, a.i("layer"));
+  ACCEL_RT_ASSIGN_OR_RETURN(double scale, a.f("scale", 0.0));
+  ACCEL_RT_ASSIGN_OR_RETURN(int64_t causal, a.i("causal", 1));
+  ACCEL_RT_ASSIGN_OR_RETURN(p.slidingWindow, a.i("sliding_window", 0));
+  ACCEL_RT_ASSIGN_OR_RETURN(double softcap, a.f("softcap", 0.0));
+  ACCEL_RT_ASSIGN_OR_RETURN(double ks, a.f("k_scale", 1.0));
+  ACCEL_RT_ASSIGN_OR_RETURN(double vs, a.f("v_scale", 1.0));
+  p.scale = float(scale);
+  p.causal = causal != 0;
+  p.softcap = float(softcap);
+  p.kvScales.k = float(ks);
+  p.kvScales.v = float(vs);
+  return p;
+}
+
+StatusOr<tk::RotaryParams> rotaryParams(const Attrs &a) {
+  tk::RotaryParams p;
+  ACCEL_RT_ASSIGN_OR_RETURN(std::string style, a.s("style"));
+  if (style == "half_split")
+    p.style = tk::RotaryStyle::kHalfSplit;
+  else if (style == "interleaved")
+    p.style = tk::RotaryStyle::kInterleaved;
+  else
+    return invalid("unknown rotary style '" + style + "'");
+  ACCEL_RT_ASSIGN_OR_RETURN(p.rotaryDim, a.i("rotary_dim"));
+  ACCEL_RT_ASSIGN_OR_RETURN(p.theta, a.f("theta", 10000.0));
+  ACCEL_RT_ASSIGN_OR_RETURN(std::string kind, a.s("scaling.kind", std::string("none")));
+  static const std::map<std::string, tk::RopeScalingKind> kinds = {
+      {"none", tk::RopeScalingKind::kNone},
+      {"linear", tk::RopeScalingKind::kLinear},
+      {"dynamic_ntk", tk::RopeScalingKind::kDynamicNtk},
+      {"llama3", tk::RopeScalingKind::kLlama3},
+      {"yarn", tk::RopeScalingKind::kYarn}};
+  auto it = kinds.find(kind);
+  if (it == kinds.end())
+    return invalid("unknown rope scaling '" + kind + "'");
+  tk::RopeScaling &sc = p.scaling;
+  sc.kind = it->second;
+  ACCEL_RT_ASSIGN_OR_RETURN(double factor, a.f("scaling.factor", 1.0));
+  ACCEL_RT_ASSIGN_OR_RETURN(sc.originalMaxPosition, a.i("scaling.original_max_position", 0));
+  ACCEL_RT_ASSIGN_OR_RETURN(double lo, a.f("scaling.low_freq_factor", sc.lowFreqFactor));
+  ACCEL_RT_ASSIGN_OR_RETURN(double hi, a.f("scaling.high_freq_factor", sc.highFreqFactor));
+  ACCEL_RT_ASSIGN_OR_RETURN(double bf, a.f("scaling.beta_fast", sc.betaFast));
+  ACCEL_RT_ASSIGN_OR_RETURN(double bs, a.f("scaling.beta_slow", sc.betaSlow));
+  sc.factor = float(factor);
+  sc.lowFreqFactor = float(lo);
+  sc.highFreqFactor = float(hi);
+  sc.betaFast = float(bf);
+  sc.betaSlow = float(bs);
+  // Refuse at load what the kernel would refuse at every step.
+  if (sc.kind != tk::RopeScalingKind::kNone)
+    ACCEL_RT_RETURN_IF_ERROR(tk::rotaryInvFreq(p.rotaryDim, p.theta, sc).status());
+  return p;
+}
+
+//===----------------------------------------------------------------------===//
+// launch
+//===----------------------------------------------------------------------===//
+
+StatusOr<Kernel> prepareLaunch(const plan::PlanFile &plan, const pb::Step &step,
+                               const Attrs &a) {
+  const std::string &op = step.op();
+
+  if (op.rfind("onnx.", 0) == 0) {
+    std::string type = op.substr(5), domain;
+    if (type.rfind("com.microsoft.", 0) == 0) {
+      domain = "com.microsoft";
+      type = type.substr(14);
+    }
+    if (!onnx::isSupported(type, domain))
+      return Status(StatusCode::kUnimplemented,
+                    "the CPU backend has no kernel for ONNX operator '" + op.substr(5) + "'");
+    ACCEL_RT_ASSIGN_OR_RETURN(onnx::AttrMap attrs, a.onnxAttrs());
+    ACCEL_RT_ASSIGN_OR_RETURN(int64_t numOutputs, a.i("accel.num_outputs", step.outputs_size()));
+    // outputs[i] of the step is ONNX output i; absent optional ones are -1.
+    return Kernel([type, domain, attrs, numOutputs](const StepContext &, const Inputs &in,
+                                                     Outputs &out) -> Status {
+      std::vector<const Tensor *> inputs = in;
+      while (!inputs.empty() && !inputs.back())
+        inputs.pop_back();
+      ACCEL_RT_RETURN_IF_ERROR(onnx::runOp(type, domain, attrs, inputs, size_t(numOutputs), out));
+      out.resize(size_t(numOutputs));
+      return Status::ok();
+    });
+  }
+
+  if (op == "positions") {
+    ACCEL_RT_RETURN_IF_ERROR(needInputs(step, 0, 0));
+    ACCEL_RT_ASSIGN_OR_RETURN(DType dt, a.dtype("dtype"));
+    return one([dt](const StepContext &ctx, const Inputs &) -> StatusOr<Tensor> {
+      Tensor t = ctx.meta->positions.astype(dt);
+      if (!t.defined() && ctx.meta->numTokens != 0)
+        return Status(StatusCode::kResourceExhausted, "cannot allocate the positions");
+      return t;
+    });
+  }
+  if (op == "embedding") {
+    ACCEL_RT_RETURN_IF_ERROR(needInputs(step, 2, 2));
+    ACCEL_RT_ASSIGN_OR_RETURN(double scale, a.f("scale", 1.0));
+    return one([scale](const StepContext &, const Inputs &in) {
+      return tk::embedding(*in[0], *in[1], float(scale));
+    });
+  }
+  if (op == "rms_norm" || op == "add_rms_norm") {
+    bool add = op == "add_rms_norm";
+    ACCEL_RT_RETURN_IF_ERROR(needInputs(step, add ? 3 : 2, add ? 3 : 2));
+    ACCEL_RT_ASSIGN_OR_RETURN(double eps, a.f("epsilon"));
+    ACCEL_RT_ASSIGN_OR_RETURN(double offset, a.f("weight_offset", 0.0));
+    if (!add)
+      return one([eps, offset](const StepContext &, const Inputs &in) {
+        return tk::rmsNorm(*in[0], *in[1], float(eps), float(offset));
+      });
+    return Kernel([eps, offset](const StepContext &, const Inputs &in, Outputs &out) -> Status {
+      ACCEL_RT_ASSIGN_OR_RETURN(tk::AddRmsNormResult r,
+                                tk::addRmsNorm(*in[0], *in[1], *in[2], float(eps), float(offset)));
+      out.push_back(std::move(r.normed));
+      out.push_back(std::move(r.sum));
+      return Status::ok();
+    });
+  }
+  if (op == "layer_norm") {
+    ACCEL_RT_RETURN_IF_ERROR(needInputs(step, 2, 3));
+    ACCEL_RT_ASSIGN_OR_RETURN(double eps, a.f("epsilon"));
+    return one([eps](const StepContext &, const Inputs &in) {
+      return tk::layerNorm(*in[0], *in[1], in.size() > 2 ? in[2] : nullptr, float(eps));
+    });
+  }
+  if (op == "residual_add") {
+    ACCEL_RT_RETURN_IF_ERROR(needInputs(step, 2, 2));
+    return one([](const StepContext &, const Inputs &in) {
+      return tk::residualAdd(*in[0], *in[1]);
+    });
+  }
+  if (op == "rotary") {
+    ACCEL_RT_RETURN_IF_ERROR(needInputs(step, 2, 4));
+    ACCEL_RT_ASSIGN_OR_RETURN(tk::RotaryParams p, rotaryParams(a));
+    return one([p](const StepContext &, const Inputs &in) {
+      tk::RotaryParams q = p;
+      q.cosTable = in.size() > 2 ? in[2] : nullptr;
+      q.sinTable = in.size() > 3 ? in[3] : nullptr;
+      return tk::rotary(*in[0], *in[1], q);
+    });
+  }
+  if (op == "activation" || op == "gated_act") {
+    ACCEL_RT_RETURN_IF_ERROR(needInputs(step, 1, 1));
+    ACCEL_RT_ASSIGN_OR_RETURN(tk::ActivationKind kind, activationKind(a));
+    if (op == "activation")
+      return one([kind](const StepContext &, const Inputs &in) {
+        return tk::activation(*in[0], kind);
+      });
+    return one([kind](const StepContext &, const Inputs &in) {
+      return tk::gatedAct(*in[0], kind);
+    });
+  }
+  if (op == "gated_mlp") {
+    // x, gate_up, gate, up, down
+    ACCEL_RT_RETURN_IF_ERROR(needInputs(step, 1, 5));
+    ACCEL_RT_ASSIGN_OR_RETURN(tk::ActivationKind kind, activationKind(a));
+    return one([kind](const StepContext &, const Inputs &in) {
+      auto at = [&](size_t i) { return i < in.size() ? in[i] : nullptr; };
+      tk::GatedMlpWeights w;
+      w.gateUp = at(1);
+      w.gate = at(2);
+      w.up = at(3);
+      w.down = at(4);
+      return tk::gatedMlp(*in[0], w, kind);
+    });
+  }
+  if (op == "split") {
+    ACCEL_RT_RETURN_IF_ERROR(needInputs(step, 1, 1));
+    ACCEL_RT_ASSIGN_OR_RETURN(std::vector<int64_t> sizes, a.ints("sizes"));
+    ACCEL_RT_RETURN_IF_ERROR(needOutputs(step, sizes.size()));
+    return Kernel([sizes](const StepContext &, const Inputs &in, Outputs &out) -> Status {
+      ACCEL_RT_ASSIGN_OR_RETURN(std::vector<Tensor> parts, tk::splitColumns(*in[0], sizes));
+      for (Tensor &t : parts)
+        out.push_back(std::move(t));
+      return Status::ok();
+    });
+  }
+  if (op == "split_heads") {
+    ACCEL_RT_RETURN_IF_ERROR(needInputs(step, 1, 1));
+    ACCEL_RT_ASSIGN_OR_RETURN(int64_t heads, a.i("num_heads"));
+    return one([heads](const StepContext &, const Inputs &in) {
+      return tk::splitHeads(*in[0], heads);
+    });
+  }
+  if (op == "merge_heads") {
+    ACCEL_RT_RETURN_IF_ERROR(needInputs(step, 1, 1));
+    return one([](const StepContext &, const Inputs &in) { return tk::mergeHeads(*in[0]); });
+  }
+  if (op == "flatten_tokens") {
+    ACCEL_RT_RETURN_IF_ERROR(needInputs(step, 1, 1));
+    ACCEL_RT_ASSIGN_OR_RETURN(int64_t rank, a.i("rank"));
+    return one([rank](const StepContext &, const Inputs &in) -> StatusOr<Tensor> {
+      const Tensor &x = *in[0];
+      if (rank == 1)
+        return x.reshaped({x.numElements()});
+      if (x.rank() < 1)
+        return Status(StatusCode::kInvalidArgument,
+                      "cannot flatten a scalar into [tokens, features]");
+      int64_t tokens = 1;
+      for (int64_t i = 0; i + 1 < x.rank(); ++i)
+        tokens *= x.dim(i);
+      return x.reshaped({tokens, x.dim(-1)});
+    });
+  }
+  if (op == "unflatten_tokens") {
+    ACCEL_RT_RETURN_IF_ERROR(needInputs(step, 2, 2));
+    ACCEL_RT_ASSIGN_OR_RETURN(int64_t tokenDims, a.i("num_token_dims"));
+    return one([tokenDims](const StepContext &, const Inputs &in) -> StatusOr<Tensor> {
+      const Tensor &x = *in[0], &like = *in[1];
+      if (tokenDims < 0 || tokenDims > like.rank())
+        return Status(StatusCode::kInvalidArgument,
+                      "cannot take " + std::to_string(tokenDims) +
+                          " token dimensions from " + like.describe());
+      Shape shape(like.shape().begin(), like.shape().begin() + tokenDims);
+      int64_t tokens = 1;
+      for (int64_t d : shape)
+        tokens *= d;
+      for (int64_t i = 1; i < x.rank(); ++i)
+        shape.push_back(x.dim(i));
+      if (x.rank() < 1 || tokens != x.dim(0))
+        return Status(StatusCode::kInvalidArgument,
+                      "the input " + x.describe() + " does not have the " +
+                          std::to_string(tokens) + " tokens of " + like.describe());
+      return x.reshaped(shape);
+    });
+  }
+  return Status(StatusCode::kUnimplemented,
+                "the CPU backend has no kernel for launch '" + op + "'");
+}
+
+} // namespace
+
+StatusOr<Kernel> prepareCpuStep(const plan::PlanFile &plan, const pb::Step &step) {
+  Attrs a(plan, step);
+  const std::string &kind = step.kind();
+
+  if (kind == "launch")
+    return prepareLaunch(plan, step, a);
+
+  if (kind == "gemm") {
+    // x [tokens, K] @ w [N, K]^T (+ bias [N]).
+    ACCEL_RT_RETURN_IF_ERROR(needInputs(step, 2, 3));
+    ACCEL_RT_RETURN_IF_ERROR(needOutputs(step, 1));
+    ACCEL_RT_ASSIGN_OR_RETURN(DType outType, a.dtype("out_dtype"));
+    ACCEL_RT_ASSIGN_OR_RETURN(std::string epilogue, a.s("epilogue", std::string("none")));
+    if (epilogue == "none")
+      return one([outType](const StepContext &, const Inputs &in) {
+        return tk::linear(*in[0], *in[1], in.size() > 2 ? in[2] : nullptr, outType);
+      });
+    if (epilogue != "logits")
+      return invalid("unknown gemm epilogue '" + epilogue + "'");
+    // The LM head: an optional softcap, optionally only each sequence's
+    // last token.
+    ACCEL_RT_ASSIGN_OR_RETURN(double softcap, a.f("softcap", 0.0));
+    ACCEL_RT_ASSIGN_OR_RETURN(int64_t selectLast, a.i("select_last", 0));
+    return one([=](const StepContext &ctx, const Inputs &in) {
+      tk::LogitsOptions o;
+      o.bias = in.size() > 2 ? in[2] : nullptr;
+      o.softcap = float(softcap);
+      o.outType = outType;
+      if (selectLast)
+        o.queryStartLoc = &ctx.meta->queryStartLoc;
+      return tk::logits(*in[0], *in[1], o);
+    });
+  }
+
+  if (kind == "kv_write") {
+    // k, v [tokens, kv_heads, head_dim] into layer `layer` at the step's slots.
+    ACCEL_RT_RETURN_IF_ERROR(needInputs(step, 2, 2));
+    ACCEL_RT_RETURN_IF_ERROR(needOutputs(step, 0));
+    ACCEL_RT_ASSIGN_OR_RETURN(tk::PagedAttentionParams p, attentionParams(a));
+    if (p.layer < 0 || p.layer >= plan.metadata().kv_cache().num_layers())
+      return invalid("layer " + std::to_string(p.layer) + " is not in the plan's KV cache");
+    return Kernel([p](const StepContext &ctx, const Inputs &in, Outputs &) -> Status {
+      return tk::kvWrite(*ctx.pool, p.layer, *in[0], *in[1], ctx.meta->slotMapping, p.kvScales);
+    });
+  }
+
+  if (kind == "attention_prefill" || kind == "attention_decode") {
+    // q [tokens, heads, head_dim] over the paged cache (this step's K/V
+    // already written by kv_write).
+    ACCEL_RT_RETURN_IF_ERROR(needInputs(step, 1, 1));
+    ACCEL_RT_RETURN_IF_ERROR(needOutputs(step, 1));
+    ACCEL_RT_ASSIGN_OR_RETURN(tk::PagedAttentionParams p, attentionParams(a));
+    if (p.layer < 0 || p.layer >= plan.metadata().kv_cache().num_layers())
+      return invalid("layer " + std::to_string(p.layer) + " is not in the plan's KV cache");
+    return one([p](const StepContext &ctx, const Inputs &in) {
+      return tk::pagedAttention(*in[0], *ctx.pool, ctx.meta->queryStartLoc, ctx.meta->seqLens,
+                                ctx.meta->blockTables, p);
+    });
+  }
+
+  if (kind == "copy") {
+    ACCEL_RT_RETURN_IF_ERROR(needInputs(step, 1, 1));
+    ACCEL_RT_RETURN_IF_ERROR(needOutputs(step, 1));
+    return one([](const StepContext &, const Inputs &in) -> StatusOr<Tensor> {
+      return in[0]->clone();
+    });
+  }
+
+  if (kind == "collective") {
+    ACCEL_RT_ASSIGN_OR_RETURN(int64_t group, a.i("group_size"));
+    if (group != 1)
+      return Status(StatusCode::kUnimplemented,
+                    "a collective over " + std::to_string(group) +
+                        " ranks needs the multi-GPU runtime; the CPU backend runs one rank");
+    ACCEL_RT_RETURN_IF_ERROR(needInputs(step, 1, 1));
+    ACCEL_RT_RETURN_IF_ERROR(needOutputs(step, 1));
+    return one([](const StepContext &, const Inputs &in) -> StatusOr<Tensor> { return *in[0]; });
+  }
+
+  return Status(StatusCode::kUnimplemented, "unknown step kind '" + kind + "'");
+}
+
+} // namespace accel::rt::engine

@@ -1,0 +1,155 @@
+//===- Engine.cpp - a loaded plan, its KV cache and its executor -----------===//
+#include "runtime/engine/Engine.h"
+
+#include "runtime/kv/SequenceKV.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace accel::rt::engine {
+
+StatusOr<std::unique_ptr<Engine>> Engine::open(const std::string &planPath,
+                                               const EngineOptions &options) {
+  ACCEL_RT_ASSIGN_OR_RETURN(std::shared_ptr<const plan::PlanFile> plan,
+                            plan::PlanFile::open(planPath, options.load));
+  return create(std::move(plan), options);
+}
+
+StatusOr<std::unique_ptr<Engine>> Engine::create(std::shared_ptr<const plan::PlanFile> plan,
+                                                 const EngineOptions &options) {
+  const auto &meta = plan->metadata();
+  if (meta.target() != "cpu")
+    return Status(StatusCode::kUnavailable,
+                  plan->path() + ": the plan was built for " + meta.target() +
+                      " and this accel-run has only the CPU backend (recompile with "
+                      "-target=cpu)");
+  if (meta.tp_size() != 1)
+    return Status(StatusCode::kUnimplemented,
+                  plan->path() + ": the plan is partitioned for " +
+                      std::to_string(meta.tp_size()) + " ranks; the CPU backend runs one");
+  std::unique_ptr<Engine> e(new Engine());
+  e->vocab_ = meta.model().vocab_size();
+  if (e->vocab_ <= 0)
+    return Status(StatusCode::kDataLoss, plan->path() + ": the plan does not say its vocabulary size");
+  int64_t planMax = meta.model().max_position();
+  if (options.maxModelLen < 0)
+    return Status(StatusCode::kInvalidArgument, "--max-model-len must be positive");
+  e->maxModelLen_ = options.maxModelLen ? options.maxModelLen : planMax ? planMax : 2048;
+  if (planMax && e->maxModelLen_ > planMax)
+    return Status(StatusCode::kInvalidArgument,
+                  "--max-model-len " + std::to_string(e->maxModelLen_) +
+                      " is longer than the model's " + std::to_string(planMax) + " positions");
+
+  const auto &kvc = meta.kv_cache();
+  kv::KVCacheConfig config;
+  config.numLayers = std::max<int64_t>(kvc.num_layers(), 1);
+  config.numKvHeads = std::max<int64_t>(kvc.num_kv_heads(), 1);
+  config.headDim = std::max<int64_t>(kvc.head_dim(), 1);
+  config.blockSize = kvc.block_size() > 0 ? kvc.block_size() : 16;
+  std::optional<DType> dt = dtypeFromName(kvc.dtype().empty() ? "f32" : kvc.dtype());
+  if (!dt)
+    return Status(StatusCode::kDataLoss,
+                  plan->path() + ": unknown KV cache element type '" + kvc.dtype() + "'");
+  config.dtype = *dt;
+  config.numBlocks = (e->maxModelLen_ + config.blockSize - 1) / config.blockSize;
+  ACCEL_RT_ASSIGN_OR_RETURN(e->pool_, kv::BlockPool::create(config));
+  ACCEL_RT_ASSIGN_OR_RETURN(e->executor_, CpuExecutor::create(plan));
+  e->plan_ = std::move(plan);
+  return e;
+}
+
+StatusOr<Tensor> Engine::step(kv::SequenceKV &seq, const int64_t *ids, int64_t n) {
+  ACCEL_RT_ASSIGN_OR_RETURN(kv::StepMetadata meta, kv::prepareStep(*pool_, {{&seq, n}}));
+  ACCEL_RT_ASSIGN_OR_RETURN(Tensor tokens, Tensor::allocate(DType::kI64, {n}));
+  std::memcpy(tokens.rawData(), ids, size_t(n) * sizeof(int64_t));
+  ACCEL_RT_ASSIGN_OR_RETURN(Tensor out, executor_->run(tokens, *pool_, meta));
+  // [n, vocab], or [1, n, vocab] when the graph kept its batch dimension.
+  int64_t rows = out.rank() == 2 ? out.dim(0) : out.rank() == 3 && out.dim(0) == 1 ? out.dim(1) : -1;
+  if (rows != n || out.dim(-1) != vocab_)
+    return Status(StatusCode::kInternal, "the plan returned logits " + out.describe() +
+                                             " for a step of " + std::to_string(n) +
+                                             " tokens and a vocabulary of " + std::to_string(vocab_));
+  return out.dtype() == DType::kF32 ? out : out.toF32();
+}
+
+namespace {
+Status checkIds(const std::vector<int64_t> &ids, int64_t vocab, int64_t maxLen) {
+  if (ids.empty())
+    return Status(StatusCode::kInvalidArgument, "the token sequence is empty");
+  if (int64_t(ids.size()) > maxLen)
+    return Status(StatusCode::kInvalidArgument,
+                  "the sequence has " + std::to_string(ids.size()) +
+                      " tokens, more than the context of " + std::to_string(maxLen) +
+                      " (--max-model-len)");
+  for (size_t i = 0; i < ids.size(); ++i)
+    if (ids[i] < 0 || ids[i] >= vocab)
+      return Status(StatusCode::kInvalidArgument,
+                    "token " + std::to_string(i) + " is " + std::to_string(ids[i]) +
+                        ", outside the vocabulary [0, " + std::to_string(vocab) + ")");
+  return Status::ok();
+}
+} // namespace
+
+StatusOr<Tensor> Engine::score(const std::vector<int64_t> &ids, int64_t chunk) {
+  ACCEL_RT_RETURN_IF_ERROR(checkIds(ids, vocab_, maxModelLen_));
+  if (chunk < 0)
+    return Status(StatusCode::kInvalidArgument,
+                  "the chunk size must be 0 (the whole sequence) or positive, got " +
+                      std::to_string(chunk));
+  const int64_t len = int64_t(ids.size());
+  if (chunk == 0)
+    chunk = len;
+  ACCEL_RT_ASSIGN_OR_RETURN(Tensor logits, Tensor::allocate(DType::kF32, {len, vocab_}));
+  kv::SequenceKV seq;
+  Status result = Status::ok();
+  for (int64_t start = 0; start < len; start += chunk) {
+    int64_t n = std::min(chunk, len - start);
+    StatusOr<Tensor> out = step(seq, ids.data() + start, n);
+    if (!out) {
+      result = Status(out.status().code(),
+                      "step at token " + std::to_string(start) + ": " + out.status().message());
+      break;
+    }
+    std::memcpy(logits.data<float>() + start * vocab_, out->rawData(), out->byteSize());
+  }
+  ACCEL_RT_RETURN_IF_ERROR(seq.release(*pool_));
+  ACCEL_RT_RETURN_IF_ERROR(result);
+  return logits;
+}
+
+StatusOr<std::vector<int64_t>> Engine::generate(const std::vector<int64_t> &prompt,
+                                                const NextToken &next) {
+  ACCEL_RT_RETURN_IF_ERROR(checkIds(prompt, vocab_, maxModelLen_));
+  kv::SequenceKV seq;
+  std::vector<int64_t> generated;
+  Status result = Status::ok();
+  StatusOr<Tensor> out = step(seq, prompt.data(), int64_t(prompt.size()));
+  while (true) {
+    if (!out) {
+      result = out.status();
+      break;
+    }
+    const float *row = out->data<float>() + (out->numElements() - vocab_);
+    StatusOr<int64_t> tok = next(row, vocab_);
+    if (!tok) {
+      result = tok.status();
+      break;
+    }
+    if (*tok < 0)
+      break;
+    if (*tok >= vocab_) {
+      result = Status(StatusCode::kInternal, "the sampler chose token " + std::to_string(*tok) +
+                                                 " outside the vocabulary");
+      break;
+    }
+    generated.push_back(*tok);
+    if (int64_t(prompt.size() + generated.size()) >= maxModelLen_)
+      break;
+    out = step(seq, &generated.back(), 1);
+  }
+  ACCEL_RT_RETURN_IF_ERROR(seq.release(*pool_));
+  ACCEL_RT_RETURN_IF_ERROR(result);
+  return generated;
+}
+
+} // namespace accel::rt::engine

@@ -1,0 +1,141 @@
+//===- Describe.cpp - a plan as readable text ------------------------------===//
+#include "runtime/plan/Describe.h"
+
+#include <cinttypes>
+#include <cstdio>
+#include <sstream>
+
+namespace accel::rt::plan {
+
+namespace pb = accel::plan;
+
+namespace {
+
+const char *kindName(pb::Section::Kind k) {
+  switch (k) {
+  case pb::Section::WEIGHTS:
+    return "weights";
+  case pb::Section::KERNEL_IMAGE:
+    return "kernel_image";
+  case pb::Section::TOKENIZER:
+    return "tokenizer";
+  default:
+    return "unknown";
+  }
+}
+
+std::string typeOf(const pb::Value &v) {
+  std::string s = v.dtype() + "[";
+  for (int i = 0; i < v.shape_size(); ++i)
+    s += (i ? ", " : "") + (v.shape(i) < 0 ? std::string("?") : std::to_string(v.shape(i)));
+  return s + "]";
+}
+
+std::string attrValue(const pb::Attribute &a) {
+  std::ostringstream os;
+  switch (a.value_case()) {
+  case pb::Attribute::kI:
+    os << a.i();
+    break;
+  case pb::Attribute::kF:
+    os << a.f();
+    break;
+  case pb::Attribute::kS:
+    os << '"' << a.s() << '"';
+    break;
+  case pb::Attribute::kInts:
+    os << '[';
+    for (int i = 0; i < a.ints().values_size(); ++i)
+      os << (i ? ", " : "") << a.ints().values(i);
+    os << ']';
+    break;
+  case pb::Attribute::kFloats:
+    os << '[';
+    for (int i = 0; i < a.floats().values_size(); ++i)
+      os << (i ? ", " : "") << a.floats().values(i);
+    os << ']';
+    break;
+  case pb::Attribute::kStrings:
+    os << '[';
+    for (int i = 0; i < a.strings().values_size(); ++i)
+      os << (i ? ", " : "") << '"' << a.strings().values(i) << '"';
+    os << ']';
+    break;
+  case pb::Attribute::kTensor:
+    os << '%' << a.tensor();
+    break;
+  default:
+    os << "<none>";
+  }
+  return os.str();
+}
+
+} // namespace
+
+std::string describePlan(const PlanFile &plan) {
+  std::ostringstream os;
+  const Header &h = plan.header();
+  const pb::PlanMetadata &m = plan.metadata();
+  os << "plan " << plan.path() << ": format " << h.major << "." << h.minor << ", target "
+     << h.target << ", tp " << h.tpSize << ", " << h.fileSize << " bytes\n";
+  os << "producer: " << m.accelc_version() << "\n";
+  const pb::ModelConfig &c = m.model();
+  os << "model: " << c.source() << " (" << c.producer() << "), vocab " << c.vocab_size()
+     << ", max positions " << c.max_position() << ", bos " << c.bos_token_id() << ", eos [";
+  for (int i = 0; i < c.eos_token_ids_size(); ++i)
+    os << (i ? ", " : "") << c.eos_token_ids(i);
+  os << "]\n";
+  const pb::KVCache &kv = m.kv_cache();
+  os << "kv cache: " << kv.num_layers() << " layers, " << kv.num_kv_heads() << " kv heads, head dim "
+     << kv.head_dim() << ", block size " << kv.block_size() << ", " << kv.dtype() << "\n";
+  os << "sections:\n";
+  for (int i = 0; i < m.sections_size(); ++i) {
+    const pb::Section &s = m.sections(i);
+    char crc[16];
+    std::snprintf(crc, sizeof(crc), "%08" PRIx32, s.crc32c());
+    os << "  " << i << " " << s.name() << ": " << kindName(s.kind()) << ", offset " << s.offset()
+       << ", " << s.size() << " bytes, crc32c " << crc << "\n";
+  }
+  const pb::Schedule &sc = m.schedule();
+  int64_t constants = 0;
+  uint64_t constantBytes = 0;
+  for (const pb::Value &v : sc.values())
+    if (v.is_constant()) {
+      ++constants;
+      constantBytes += v.size();
+    }
+  os << "values: " << sc.values_size() << " (" << constants << " constants, " << constantBytes
+     << " bytes)\n";
+  os << "schedule: " << sc.steps_size() << " steps, token ids %" << sc.token_ids() << ", logits %"
+     << sc.logits() << "\n";
+  for (const pb::Step &st : sc.steps()) {
+    os << "  ";
+    for (int i = 0; i < st.outputs_size(); ++i)
+      os << (i ? ", " : "") << (st.outputs(i) < 0 ? std::string("_") : "%" + std::to_string(st.outputs(i)));
+    if (st.outputs_size())
+      os << " = ";
+    os << st.kind() << " " << st.op() << "(";
+    for (int i = 0; i < st.inputs_size(); ++i) {
+      int32_t in = st.inputs(i);
+      os << (i ? ", " : "") << (in < 0 ? std::string("none") : "%" + std::to_string(in));
+      if (in >= 0 && sc.values(in).is_constant())
+        os << ":const";
+    }
+    os << ")";
+    if (st.attributes_size()) {
+      os << " {";
+      for (int i = 0; i < st.attributes_size(); ++i)
+        os << (i ? ", " : "") << st.attributes(i).name() << " = " << attrValue(st.attributes(i));
+      os << "}";
+    }
+    os << " : ";
+    for (int i = 0; i < st.outputs_size(); ++i)
+      os << (i ? ", " : "") << (st.outputs(i) < 0 ? "none" : typeOf(sc.values(st.outputs(i))));
+    if (!st.location().empty())
+      os << "  // " << st.location();
+    os << "\n";
+  }
+  return os.str();
+}
+
+} // namespace accel::rt::plan

@@ -1,0 +1,218 @@
+//===- PlanFile.cpp - open, check and map a plan file ----------------------===//
+#include "runtime/plan/PlanFile.h"
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <vector>
+
+namespace accel::rt::plan {
+
+namespace pb = accel::plan;
+
+namespace {
+
+Status dataLoss(const std::string &path, const std::string &msg) {
+  return Status(StatusCode::kDataLoss, path + ": " + msg);
+}
+
+/// A read-only mapping, unmapped when the last tensor viewing it goes away.
+struct Mapping {
+  void *addr = nullptr;
+  size_t size = 0;
+  ~Mapping() {
+    if (addr && size)
+      ::munmap(addr, size);
+  }
+};
+
+std::string valueName(const pb::Schedule &s, int32_t id) {
+  const pb::Value &v = s.values(id);
+  return "value " + std::to_string(id) + (v.name().empty() ? "" : " ('" + v.name() + "')");
+}
+
+} // namespace
+
+StatusOr<std::shared_ptr<const PlanFile>> PlanFile::open(const std::string &path,
+                                                         const LoadOptions &options) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return Status(errno == ENOENT ? StatusCode::kNotFound : StatusCode::kInvalidArgument,
+                  "cannot open plan '" + path + "': " + std::strerror(errno));
+  struct stat st;
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return Status(StatusCode::kInvalidArgument, "'" + path + "' is not a regular file");
+  }
+  auto plan = std::shared_ptr<PlanFile>(new PlanFile());
+  plan->path_ = path;
+  plan->size_ = uint64_t(st.st_size);
+  auto mapping = std::make_shared<Mapping>();
+  if (plan->size_ > 0) {
+    void *addr = ::mmap(nullptr, plan->size_, PROT_READ, MAP_PRIVATE, fd, 0);
+    if (addr == MAP_FAILED) {
+      int err = errno;
+      ::close(fd);
+      return Status(StatusCode::kResourceExhausted,
+                    "cannot map plan '" + path + "': " + std::strerror(err));
+    }
+    mapping->addr = addr;
+    mapping->size = plan->size_;
+  }
+  ::close(fd);
+  plan->data_ = static_cast<const char *>(mapping->addr);
+  plan->mapping_ = std::move(mapping);
+  return finish(std::move(plan), options);
+}
+
+StatusOr<std::shared_ptr<const PlanFile>>
+PlanFile::fromBytes(std::string_view bytes, const std::string &name,
+                    const LoadOptions &options) {
+  auto plan = std::shared_ptr<PlanFile>(new PlanFile());
+  plan->path_ = name;
+  plan->size_ = bytes.size();
+  // 4096-aligned like a mapping, so constants keep their alignment.
+  void *buf = std::aligned_alloc(kSectionAlignment, alignUp(bytes.size() + 1, kSectionAlignment));
+  if (!buf)
+    return Status(StatusCode::kResourceExhausted, name + ": cannot allocate the plan");
+  if (!bytes.empty())
+    std::memcpy(buf, bytes.data(), bytes.size());
+  plan->mapping_ = std::shared_ptr<const void>(buf, [](const void *p) {
+    std::free(const_cast<void *>(p));
+  });
+  plan->data_ = static_cast<const char *>(buf);
+  return finish(std::move(plan), options);
+}
+
+StatusOr<std::shared_ptr<const PlanFile>>
+PlanFile::finish(std::shared_ptr<PlanFile> plan, const LoadOptions &options) {
+  ACCEL_RT_RETURN_IF_ERROR(plan->check(options));
+  return std::shared_ptr<const PlanFile>(std::move(plan));
+}
+
+Status PlanFile::check(const LoadOptions &options) {
+  StatusOr<Header> header = decodeHeader(data_, size_, size_, path_);
+  if (!header)
+    return header.status();
+  header_ = std::move(*header);
+
+  const char *meta = data_ + header_.metadataOffset;
+  if (crc32c(meta, header_.metadataSize) != header_.metadataCrc)
+    return dataLoss(path_, "the plan metadata is corrupt (checksum mismatch)");
+  if (!metadata_.ParseFromArray(meta, int(header_.metadataSize)) ||
+      header_.metadataSize > uint64_t(INT32_MAX))
+    return dataLoss(path_, "the plan metadata does not parse");
+  if (metadata_.target() != header_.target)
+    return dataLoss(path_, "the header's target '" + header_.target +
+                               "' and the metadata's '" + metadata_.target() + "' differ");
+
+  // Sections: aligned, between the header page and the metadata, checksummed.
+  uint64_t prevEnd = kSectionAlignment;
+  for (int i = 0; i < metadata_.sections_size(); ++i) {
+    const pb::Section &s = metadata_.sections(i);
+    std::string what = "section " + std::to_string(i) + " ('" + s.name() + "')";
+    if (s.offset() % kSectionAlignment != 0)
+      return dataLoss(path_, what + " is not 4096-byte aligned");
+    if (s.offset() < prevEnd || s.offset() > header_.metadataOffset ||
+        s.size() > header_.metadataOffset - s.offset())
+      return dataLoss(path_, what + " lies outside the section area of the file");
+    prevEnd = s.offset() + s.size();
+    if (options.verifyChecksums && crc32c(data_ + s.offset(), s.size()) != s.crc32c())
+      return dataLoss(path_, what + " is corrupt (checksum mismatch)");
+  }
+  return checkSchedule();
+}
+
+Status PlanFile::checkSchedule() {
+  const pb::Schedule &s = metadata_.schedule();
+  const int32_t n = s.values_size();
+  std::vector<char> defined(size_t(n), 0);
+  auto bad = [&](const std::string &msg) { return dataLoss(path_, "schedule: " + msg); };
+
+  for (int32_t id = 0; id < n; ++id) {
+    const pb::Value &v = s.values(id);
+    if (v.id() != id)
+      return bad("value " + std::to_string(id) + " carries id " + std::to_string(v.id()));
+    std::optional<DType> dt = dtypeFromName(v.dtype());
+    if (!dt)
+      return bad(valueName(s, id) + " has unknown element type '" + v.dtype() + "'");
+    for (int64_t d : v.shape())
+      if (d < -1)
+        return bad(valueName(s, id) + " has a negative dimension");
+    if (!v.is_constant())
+      continue;
+    if (v.section() < 0 || v.section() >= metadata_.sections_size() ||
+        metadata_.sections(v.section()).kind() != pb::Section::WEIGHTS)
+      return bad("constant " + valueName(s, id) + " names no weights section");
+    const pb::Section &sec = metadata_.sections(v.section());
+    if (v.offset() % kTensorAlignment != 0 || v.offset() > sec.size() ||
+        v.size() > sec.size() - v.offset())
+      return bad("constant " + valueName(s, id) + " lies outside its section");
+    Shape shape(v.shape().begin(), v.shape().end());
+    StatusOr<int64_t> count = checkedNumElements(shape);
+    if (!count)
+      return bad("constant " + valueName(s, id) + " has a dynamic or invalid shape");
+    if (uint64_t(*count) * dtypeSize(*dt) != v.size())
+      return bad("constant " + valueName(s, id) + " has " + std::to_string(v.size()) +
+                 " bytes, its type needs " + std::to_string(uint64_t(*count) * dtypeSize(*dt)));
+    defined[size_t(id)] = 1;
+  }
+
+  auto inRange = [&](int32_t id) { return id >= 0 && id < n; };
+  if (!inRange(s.token_ids()) || s.values(s.token_ids()).is_constant())
+    return bad("the token ids value is missing");
+  defined[size_t(s.token_ids())] = 1;
+  for (int i = 0; i < s.steps_size(); ++i) {
+    const pb::Step &step = s.steps(i);
+    std::string what = "step " + std::to_string(i) + " (" + step.kind() + " " + step.op() + ")";
+    for (int32_t in : step.inputs()) {
+      if (in == -1)
+        continue;
+      if (!inRange(in))
+        return bad(what + " reads value " + std::to_string(in) + ", which does not exist");
+      if (!defined[size_t(in)])
+        return bad(what + " reads " + valueName(s, in) + " before it is written");
+    }
+    for (int32_t out : step.outputs()) {
+      if (out == -1)
+        continue; // an optional ONNX output the model does not use
+      if (!inRange(out))
+        return bad(what + " writes value " + std::to_string(out) + ", which does not exist");
+      if (defined[size_t(out)])
+        return bad(what + " writes " + valueName(s, out) + " a second time");
+      defined[size_t(out)] = 1;
+    }
+    for (const pb::Attribute &a : step.attributes())
+      if (a.value_case() == pb::Attribute::kTensor &&
+          (!inRange(a.tensor()) || !s.values(a.tensor()).is_constant()))
+        return bad(what + " attribute '" + a.name() + "' names no constant");
+  }
+  if (!inRange(s.logits()) || !defined[size_t(s.logits())])
+    return bad("no step writes the logits");
+  return Status::ok();
+}
+
+std::string_view PlanFile::section(int index) const {
+  const pb::Section &s = metadata_.sections(index);
+  return std::string_view(data_ + s.offset(), size_t(s.size()));
+}
+
+std::optional<std::string_view> PlanFile::tokenizerJson() const {
+  for (int i = 0; i < metadata_.sections_size(); ++i)
+    if (metadata_.sections(i).kind() == pb::Section::TOKENIZER)
+      return section(i);
+  return std::nullopt;
+}
+
+Tensor PlanFile::constant(int32_t id) const {
+  const pb::Value &v = metadata_.schedule().values(id);
+  const pb::Section &sec = metadata_.sections(v.section());
+  return Tensor::view(*dtypeFromName(v.dtype()), Shape(v.shape().begin(), v.shape().end()),
+                      data_ + sec.offset() + v.offset(), mapping_);
+}
+
+} // namespace accel::rt::plan

@@ -1,0 +1,72 @@
+//===- PlanFile.h - open, check and map a plan file -------------*- C++ -*-===//
+//
+// The loader half of docs/plan-format.md. open() maps the file read-only,
+// checks the header, the metadata and every section's CRC-32C, and checks
+// that the schedule is well formed (values defined once, before use; every
+// constant inside its section), so that nothing later trips over a corrupt
+// file. Weights are never copied: constant() returns tensors that view the
+// mapping and keep it alive.
+//
+// Every failure is one sentence that starts with the plan's path.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ACCEL_RUNTIME_PLAN_PLANFILE_H
+#define ACCEL_RUNTIME_PLAN_PLANFILE_H
+
+#include "runtime/plan/Plan.pb.h"
+#include "runtime/plan/PlanFormat.h"
+#include "runtime/support/Status.h"
+#include "runtime/tensor/Tensor.h"
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace accel::rt::plan {
+
+struct LoadOptions {
+  /// Verify every section's CRC-32C at load (reads every weight byte once).
+  bool verifyChecksums = true;
+};
+
+class PlanFile : public std::enable_shared_from_this<PlanFile> {
+public:
+  /// Maps and checks the plan at `path`.
+  static StatusOr<std::shared_ptr<const PlanFile>> open(const std::string &path,
+                                                        const LoadOptions &options = {});
+  /// The same checks on bytes in memory (copied); `name` stands for the path
+  /// in messages.
+  static StatusOr<std::shared_ptr<const PlanFile>>
+  fromBytes(std::string_view bytes, const std::string &name, const LoadOptions &options = {});
+
+  const std::string &path() const { return path_; }
+  const Header &header() const { return header_; }
+  const accel::plan::PlanMetadata &metadata() const { return metadata_; }
+  const accel::plan::Schedule &schedule() const { return metadata_.schedule(); }
+
+  /// The bytes of section `index`.
+  std::string_view section(int index) const;
+  /// The tokenizer.json the plan carries, if any.
+  std::optional<std::string_view> tokenizerJson() const;
+  /// A view of constant value `id` (checked at load to be a constant).
+  Tensor constant(int32_t id) const;
+
+private:
+  PlanFile() = default;
+  static StatusOr<std::shared_ptr<const PlanFile>> finish(std::shared_ptr<PlanFile> plan,
+                                                          const LoadOptions &options);
+  Status check(const LoadOptions &options);
+  Status checkSchedule();
+
+  std::string path_;
+  std::shared_ptr<const void> mapping_; // keeps the bytes alive
+  const char *data_ = nullptr;
+  uint64_t size_ = 0;
+  Header header_;
+  accel::plan::PlanMetadata metadata_;
+};
+
+} // namespace accel::rt::plan
+
+#endif // ACCEL_RUNTIME_PLAN_PLANFILE_H
