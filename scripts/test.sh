@@ -3,7 +3,7 @@
 # gtest units, and a runtime-only build that proves accel-run links no
 # LLVM/MLIR. GPU tests (ctest label `gpu`) are reported as skipped here.
 # Last, the ONNX importer is fuzzed for ${ACCEL_FUZZ_SECONDS:-60} seconds
-# (ACCEL_FUZZ_SECONDS=0 skips it).
+# and the plan loader for half that (ACCEL_FUZZ_SECONDS=0 skips both).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
@@ -15,8 +15,8 @@ echo "== runtime-only build (no LLVM/MLIR) =="
 cmake -S . -B "$BUILD-runtime" -G Ninja -DCMAKE_BUILD_TYPE=Release \
   -DACCEL_BUILD_COMPILER=OFF -DACCEL_BUILD_TESTS=OFF >/dev/null
 cmake --build "$BUILD-runtime" -j "${ACCEL_JOBS:-$(nproc)}" --target accel-run
-if ldd "$BUILD-runtime/bin/accel-run" | grep -Ei 'libLLVM|libMLIR'; then
-  echo "test: accel-run links LLVM/MLIR" >&2
+if ldd "$BUILD-runtime/bin/accel-run" | grep -Ei 'libLLVM|libMLIR|libprotobuf'; then
+  echo "test: the runtime-only accel-run links LLVM/MLIR or a shared protobuf" >&2
   exit 1
 fi
 
@@ -38,7 +38,8 @@ if [ "$FUZZ_SECONDS" -gt 0 ]; then
       -DACCEL_BUILD_FUZZERS=ON -DACCEL_BUILD_TESTS=OFF \
       -DCMAKE_CXX_FLAGS="-fsanitize=fuzzer-no-link,address" >/dev/null
   fi
-  cmake --build "$FUZZ_BUILD" -j "${ACCEL_JOBS:-$(nproc)}" --target accel-onnx-importer-fuzzer
+  cmake --build "$FUZZ_BUILD" -j "${ACCEL_JOBS:-$(nproc)}" \
+    --target accel-onnx-importer-fuzzer accel-plan-loader-fuzzer
   FUZZ="$ROOT/$FUZZ_BUILD/fuzz-run"
   case "$FUZZ_BUILD" in /*) FUZZ="$FUZZ_BUILD/fuzz-run" ;; esac
   rm -rf "$FUZZ" && mkdir -p "$FUZZ/corpus" "$FUZZ/artifacts"
@@ -60,4 +61,22 @@ if [ "$FUZZ_SECONDS" -gt 0 ]; then
   fi
   runs=$(sed -n 's/^Done \([0-9]*\) runs.*/\1/p' "$FUZZ/log" | tail -n 1)
   echo "fuzz: ${runs:-?} executions in ${FUZZ_SECONDS} s, no failure (log: $FUZZ/log)"
+
+  # The plan loader, from plans of three fixtures.
+  PLAN_FUZZ="$FUZZ/plan"
+  mkdir -p "$PLAN_FUZZ/corpus"
+  for m in llama_op18 gemma2_op18 gpt2_op18; do
+    "$BUILD/bin/accelc" "test/fixtures/models/$m/model.onnx" -o "$PLAN_FUZZ/corpus/$m.plan"
+  done
+  PLAN_SECONDS=$(( (FUZZ_SECONDS + 1) / 2 ))
+  if ! "$FUZZ_BUILD/bin/accel-plan-loader-fuzzer" -max_total_time="$PLAN_SECONDS" \
+      -rss_limit_mb=4096 -timeout=20 -max_len=1048576 -print_final_stats=1 \
+      -artifact_prefix="$FUZZ/artifacts/" "$PLAN_FUZZ/corpus" >"$PLAN_FUZZ/log" 2>&1; then
+    tail -n 60 "$PLAN_FUZZ/log" >&2
+    echo "test: the plan loader fuzzer found a failure; the input is in $FUZZ/artifacts" \
+         "(reproduce: $FUZZ_BUILD/bin/accel-plan-loader-fuzzer <file>)" >&2
+    exit 1
+  fi
+  runs=$(sed -n 's/^Done \([0-9]*\) runs.*/\1/p' "$PLAN_FUZZ/log" | tail -n 1)
+  echo "fuzz: plan loader ${runs:-?} executions in ${PLAN_SECONDS} s, no failure"
 fi
