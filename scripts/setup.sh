@@ -14,7 +14,7 @@ APT_PACKAGES=(
   libgtest-dev libgmock-dev libopenblas-dev
   python3 python3-pip
 )
-PIP_PACKAGES=(numpy onnx onnxruntime)
+PIP_PACKAGES=(numpy onnx onnxruntime tokenizers)
 
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
