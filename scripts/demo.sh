@@ -1,34 +1,39 @@
 #!/usr/bin/env bash
-# The main job on the built-in demo model, as far as accel goes today.
+# The main job on the built-in demo model: compile it to a plan, then
+# generate text from it on the CPU.
 #
-# Today: builds accel, imports a committed model (a tiny random-weight Llama
-# exported from HF transformers by torch.onnx dynamo), raises it to the
-# transformer dialect and runs it token by token through the paged KV cache
-# on the CPU, comparing with HF's logits. Plans and text generation need the
-# end-to-end work of issue 4; this script says so plainly at the end.
+# The demo model (test/fixtures/demo) is a 3 M-parameter Llama with real
+# weights, trained on the King James Bible, with its own byte-level BPE
+# tokenizer.json; see test/fixtures/demo/README.md. Extra arguments go to
+# accel-run (for example: --prompt "And God said" --temperature 0.8 --seed 1).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${ACCEL_BUILD_DIR:-build}
 scripts/build.sh >/dev/null
-MODEL=test/fixtures/models/llama_op18/model.onnx
+MODEL=test/fixtures/demo/model.onnx
+PLAN="$BUILD/demo.plan"
 
-echo "== accelc $MODEL -emit=onnx (first lines) =="
-"$BUILD/bin/accelc" "$MODEL" -emit=onnx -o "$BUILD/demo.onnx.mlir"
-head -n 12 "$BUILD/demo.onnx.mlir"
+echo "== accelc $MODEL -o $PLAN =="
+"$BUILD/bin/accelc" "$MODEL" -o "$PLAN"
+"$BUILD/bin/accel-run" "$PLAN" --describe | sed -n '1,9p'
 echo "..."
 echo
-echo "== op histogram of the imported graph =="
-grep -oE '= onnx\.[A-Za-z_]+' "$BUILD/demo.onnx.mlir" | sort | uniq -c | sort -rn | head -n 15
-echo
-echo
-echo "== accelc $MODEL -emit=transformer (the raised model) =="
+echo "== what raising made of it (accelc -emit=transformer) =="
 "$BUILD/bin/accelc" "$MODEL" -emit=transformer -o "$BUILD/demo.transformer.mlir"
-grep -oE '= (transformer|onnx)\.[a-z_A-Z]+' "$BUILD/demo.transformer.mlir" | grep -v Constant | sort | uniq -c | sort -rn
+grep -oE '= transformer\.[a-z_]+' "$BUILD/demo.transformer.mlir" | sort | uniq -c | sort -rn
 echo
-echo "== the raised model, token by token through the paged KV cache, vs HF's logits =="
-"$BUILD/bin/accelc" "$MODEL" -emit=transformer -interpret -interpret-chunk=1 \
-  -input input_ids="$(dirname "$MODEL")/input_ids.npy" -output-dir "$BUILD/demo-out"
-python3 test/Inputs/compare_logits.py "$BUILD/demo-out/logits.npy" "$(dirname "$MODEL")/logits.npy"
+echo "== the plan's logits vs HF transformers', token by token through the paged KV cache =="
+"$BUILD/bin/accel-run" "$PLAN" --score test/fixtures/demo/input_ids.npy \
+  --logits-out "$BUILD/demo-logits.npy" --chunk 1
+python3 test/Inputs/compare_logits.py "$BUILD/demo-logits.npy" test/fixtures/demo/logits.npy
 echo
-echo "Not there yet: plans and 'accel-run --prompt' text generation on a trained"
-echo "demo model (issue 4)."
+if [ "$#" -gt 0 ]; then
+  echo "== accel-run $PLAN $* =="
+  "$BUILD/bin/accel-run" "$PLAN" "$@"
+else
+  echo "== accel-run $PLAN --prompt \"In the beginning\" -n 64 (greedy) =="
+  "$BUILD/bin/accel-run" "$PLAN" --prompt "In the beginning" -n 64
+  echo
+  echo "== accel-run $PLAN --prompt \"And God said\" -n 64 --temperature 0.8 --top-p 0.95 --seed 1 =="
+  "$BUILD/bin/accel-run" "$PLAN" --prompt "And God said" -n 64 --temperature 0.8 --top-p 0.95 --seed 1
+fi

@@ -1,6 +1,8 @@
 //===- PlanFileTest.cpp - plan header, CRC-32C and loader checks -----------===//
 #include "runtime/plan/PlanFile.h"
 
+#include "PlanTestUtil.h"
+
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -72,29 +74,8 @@ TEST(Header, Rejects) {
   EXPECT_EQ(r.status().message(), "x.plan: the plan header is corrupt (checksum mismatch)");
 }
 
-/// A plan in memory: header, one weights section, metadata.
-std::string assemble(pb::PlanMetadata meta, const std::string &weights) {
-  std::string file(kSectionAlignment, '\0');
-  pb::Section *s = meta.add_sections();
-  s->set_name("weights.rank0");
-  s->set_kind(pb::Section::WEIGHTS);
-  s->set_offset(kSectionAlignment);
-  s->set_size(weights.size());
-  s->set_crc32c(crc32c(weights.data(), weights.size()));
-  file += weights;
-  file.resize(alignUp(file.size(), kSectionAlignment), '\0');
-  std::string m;
-  meta.SerializeToString(&m);
-  Header h;
-  h.metadataOffset = file.size();
-  h.metadataSize = m.size();
-  h.metadataCrc = crc32c(m.data(), m.size());
-  h.target = meta.target();
-  file += m;
-  h.fileSize = file.size();
-  std::string head = encodeHeader(h);
-  std::memcpy(file.data(), head.data(), head.size());
-  return file;
+std::string assemble(const pb::PlanMetadata &meta, const std::string &weights) {
+  return accel::test::assemblePlan(meta, weights);
 }
 
 /// token ids %0, constant %1 (f32[4] at offset 0), %2 = residual_add(%1, %1)

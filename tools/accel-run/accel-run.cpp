@@ -10,10 +10,12 @@
 //===----------------------------------------------------------------------===//
 #include "runtime/device/CudaDriver.h"
 #include "runtime/engine/Engine.h"
+#include "runtime/engine/TextGeneration.h"
 #include "runtime/plan/Describe.h"
 #include "runtime/support/Npy.h"
 
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -41,6 +43,7 @@ void printUsage() {
       "  --temperature <T>        0 is greedy (default 0)\n"
       "  --top-p <P>  --top-k <K>  --min-p <P>  --repetition-penalty <R>\n"
       "  --seed <S>               make sampling reproducible\n"
+      "  --stop <text>            stop before this text (repeatable)\n"
       "  --ignore-eos             do not stop at the end-of-sequence token\n"
       "  --print-ids              also print the generated token ids\n"
       "\n"
@@ -99,6 +102,7 @@ struct Flags {
   double temperature = 0.0, topP = 1.0, minP = 0.0, repetitionPenalty = 1.0;
   int64_t topK = 0;
   std::optional<uint64_t> seed;
+  std::vector<std::string> stop;
   bool ignoreEos = false, printIds = false, describe = false, verify = true;
 };
 
@@ -145,9 +149,74 @@ int runScore(engine::Engine &e, const Flags &f) {
   return 0;
 }
 
-} // namespace
+int runGenerate(engine::Engine &e, const Flags &f) {
+  StatusOr<std::unique_ptr<engine::TextGenerator>> gen = engine::TextGenerator::create(e);
+  if (!gen)
+    return fail(gen.status());
+  engine::GenerationRequest req;
+  if (!f.promptIds.empty()) {
+    StatusOr<Tensor> ids = readNpy(f.promptIds);
+    if (!ids)
+      return fail(ids.status());
+    if (!isInteger(ids->dtype()) || !(ids->rank() == 1 || (ids->rank() == 2 && ids->dim(0) == 1)))
+      return fail(Status(StatusCode::kInvalidArgument,
+                         f.promptIds + ": the prompt ids must be integers of shape [S] or [1, S], "
+                                       "got " + ids->describe()));
+    req.promptIds = ids->toInt64s();
+    if (req.promptIds.empty())
+      return fail(Status(StatusCode::kInvalidArgument, f.promptIds + ": the prompt is empty"));
+  } else {
+    req.prompt = f.prompt;
+  }
+  req.maxTokens = f.maxTokens;
+  req.sampling.temperature = float(f.temperature);
+  req.sampling.topP = float(f.topP);
+  req.sampling.topK = f.topK;
+  req.sampling.minP = float(f.minP);
+  req.sampling.repetitionPenalty = float(f.repetitionPenalty);
+  req.sampling.seed = f.seed;
+  req.stop = f.stop;
+  req.ignoreEos = f.ignoreEos;
 
-int runGenerate(engine::Engine &e, const Flags &f); // Generate.cpp
+  const bool text = (*gen)->hasTokenizer();
+  bool echoed = false;
+  auto start = std::chrono::steady_clock::now();
+  StatusOr<engine::GenerationResult> r =
+      (*gen)->generate(req, [&](std::string_view piece) {
+        if (!echoed && !f.prompt.empty()) {
+          std::fputs(f.prompt.c_str(), stdout);
+          echoed = true;
+        }
+        std::fwrite(piece.data(), 1, piece.size(), stdout);
+        std::fflush(stdout);
+      });
+  if (!r) {
+    if (echoed)
+      std::fputc('\n', stdout);
+    return fail(r.status());
+  }
+  double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (text) {
+    if (!echoed)
+      std::fputs(f.prompt.c_str(), stdout);
+    std::fputc('\n', stdout);
+  }
+  if (f.printIds || !text) {
+    std::printf("ids:");
+    for (int64_t t : r->tokens)
+      std::printf(" %lld", (long long)t);
+    std::printf("\n");
+  }
+  std::fflush(stdout);
+  std::fprintf(stderr,
+               "accel-run: %zu prompt + %zu generated tokens in %.2f s (%.1f tokens/s), "
+               "finish: %s\n",
+               r->promptIds.size(), r->tokens.size(), secs,
+               secs > 0 ? double(r->tokens.size()) / secs : 0.0, r->finishReason.c_str());
+  return 0;
+}
+
+} // namespace
 
 int main(int argc, char **argv) {
   Flags f;
@@ -193,6 +262,11 @@ int main(int argc, char **argv) {
                                : f.promptIds) = v;
       if (arg == "--prompt")
         f.havePrompt = true;
+    } else if (arg == "--stop") {
+      if (!value(v))
+        return needValue();
+      f.stop.push_back(v);
+      anyPromptFlag = true;
     } else if (arg == "--chunk" || arg == "-n" || arg == "--max-tokens" || arg == "--top-k" ||
                arg == "--max-model-len" || arg == "--seed") {
       if (!value(v))
@@ -266,30 +340,4 @@ int main(int argc, char **argv) {
   if (!e)
     return fail(e.status());
   return scoring ? runScore(**e, f) : runGenerate(**e, f);
-}
-
-// Until the tokenizer and sampler land: greedy generation from --prompt-ids.
-int runGenerate(engine::Engine &e, const Flags &f) {
-  if (f.havePrompt)
-    return fail(Status(StatusCode::kUnimplemented, "--prompt needs the tokenizer"));
-  StatusOr<Tensor> ids = readNpy(f.promptIds);
-  if (!ids)
-    return fail(ids.status());
-  int64_t left = f.maxTokens;
-  auto next = [&](const float *logits, int64_t vocab) -> StatusOr<int64_t> {
-    if (left-- <= 0)
-      return int64_t(-1);
-    int64_t best = 0;
-    for (int64_t i = 1; i < vocab; ++i)
-      if (logits[i] > logits[best])
-        best = i;
-    return best;
-  };
-  StatusOr<std::vector<int64_t>> out = e.generate(ids->toInt64s(), next);
-  if (!out)
-    return fail(out.status());
-  for (int64_t t : *out)
-    std::printf("%lld ", (long long)t);
-  std::printf("\n");
-  return 0;
 }

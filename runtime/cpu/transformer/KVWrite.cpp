@@ -41,8 +41,11 @@ Status kvWrite(kv::BlockPool &pool, int64_t layer, const Tensor &k,
                              std::to_string(pool.numSlots()) + " slots of the KV pool");
   const int64_t row = pool.config().rowElements();
   std::vector<float> buf(static_cast<size_t>(row));
-  for (const Tensor *t : {&k, &v}) {
-    const bool isK = t == &k;
+  // By position, not by address: k and v may be the same tensor (MQA-style
+  // graphs that share one projection).
+  for (int which = 0; which < 2; ++which) {
+    const bool isK = which == 0;
+    const Tensor *t = isK ? &k : &v;
     const float scale = fp8 ? (isK ? scales.k : scales.v) : 1.0f;
     const char *src = static_cast<const char *>(t->rawData());
     const size_t srcRow = size_t(row) * dtypeSize(t->dtype());

@@ -1,0 +1,220 @@
+//===- CpuExecutorTest.cpp - every exec step kind on the CPU ---------------===//
+//
+// A hand-built plan that uses every step kind (launch, copy, collective,
+// kv_write, attention_decode, attention_prefill, gemm linear and logits) is
+// run through the Engine, token by token and whole, and compared with a
+// plain reference computed here from the same numbers. Then the executor's
+// refusals: unknown kinds and ops, collectives over several ranks.
+//
+//===----------------------------------------------------------------------===//
+#include "runtime/engine/Engine.h"
+
+#include "PlanTestUtil.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+using namespace accel::rt;
+using accel::test::PlanBuilder;
+
+namespace {
+
+constexpr int64_t kV = 5, kH = 4;
+
+std::vector<float> ramp(size_t n, float scale, float offset) {
+  std::vector<float> v(n);
+  for (size_t i = 0; i < n; ++i)
+    v[i] = std::sin(float(i) * scale + offset);
+  return v;
+}
+
+struct Model {
+  std::vector<float> table = ramp(kV * kH, 0.7f, 0.1f);
+  std::vector<float> w = ramp(kH * kH, 0.3f, 0.5f);
+  std::vector<float> lm = ramp(kV * kH, 0.9f, 0.2f);
+  float scale = 0.5f;
+};
+
+/// ids -> embedding -> copy -> all_reduce(1) -> split_heads(1) -> kv_write ->
+/// attention (`attentionKind`) -> merge_heads -> linear -> logits.
+std::string buildPlan(const Model &m, const char *attentionKind) {
+  PlanBuilder b;
+  int32_t ids = b.value("i64", {-1});
+  int32_t table = b.constant({kV, kH}, m.table);
+  int32_t w = b.constant({kH, kH}, m.w);
+  int32_t lm = b.constant({kV, kH}, m.lm);
+  int32_t x = b.value("f32", {-1, kH}), y = b.value("f32", {-1, kH}),
+          z = b.value("f32", {-1, kH}), heads = b.value("f32", {-1, 1, kH}),
+          att = b.value("f32", {-1, 1, kH}), merged = b.value("f32", {-1, kH}),
+          lin = b.value("f32", {-1, kH}), logits = b.value("f32", {-1, kV});
+  b.step("launch", "embedding", {table, ids}, {x});
+  b.step("copy", "copy", {x}, {y});
+  PlanBuilder::attr(b.step("collective", "all_reduce", {y}, {z}), "group_size", int64_t(1));
+  PlanBuilder::attr(b.step("launch", "split_heads", {z}, {heads}), "num_heads", int64_t(1));
+  PlanBuilder::attr(b.step("kv_write", "kv_write", {heads, heads}, {}), "layer", int64_t(0));
+  auto &a = b.step(attentionKind, "attention", {heads}, {att});
+  PlanBuilder::attr(a, "layer", int64_t(0));
+  PlanBuilder::attr(a, "scale", double(m.scale));
+  PlanBuilder::attr(a, "causal", int64_t(1));
+  b.step("launch", "merge_heads", {att}, {merged});
+  PlanBuilder::attr(b.step("gemm", "linear", {merged, w, -1}, {lin}), "out_dtype", "f32");
+  auto &l = b.step("gemm", "logits", {lin, lm}, {logits});
+  PlanBuilder::attr(l, "out_dtype", "f32");
+  PlanBuilder::attr(l, "epilogue", "logits");
+  b.meta.mutable_schedule()->set_token_ids(ids);
+  b.meta.mutable_schedule()->set_logits(logits);
+  b.meta.mutable_model()->set_vocab_size(kV);
+  b.meta.mutable_model()->set_max_position(64);
+  auto *kv = b.meta.mutable_kv_cache();
+  kv->set_num_layers(1);
+  kv->set_num_kv_heads(1);
+  kv->set_head_dim(kH);
+  kv->set_block_size(4);
+  kv->set_dtype("f32");
+  return b.bytes();
+}
+
+/// The same computation in plain loops: causal single-head attention where
+/// K = V = Q = the embedding row.
+std::vector<float> reference(const Model &m, const std::vector<int64_t> &ids) {
+  const size_t n = ids.size();
+  std::vector<float> out(n * kV);
+  for (size_t t = 0; t < n; ++t) {
+    const float *q = &m.table[size_t(ids[t]) * kH];
+    std::vector<double> s(t + 1);
+    double mx = -1e30, sum = 0;
+    for (size_t j = 0; j <= t; ++j) {
+      const float *k = &m.table[size_t(ids[j]) * kH];
+      double d = 0;
+      for (int64_t c = 0; c < kH; ++c)
+        d += double(q[c]) * k[c];
+      s[j] = d * m.scale;
+      mx = std::max(mx, s[j]);
+    }
+    for (double &v : s)
+      sum += (v = std::exp(v - mx));
+    double att[kH] = {};
+    for (size_t j = 0; j <= t; ++j)
+      for (int64_t c = 0; c < kH; ++c)
+        att[c] += s[j] / sum * m.table[size_t(ids[j]) * kH + c];
+    double lin[kH];
+    for (int64_t r = 0; r < kH; ++r) {
+      lin[r] = 0;
+      for (int64_t c = 0; c < kH; ++c)
+        lin[r] += att[c] * m.w[size_t(r * kH + c)];
+    }
+    for (int64_t v = 0; v < kV; ++v) {
+      double d = 0;
+      for (int64_t c = 0; c < kH; ++c)
+        d += lin[c] * m.lm[size_t(v * kH + c)];
+      out[t * kV + size_t(v)] = float(d);
+    }
+  }
+  return out;
+}
+
+std::unique_ptr<engine::Engine> engineFor(const std::string &bytes) {
+  StatusOr<std::shared_ptr<const plan::PlanFile>> p = plan::PlanFile::fromBytes(bytes, "t.plan");
+  EXPECT_TRUE(p) << p.status().message();
+  if (!p)
+    return nullptr;
+  StatusOr<std::unique_ptr<engine::Engine>> e = engine::Engine::create(*p);
+  EXPECT_TRUE(e) << e.status().message();
+  return e ? std::move(*e) : nullptr;
+}
+
+void expectNear(const Tensor &got, const std::vector<float> &want) {
+  ASSERT_EQ(got.numElements(), int64_t(want.size()));
+  for (size_t i = 0; i < want.size(); ++i)
+    EXPECT_NEAR(got.data<float>()[i], want[i], 1e-5) << "element " << i;
+}
+
+TEST(CpuExecutor, EveryStepKindMatchesReference) {
+  Model m;
+  const std::vector<int64_t> ids = {3, 1, 4, 1, 0, 2, 4, 3, 2};
+  std::vector<float> want = reference(m, ids);
+
+  // attention_decode: one query token per sequence, so token by token.
+  std::unique_ptr<engine::Engine> decode = engineFor(buildPlan(m, "attention_decode"));
+  ASSERT_TRUE(decode);
+  StatusOr<Tensor> got = decode->score(ids, 1);
+  ASSERT_TRUE(got) << got.status().message();
+  expectNear(*got, want);
+
+  // attention_prefill: whole, and in chunks that cross the 4-token blocks.
+  std::unique_ptr<engine::Engine> prefill = engineFor(buildPlan(m, "attention_prefill"));
+  ASSERT_TRUE(prefill);
+  for (int64_t chunk : {0, 1, 3}) {
+    got = prefill->score(ids, chunk);
+    ASSERT_TRUE(got) << got.status().message();
+    expectNear(*got, want);
+  }
+}
+
+TEST(CpuExecutor, GeneratesGreedily) {
+  Model m;
+  std::unique_ptr<engine::Engine> e = engineFor(buildPlan(m, "attention_prefill"));
+  ASSERT_TRUE(e);
+  std::vector<int64_t> seq = {2, 0};
+  int left = 4;
+  StatusOr<std::vector<int64_t>> out =
+      e->generate(seq, [&](const float *logits, int64_t vocab) -> StatusOr<int64_t> {
+        if (left-- == 0)
+          return int64_t(-1);
+        return int64_t(std::max_element(logits, logits + vocab) - logits);
+      });
+  ASSERT_TRUE(out) << out.status().message();
+  ASSERT_EQ(out->size(), 4u);
+  // Each generated token is the argmax of the reference at its position.
+  std::vector<int64_t> all = seq;
+  for (int64_t t : *out) {
+    std::vector<float> ref = reference(m, all);
+    const float *last = &ref[(all.size() - 1) * kV];
+    EXPECT_EQ(t, std::max_element(last, last + kV) - last);
+    all.push_back(t);
+  }
+}
+
+std::string prepareError(void (*edit)(PlanBuilder &)) {
+  PlanBuilder b;
+  int32_t ids = b.value("i64", {-1});
+  int32_t out = b.value("i64", {-1});
+  b.meta.mutable_schedule()->set_token_ids(ids);
+  b.meta.mutable_schedule()->set_logits(out);
+  b.meta.mutable_model()->set_vocab_size(4);
+  edit(b);
+  StatusOr<std::shared_ptr<const plan::PlanFile>> p = plan::PlanFile::fromBytes(b.bytes(), "e.plan");
+  if (!p)
+    return p.status().message();
+  StatusOr<std::unique_ptr<engine::CpuExecutor>> ex = engine::CpuExecutor::create(*p);
+  return ex ? "ok" : ex.status().message();
+}
+
+TEST(CpuExecutor, RefusesWhatItCannotRun) {
+  EXPECT_EQ(prepareError([](PlanBuilder &b) { b.step("launch", "positions", {}, {1}).set_location("n1"); }),
+            "e.plan: step 0 (launch positions at 'n1'): attribute 'dtype' is missing");
+  EXPECT_EQ(prepareError([](PlanBuilder &b) { b.step("teleport", "x", {0}, {1}); }),
+            "e.plan: step 0 (teleport x): unknown step kind 'teleport'");
+  EXPECT_EQ(prepareError([](PlanBuilder &b) { b.step("launch", "frobnicate", {0}, {1}); }),
+            "e.plan: step 0 (launch frobnicate): the CPU backend has no kernel for launch "
+            "'frobnicate'");
+  EXPECT_EQ(prepareError([](PlanBuilder &b) { b.step("launch", "onnx.Frobnicate", {0}, {1}); }),
+            "e.plan: step 0 (launch onnx.Frobnicate): the CPU backend has no kernel for ONNX "
+            "operator 'Frobnicate'");
+  EXPECT_EQ(prepareError([](PlanBuilder &b) {
+              PlanBuilder::attr(b.step("collective", "all_reduce", {0}, {1}), "group_size",
+                                int64_t(2));
+            }),
+            "e.plan: step 0 (collective all_reduce): a collective over 2 ranks needs the "
+            "multi-GPU runtime; the CPU backend runs one rank");
+  EXPECT_EQ(prepareError([](PlanBuilder &b) { b.step("launch", "residual_add", {0}, {1}); }),
+            "e.plan: step 0 (launch residual_add): it has 1 operands, 2 expected");
+  EXPECT_EQ(prepareError([](PlanBuilder &b) {
+              PlanBuilder::attr(b.step("kv_write", "kv_write", {0, 0}, {}), "layer", int64_t(3));
+              b.step("copy", "copy", {0}, {1});
+            }),
+            "e.plan: step 0 (kv_write kv_write): layer 3 is not in the plan's KV cache");
+}
+
+} // namespace
