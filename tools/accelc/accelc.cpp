@@ -1,16 +1,17 @@
 //===- accelc.cpp - the accel compiler driver -----------------------------===//
 //
 // accelc model.onnx -emit=onnx [-o out.mlir]
+// accelc model.onnx -o model.plan          (lib/Driver/Compile.cpp)
 //
 // Thin: parses flags and hands over to lib/. Each -emit level stops the
 // pipeline after that level and prints it (as iree-compile --compile-to).
 //
 //===----------------------------------------------------------------------===//
+#include "accel/Driver/Compile.h"
 #include "accel/Driver/Pipeline.h"
 #include "accel/Eval/Evaluator.h"
 #include "accel/Eval/Stepper.h"
 #include "accel/Import/OnnxImporter.h"
-#include "accel/Plan/PlanWriter.h"
 #include "accel/passes/Passes.h"
 
 #include "runtime/support/Npy.h"
@@ -28,8 +29,6 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/InitLLVM.h"
-#include "llvm/Support/JSON.h"
-#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/WithColor.h"
 #include "llvm/Support/raw_ostream.h"
@@ -180,69 +179,39 @@ static bool runInterpreter(mlir::ModuleOp module) {
   return true;
 }
 
-/// Reads `path` into `out`; false (with a message) when it cannot.
-static bool readFile(const std::string &path, std::string &out, const char *what) {
-  auto buf = llvm::MemoryBuffer::getFile(path, /*IsText=*/false);
-  if (!buf) {
-    llvm::WithColor::error(llvm::errs(), "accelc")
-        << "cannot read the " << what << " '" << path << "': " << buf.getError().message()
-        << "\n";
-    return false;
-  }
-  out = (*buf)->getBuffer().str();
-  return true;
+static int fail(const llvm::Twine &msg) {
+  llvm::WithColor::error(llvm::errs(), "accelc") << msg << "\n";
+  return 1;
 }
 
-/// The file `name` beside the model, if it exists.
-static std::string besideModel(llvm::StringRef name) {
-  llvm::SmallString<256> p(inputFilename);
-  llvm::sys::path::remove_filename(p);
-  llvm::sys::path::append(p, name);
-  return llvm::sys::fs::exists(p) ? std::string(p) : std::string();
-}
-
-/// Model facts from HF's config.json (and generation_config.json beside
-/// it): max positions, BOS and EOS ids.
-static bool readModelConfig(accel::plan::PlanOptions &opts) {
-  std::string path = configPath.empty() ? besideModel("config.json") : configPath;
-  if (path.empty())
-    return true;
-  auto addIds = [](const llvm::json::Value *v, std::vector<int32_t> &ids) {
-    if (!v)
-      return;
-    if (std::optional<int64_t> i = v->getAsInteger()) {
-      if (llvm::find(ids, int32_t(*i)) == ids.end())
-        ids.push_back(int32_t(*i));
-    } else if (const llvm::json::Array *a = v->getAsArray()) {
-      for (const llvm::json::Value &e : *a)
-        if (std::optional<int64_t> i = e.getAsInteger())
-          if (llvm::find(ids, int32_t(*i)) == ids.end())
-            ids.push_back(int32_t(*i));
-    }
-  };
-  for (std::string file : {path, besideModel("generation_config.json")}) {
-    if (file.empty())
-      continue;
-    std::string text;
-    if (!readFile(file, text, "model config"))
-      return false;
-    llvm::Expected<llvm::json::Value> json = llvm::json::parse(text);
-    if (!json) {
-      llvm::WithColor::error(llvm::errs(), "accelc")
-          << file << ": not valid JSON: " << llvm::toString(json.takeError()) << "\n";
-      return false;
-    }
-    const llvm::json::Object *obj = json->getAsObject();
-    if (!obj)
-      continue;
-    for (const char *key : {"max_position_embeddings", "n_positions", "n_ctx"})
-      if (std::optional<int64_t> n = obj->getInteger(key); n && !opts.maxPosition)
-        opts.maxPosition = *n;
-    addIds(obj->get("eos_token_id"), opts.eosTokenIds);
-    if (std::optional<int64_t> b = obj->getInteger("bos_token_id"))
-      opts.bosTokenId = int32_t(*b);
+/// -emit=plan: the whole compile, in lib/Driver (shared with the C API).
+/// Warnings print as they come; errors are printed as compileToPlan says
+/// them (diagnostic lines name their node and say "error" themselves).
+static int emitPlan() {
+  if (interpret)
+    return fail("-interpret runs an IR level: add -emit=onnx or -emit=transformer");
+  if (outputFilename == "-")
+    return fail("a plan is a binary file: give its path with -o (e.g. -o model.plan)");
+  accel::CompileOptions options;
+  options.onnxPath = inputFilename;
+  options.outputPath = outputFilename;
+  options.target = target;
+  options.tokenizerPath = tokenizerPath;
+  options.noTokenizer = noTokenizer;
+  options.modelConfigPath = configPath;
+  options.inlineConstantBytes = inlineBytes;
+  options.applyPassManagerCLOptions = true;
+  options.onDiagnostic = [](const std::string &line) { llvm::errs() << line << "\n"; };
+  if (llvm::Error e = accel::compileToPlan(options)) {
+    llvm::handleAllErrors(std::move(e), [](const accel::CompileError &ce) {
+      if (ce.fromDiagnostics())
+        llvm::errs() << ce.message() << "\n";
+      else
+        fail(ce.message());
+    });
+    return 1;
   }
-  return true;
+  return 0;
 }
 
 int main(int argc, char **argv) {
@@ -255,13 +224,10 @@ int main(int argc, char **argv) {
   mlir::registerMLIRContextCLOptions();
   cl::ParseCommandLineOptions(argc, argv,
                               "accelc: compiles ONNX transformer models into plans\n");
-  auto fail = [](const llvm::Twine &msg) {
-    llvm::WithColor::error(llvm::errs(), "accelc") << msg << "\n";
-    return 1;
-  };
-  static const char *kTargets[] = {"cpu", "a100", "h100", "h200"};
-  if (llvm::find(kTargets, target) == std::end(kTargets))
-    return fail("unknown target '" + target + "' (expected cpu, a100, h100 or h200)");
+  if (std::string bad = accel::checkTargetName(target); !bad.empty())
+    return fail(bad);
+  if (emitLevel == EmitLevel::Plan)
+    return emitPlan();
 
   mlir::DialectRegistry registry;
   accel::registerAccelDialects(registry);
@@ -315,30 +281,6 @@ int main(int argc, char **argv) {
     return fail("-emit=exec is not implemented yet (the exec lowering and its memory "
                 "layout arrive with the GPU backend, issue 5); use -emit=transformer, or "
                 "-emit=plan to see the schedule with accel-run --describe");
-  if (emitLevel == EmitLevel::Plan) {
-    if (interpret)
-      return fail("-interpret runs an IR level: add -emit=onnx or -emit=transformer");
-    if (outputFilename == "-")
-      return fail("a plan is a binary file: give its path with -o (e.g. -o model.plan)");
-    if (target != "cpu")
-      return fail("-target=" + target + ": GPU plans are not implemented yet (issue 5); "
-                  "use -target=cpu");
-    accel::plan::PlanOptions opts;
-    opts.target = target;
-    opts.accelcVersion = "accelc 0.1.0";
-    opts.source = inputFilename;
-    std::string tok = noTokenizer ? "" : tokenizerPath.empty() ? besideModel("tokenizer.json")
-                                                               : std::string(tokenizerPath);
-    if (!tok.empty() && !readFile(tok, opts.tokenizerJson, "tokenizer"))
-      return 1;
-    if (!readModelConfig(opts))
-      return 1;
-    if (llvm::Error e = accel::plan::writePlan(*module, opts, outputFilename))
-      return fail("cannot build a plan from '" + inputFilename + "': " +
-                  llvm::toString(std::move(e)));
-    return 0;
-  }
-
   if (interpret)
     return runInterpreter(*module) ? 0 : 1;
 

@@ -1,0 +1,288 @@
+//===- Compile.cpp - an ONNX file in, a plan file out ---------------------===//
+//
+// import → raise pipeline → plan writer, with the model facts the graph does
+// not hold (tokenizer, max positions, BOS/EOS) read from HF's files beside
+// the model. The options are checked and the side files read before the
+// import, so that a typo costs nothing.
+//
+//===----------------------------------------------------------------------===//
+#include "accel/Driver/Compile.h"
+
+#include "accel/Driver/Pipeline.h"
+#include "accel/Import/OnnxImporter.h"
+#include "accel/Plan/PlanWriter.h"
+#include "accel/passes/Passes.h"
+
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/IR/Location.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Transforms/Passes.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <mutex>
+#include <vector>
+
+using namespace accel;
+
+char CompileError::ID = 0;
+
+void CompileError::log(llvm::raw_ostream &os) const { os << message_; }
+
+std::error_code CompileError::convertToErrorCode() const {
+  switch (kind_) {
+  case CompileErrorKind::InvalidArgument:
+    return std::make_error_code(std::errc::invalid_argument);
+  case CompileErrorKind::NotFound:
+    return std::make_error_code(std::errc::no_such_file_or_directory);
+  case CompileErrorKind::Unimplemented:
+    return std::make_error_code(std::errc::function_not_supported);
+  case CompileErrorKind::InvalidModel:
+    return std::make_error_code(std::errc::illegal_byte_sequence);
+  case CompileErrorKind::Internal:
+    break;
+  }
+  return llvm::inconvertibleErrorCode();
+}
+
+std::string accel::checkTargetName(const std::string &target) {
+  static const char *kTargets[] = {"cpu", "a100", "h100", "h200"};
+  if (llvm::find(kTargets, target) != std::end(kTargets))
+    return "";
+  return "unknown target '" + target + "' (expected cpu, a100, h100 or h200)";
+}
+
+namespace {
+
+llvm::Error compileError(CompileErrorKind kind, const llvm::Twine &msg) {
+  return llvm::make_error<CompileError>(kind, msg.str(), /*fromDiagnostics=*/false);
+}
+
+/// "<file>[: node '<name>']" for a location the importer made, else the
+/// printed location.
+std::string describeLocation(mlir::Location loc) {
+  std::string where;
+  if (auto name = mlir::dyn_cast<mlir::NameLoc>(loc)) {
+    if (auto file = mlir::dyn_cast<mlir::FileLineColLoc>(name.getChildLoc()))
+      where = file.getFilename().str() + ": node '" + name.getName().str() + "'";
+  } else if (auto file = mlir::dyn_cast<mlir::FileLineColLoc>(loc)) {
+    where = file.getFilename().str();
+    if (file.getLine())
+      where += ":" + std::to_string(file.getLine()) + ":" + std::to_string(file.getColumn());
+  }
+  if (where.empty()) {
+    llvm::raw_string_ostream os(where);
+    loc.print(os);
+  }
+  return where;
+}
+
+const char *severityName(mlir::DiagnosticSeverity s) {
+  switch (s) {
+  case mlir::DiagnosticSeverity::Error:
+    return "error";
+  case mlir::DiagnosticSeverity::Warning:
+    return "warning";
+  case mlir::DiagnosticSeverity::Remark:
+    return "remark";
+  case mlir::DiagnosticSeverity::Note:
+    break;
+  }
+  return "note";
+}
+
+/// Collects the errors a compile emits; passes the rest on.
+class DiagnosticCapture {
+public:
+  DiagnosticCapture(mlir::MLIRContext &context,
+                    const std::function<void(const std::string &)> &onDiagnostic)
+      : onDiagnostic_(onDiagnostic),
+        handler_(&context, [this](mlir::Diagnostic &d) { return handle(d); }) {}
+
+  bool hasErrors() const { return !errors_.empty(); }
+  /// The errors so far, one line each (notes on their own lines), and forgets
+  /// them.
+  std::string takeErrors() {
+    std::string joined = llvm::join(errors_, "\n");
+    errors_.clear();
+    return joined;
+  }
+
+private:
+  mlir::LogicalResult handle(mlir::Diagnostic &d) {
+    std::string where = describeLocation(d.getLocation());
+    bool isError = d.getSeverity() == mlir::DiagnosticSeverity::Error;
+    auto emit = [&](std::string line) {
+      if (isError)
+        errors_.push_back(std::move(line));
+      else if (onDiagnostic_)
+        onDiagnostic_(line);
+    };
+    emit(where + ": " + severityName(d.getSeverity()) + ": " + d.str());
+    for (const mlir::Diagnostic &note : d.getNotes())
+      emit(where + ": note: " + note.str());
+    return mlir::success();
+  }
+
+  const std::function<void(const std::string &)> &onDiagnostic_;
+  std::vector<std::string> errors_;
+  mlir::ScopedDiagnosticHandler handler_;
+};
+
+/// The file `name` beside the model, if it exists.
+std::string besideModel(const std::string &modelPath, llvm::StringRef name) {
+  llvm::SmallString<256> p(modelPath);
+  llvm::sys::path::remove_filename(p);
+  llvm::sys::path::append(p, name);
+  return llvm::sys::fs::exists(p) ? std::string(p) : std::string();
+}
+
+/// The bytes of `path`; `what` names the file in the message.
+llvm::Expected<std::string> readFile(const std::string &path, const char *what) {
+  auto buf = llvm::MemoryBuffer::getFile(path, /*IsText=*/false);
+  if (!buf)
+    return compileError(CompileErrorKind::NotFound, "cannot read the " + llvm::Twine(what) +
+                                                        " '" + path +
+                                                        "': " + buf.getError().message());
+  return (*buf)->getBuffer().str();
+}
+
+/// Model facts from HF's config.json (and generation_config.json beside the
+/// model): max positions, BOS and EOS ids.
+llvm::Error readModelConfig(const CompileOptions &options, plan::PlanOptions &opts) {
+  std::string path = options.modelConfigPath.empty()
+                         ? besideModel(options.onnxPath, "config.json")
+                         : options.modelConfigPath;
+  if (path.empty())
+    return llvm::Error::success();
+  auto addIds = [](const llvm::json::Value *v, std::vector<int32_t> &ids) {
+    if (!v)
+      return;
+    if (std::optional<int64_t> i = v->getAsInteger()) {
+      if (llvm::find(ids, int32_t(*i)) == ids.end())
+        ids.push_back(int32_t(*i));
+    } else if (const llvm::json::Array *a = v->getAsArray()) {
+      for (const llvm::json::Value &e : *a)
+        if (std::optional<int64_t> i = e.getAsInteger())
+          if (llvm::find(ids, int32_t(*i)) == ids.end())
+            ids.push_back(int32_t(*i));
+    }
+  };
+  for (const std::string &file :
+       {path, besideModel(options.onnxPath, "generation_config.json")}) {
+    if (file.empty())
+      continue;
+    llvm::Expected<std::string> text = readFile(file, "model config");
+    if (!text)
+      return text.takeError();
+    llvm::Expected<llvm::json::Value> json = llvm::json::parse(*text);
+    if (!json)
+      return compileError(CompileErrorKind::InvalidModel,
+                          file + ": not valid JSON: " + llvm::toString(json.takeError()));
+    const llvm::json::Object *obj = json->getAsObject();
+    if (!obj)
+      continue;
+    for (const char *key : {"max_position_embeddings", "n_positions", "n_ctx"})
+      if (std::optional<int64_t> n = obj->getInteger(key); n && !opts.maxPosition)
+        opts.maxPosition = *n;
+    addIds(obj->get("eos_token_id"), opts.eosTokenIds);
+    if (std::optional<int64_t> b = obj->getInteger("bos_token_id"))
+      opts.bosTokenId = int32_t(*b);
+  }
+  return llvm::Error::success();
+}
+
+/// The passes the textual raise pipeline names, registered once per process.
+void registerPipelinePasses() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    accel::registerAccelPasses();
+    mlir::registerCanonicalizerPass();
+    mlir::registerCSEPass();
+  });
+}
+
+} // namespace
+
+llvm::Error accel::compileToPlan(const CompileOptions &options) {
+  // Options first: they cost nothing to check.
+  if (options.onnxPath.empty())
+    return compileError(CompileErrorKind::InvalidArgument, "no ONNX model given");
+  if (options.outputPath.empty())
+    return compileError(CompileErrorKind::InvalidArgument,
+                        "no output path given for the plan");
+  if (std::string bad = checkTargetName(options.target); !bad.empty())
+    return compileError(CompileErrorKind::InvalidArgument, bad);
+  if (options.target != "cpu")
+    return compileError(CompileErrorKind::Unimplemented,
+                        "-target=" + options.target +
+                            ": GPU plans are not implemented yet (issue 5); use -target=cpu");
+
+  plan::PlanOptions opts;
+  opts.target = options.target;
+  opts.accelcVersion = options.compilerVersion;
+  opts.source = options.onnxPath;
+  std::string tok = options.noTokenizer             ? ""
+                    : options.tokenizerPath.empty() ? besideModel(options.onnxPath,
+                                                                  "tokenizer.json")
+                                                    : options.tokenizerPath;
+  if (!tok.empty()) {
+    llvm::Expected<std::string> json = readFile(tok, "tokenizer");
+    if (!json)
+      return json.takeError();
+    opts.tokenizerJson = std::move(*json);
+  }
+  if (llvm::Error e = readModelConfig(options, opts))
+    return e;
+
+  registerPipelinePasses();
+  mlir::DialectRegistry registry;
+  accel::registerAccelDialects(registry);
+  mlir::MLIRContext context(registry);
+  // Diagnostics name the node; the op's IR is noise for a model's user.
+  context.printOpOnDiagnostic(false);
+  DiagnosticCapture diagnostics(context, options.onDiagnostic);
+  auto diagnosticError = [&](CompileErrorKind kind, const llvm::Twine &fallback) {
+    if (!diagnostics.hasErrors())
+      return compileError(kind, fallback);
+    return llvm::Error(
+        llvm::make_error<CompileError>(kind, diagnostics.takeErrors(), /*fromDiagnostics=*/true));
+  };
+
+  OnnxImportOptions importOptions;
+  importOptions.inlineConstantBytes = options.inlineConstantBytes;
+  const bool modelExists = llvm::sys::fs::exists(options.onnxPath);
+  mlir::OwningOpRef<mlir::ModuleOp> module =
+      accel::importOnnxFile(context, options.onnxPath, importOptions);
+  if (!module)
+    return diagnosticError(modelExists ? CompileErrorKind::InvalidModel
+                                       : CompileErrorKind::NotFound,
+                           "cannot import '" + options.onnxPath + "'");
+
+  mlir::PassManager pm(&context);
+  if (options.applyPassManagerCLOptions && mlir::failed(mlir::applyPassManagerCLOptions(pm)))
+    return diagnosticError(CompileErrorKind::InvalidArgument,
+                           "the -mlir pass manager options do not apply");
+  std::string pipelineError;
+  if (mlir::failed(accel::buildRaisePipeline(pm, pipelineError)))
+    return compileError(CompileErrorKind::Internal, "internal error: " + pipelineError);
+  if (mlir::failed(pm.run(*module)))
+    return diagnosticError(CompileErrorKind::InvalidModel,
+                           "raising '" + options.onnxPath + "' failed");
+
+  if (llvm::Error e = plan::writePlan(*module, opts, options.outputPath)) {
+    std::string msg =
+        "cannot build a plan from '" + options.onnxPath + "': " + llvm::toString(std::move(e));
+    if (diagnostics.hasErrors())
+      msg = diagnostics.takeErrors() + "\n" + msg;
+    return compileError(CompileErrorKind::InvalidModel, msg);
+  }
+  return llvm::Error::success();
+}
