@@ -349,6 +349,18 @@ LogicalResult GraphImporter::importNode(
   st.addTypes(resultTypes);
   st.addAttributes(attrs);
   Operation *op = b_.create(st);
+  // An inherent attribute of the wrong kind (an INTS where the operator
+  // takes an INT) is silently dropped when the op's properties are built;
+  // say so instead of verifying an op that lost it.
+  for (NamedAttribute a : attrs) {
+    std::optional<Attribute> kept = op->getInherentAttr(a.getName());
+    if (kept && *kept != a.getValue()) {
+      op->erase();
+      return emitError(loc) << "node '" << name << "' (" << node.op_type() << "): attribute '"
+                            << a.getName().getValue()
+                            << "' has the wrong kind for this operator";
+    }
+  }
   if (failed(verify(op)))
     return emitError(loc) << "node '" << name << "' (" << node.op_type()
                           << ") does not satisfy the operator's constraints (see above)";

@@ -130,6 +130,17 @@ def bad_shapes():
                  [vi("x", T.FLOAT, [4, 32])], [vi("y", T.FLOAT, [4, 16])], [w])
 
 
+def wrong_attr_kind():
+    # axis given as a list of floats where the operator takes one integer
+    # (found by the importer fuzzer: the attribute used to be dropped).
+    g = nh.from_array(np.ones(8, dtype=np.float32), "gamma")
+    return model([h.make_node("SimplifiedLayerNormalization", ["x", "gamma"], ["y"],
+                              name="/norm", domain="com.microsoft", epsilon=1e-3,
+                              axis=[-1.0])],
+                 [vi("x", T.FLOAT, ["tokens", 8])], [vi("y", T.FLOAT, ["tokens", 8])], [g],
+                 extra_opsets=[h.make_opsetid("com.microsoft", 1)])
+
+
 def optional_inputs():
     # Clip with no min and a max: the empty name keeps max in third place.
     mx = nh.from_array(np.array(6.0, dtype=np.float32), "max")
@@ -171,7 +182,7 @@ CASES = {
     "ms_domain": ms_domain, "local_function": local_function, "not_sorted": not_sorted,
     "old_opset": old_opset, "bad_shapes": bad_shapes, "optional_inputs": optional_inputs,
     "wrong_data_size": wrong_data_size, "huge_dims": huge_dims,
-    "exponential_functions": exponential_functions,
+    "exponential_functions": exponential_functions, "wrong_attr_kind": wrong_attr_kind,
 }
 
 
