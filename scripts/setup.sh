@@ -11,10 +11,10 @@ APT_PACKAGES=(
   llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools clang-22
   libclang-rt-22-dev
   libonnx-dev libprotobuf-dev protobuf-compiler
-  libgtest-dev libgmock-dev libopenblas-dev
+  libgtest-dev libgmock-dev libopenblas-dev libboost-dev
   python3 python3-pip
 )
-PIP_PACKAGES=(numpy onnx onnxruntime tokenizers)
+PIP_PACKAGES=(numpy onnx onnxruntime tokenizers openai)
 
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi

@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "accel/Driver/Compile.h"
+#include "accel/Driver/Diagnostics.h"
 
 #include "accel/Driver/Pipeline.h"
 #include "accel/Import/OnnxImporter.h"
@@ -65,24 +66,6 @@ llvm::Error compileError(CompileErrorKind kind, const llvm::Twine &msg) {
   return llvm::make_error<CompileError>(kind, msg.str(), /*fromDiagnostics=*/false);
 }
 
-/// "<file>[: node '<name>']" for a location the importer made, else the
-/// printed location.
-std::string describeLocation(mlir::Location loc) {
-  std::string where;
-  if (auto name = mlir::dyn_cast<mlir::NameLoc>(loc)) {
-    if (auto file = mlir::dyn_cast<mlir::FileLineColLoc>(name.getChildLoc()))
-      where = file.getFilename().str() + ": node '" + name.getName().str() + "'";
-  } else if (auto file = mlir::dyn_cast<mlir::FileLineColLoc>(loc)) {
-    where = file.getFilename().str();
-    if (file.getLine())
-      where += ":" + std::to_string(file.getLine()) + ":" + std::to_string(file.getColumn());
-  }
-  if (where.empty()) {
-    llvm::raw_string_ostream os(where);
-    loc.print(os);
-  }
-  return where;
-}
 
 const char *severityName(mlir::DiagnosticSeverity s) {
   switch (s) {
@@ -220,13 +203,12 @@ llvm::Error accel::compileToPlan(const CompileOptions &options) {
                         "no output path given for the plan");
   if (std::string bad = checkTargetName(options.target); !bad.empty())
     return compileError(CompileErrorKind::InvalidArgument, bad);
-  if (options.target != "cpu")
-    return compileError(CompileErrorKind::Unimplemented,
-                        "-target=" + options.target +
-                            ": GPU plans are not implemented yet (issue 5); use -target=cpu");
-
+  // GPU targets share the CPU schedule (issue 5: the GPU backend runs the same
+  // steps); the plan names the SM they are for.
   plan::PlanOptions opts;
-  opts.target = options.target;
+  opts.target = options.target == "a100"                               ? "sm_80"
+                : options.target == "h100" || options.target == "h200" ? "sm_90"
+                                                                       : options.target;
   opts.accelcVersion = options.compilerVersion;
   opts.source = options.onnxPath;
   std::string tok = options.noTokenizer             ? ""
@@ -285,4 +267,23 @@ llvm::Error accel::compileToPlan(const CompileOptions &options) {
     return compileError(CompileErrorKind::InvalidModel, msg);
   }
   return llvm::Error::success();
+}
+
+/// "<file>[: node '<name>']" for a location the importer made, else the
+/// printed location.
+std::string accel::describeLocation(mlir::Location loc) {
+  std::string where;
+  if (auto name = mlir::dyn_cast<mlir::NameLoc>(loc)) {
+    if (auto file = mlir::dyn_cast<mlir::FileLineColLoc>(name.getChildLoc()))
+      where = file.getFilename().str() + ": node '" + name.getName().str() + "'";
+  } else if (auto file = mlir::dyn_cast<mlir::FileLineColLoc>(loc)) {
+    where = file.getFilename().str();
+    if (file.getLine())
+      where += ":" + std::to_string(file.getLine()) + ":" + std::to_string(file.getColumn());
+  }
+  if (where.empty()) {
+    llvm::raw_string_ostream os(where);
+    loc.print(os);
+  }
+  return where;
 }

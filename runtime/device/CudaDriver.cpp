@@ -52,6 +52,32 @@ Status CudaDriver::load(const std::string &path) {
       !sym(cuGetErrorString_, "cuGetErrorString"))
     return unavailable(path + " is not a usable CUDA driver: it lacks the "
                        "driver API entry points accel needs");
+  // The execution entry points are optional here: listDevices() works
+  // without them; api() says which one is missing.
+  auto opt = [&](auto &fn, const char *name) {
+    if (!sym(fn, name) && apiMissing_.empty())
+      apiMissing_ = name;
+  };
+  opt(api_.cuDeviceGet, "cuDeviceGet");
+  opt(api_.cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain");
+  opt(api_.cuDevicePrimaryCtxRelease, "cuDevicePrimaryCtxRelease_v2");
+  opt(api_.cuCtxSetCurrent, "cuCtxSetCurrent");
+  opt(api_.cuCtxSynchronize, "cuCtxSynchronize");
+  opt(api_.cuModuleLoadData, "cuModuleLoadData");
+  opt(api_.cuModuleUnload, "cuModuleUnload");
+  opt(api_.cuModuleGetFunction, "cuModuleGetFunction");
+  opt(api_.cuLaunchKernel, "cuLaunchKernel");
+  opt(api_.cuMemAlloc, "cuMemAlloc_v2");
+  opt(api_.cuMemFree, "cuMemFree_v2");
+  opt(api_.cuMemGetInfo, "cuMemGetInfo_v2");
+  opt(api_.cuMemcpyHtoDAsync, "cuMemcpyHtoDAsync_v2");
+  opt(api_.cuMemcpyDtoHAsync, "cuMemcpyDtoHAsync_v2");
+  opt(api_.cuMemcpyDtoDAsync, "cuMemcpyDtoDAsync_v2");
+  opt(api_.cuMemcpy2DAsync, "cuMemcpy2DAsync_v2");
+  opt(api_.cuMemsetD8Async, "cuMemsetD8Async");
+  opt(api_.cuStreamCreate, "cuStreamCreate");
+  opt(api_.cuStreamDestroy, "cuStreamDestroy_v2");
+  opt(api_.cuStreamSynchronize, "cuStreamSynchronize");
   if (Status s = check(cuInit_(0), "cuInit"); !s.isOk())
     return s;
   return check(cuDriverGetVersion_(&driverVersion_), "cuDriverGetVersion");
@@ -68,6 +94,14 @@ Status CudaDriver::check(int result, const char *call) const {
   if (result == kCudaErrorNoDevice)
     return unavailable(msg + ": the driver sees no GPU");
   return unavailable(msg);
+}
+
+StatusOr<const CudaApi *> CudaDriver::api() const {
+  if (!apiMissing_.empty())
+    return unavailable("the CUDA driver lacks " + apiMissing_ +
+                       ", which the GPU backend needs (driver version " +
+                       std::to_string(driverVersion_) + ")");
+  return &api_;
 }
 
 StatusOr<std::vector<GpuInfo>> CudaDriver::listDevices() {

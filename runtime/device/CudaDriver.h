@@ -25,6 +25,59 @@ struct GpuInfo {
   std::size_t totalMemoryBytes = 0;
 };
 
+/// The driver's handles, as the runtime passes them around (cuda.h's CUcontext,
+/// CUmodule, CUfunction, CUstream are pointers; CUdeviceptr is 64 bits).
+using CuContext = void *;
+using CuModule = void *;
+using CuFunction = void *;
+using CuStream = void *;
+using CuDevicePtr = unsigned long long;
+
+/// cuda.h's CUDA_MEMCPY2D (for cuMemcpy2DAsync_v2), declared here so that the
+/// runtime needs no CUDA headers to build.
+struct CuMemcpy2D {
+  std::size_t srcXInBytes = 0, srcY = 0;
+  unsigned srcMemoryType = 0; // CU_MEMORYTYPE_HOST 1, DEVICE 2
+  const void *srcHost = nullptr;
+  CuDevicePtr srcDevice = 0;
+  void *srcArray = nullptr;
+  std::size_t srcPitch = 0;
+  std::size_t dstXInBytes = 0, dstY = 0;
+  unsigned dstMemoryType = 0;
+  void *dstHost = nullptr;
+  CuDevicePtr dstDevice = 0;
+  void *dstArray = nullptr;
+  std::size_t dstPitch = 0;
+  std::size_t WidthInBytes = 0, Height = 0;
+};
+
+/// The driver entry points that run work: contexts, modules, launches,
+/// memory, streams. Each returns a CUresult (0: success); wrap calls in
+/// CudaDriver::check().
+struct CudaApi {
+  int (*cuDeviceGet)(int *, int) = nullptr;
+  int (*cuDevicePrimaryCtxRetain)(CuContext *, int) = nullptr;
+  int (*cuDevicePrimaryCtxRelease)(int) = nullptr;
+  int (*cuCtxSetCurrent)(CuContext) = nullptr;
+  int (*cuCtxSynchronize)() = nullptr;
+  int (*cuModuleLoadData)(CuModule *, const void *) = nullptr;
+  int (*cuModuleUnload)(CuModule) = nullptr;
+  int (*cuModuleGetFunction)(CuFunction *, CuModule, const char *) = nullptr;
+  int (*cuLaunchKernel)(CuFunction, unsigned, unsigned, unsigned, unsigned, unsigned,
+                        unsigned, unsigned, CuStream, void **, void **) = nullptr;
+  int (*cuMemAlloc)(CuDevicePtr *, std::size_t) = nullptr;
+  int (*cuMemFree)(CuDevicePtr) = nullptr;
+  int (*cuMemGetInfo)(std::size_t *, std::size_t *) = nullptr;
+  int (*cuMemcpyHtoDAsync)(CuDevicePtr, const void *, std::size_t, CuStream) = nullptr;
+  int (*cuMemcpyDtoHAsync)(void *, CuDevicePtr, std::size_t, CuStream) = nullptr;
+  int (*cuMemcpyDtoDAsync)(CuDevicePtr, CuDevicePtr, std::size_t, CuStream) = nullptr;
+  int (*cuMemcpy2DAsync)(const CuMemcpy2D *, CuStream) = nullptr;
+  int (*cuMemsetD8Async)(CuDevicePtr, unsigned char, std::size_t, CuStream) = nullptr;
+  int (*cuStreamCreate)(CuStream *, unsigned) = nullptr;
+  int (*cuStreamDestroy)(CuStream) = nullptr;
+  int (*cuStreamSynchronize)(CuStream) = nullptr;
+};
+
 class CudaDriver {
 public:
   /// Opens the driver library: `$ACCEL_LIBCUDA` when set, else libcuda.so.1.
@@ -37,10 +90,17 @@ public:
   /// The driver's version as reported by cuDriverGetVersion (e.g. 13000).
   int driverVersion() const { return driverVersion_; }
 
+  /// The entry points that run work, or kUnavailable naming the first one
+  /// this driver lacks.
+  StatusOr<const CudaApi *> api() const;
+
+  /// Status::ok() for CUDA_SUCCESS, else kUnavailable naming `call` and the
+  /// driver's description of `result`.
+  Status check(int result, const char *call) const;
+
 private:
   CudaDriver() = default;
   Status load(const std::string &path);
-  Status check(int result, const char *call) const;
 
   void *handle_ = nullptr;
   int driverVersion_ = 0;
@@ -53,6 +113,8 @@ private:
   int (*cuDeviceGetAttribute_)(int *, int, int) = nullptr;
   int (*cuDeviceTotalMem_)(std::size_t *, int) = nullptr;
   int (*cuGetErrorString_)(int, const char **) = nullptr;
+  CudaApi api_;
+  std::string apiMissing_; // the first entry point api_ lacks, if any
 };
 
 } // namespace accel::rt

@@ -18,15 +18,16 @@ StatusOr<std::unique_ptr<Engine>> Engine::open(const std::string &planPath,
 StatusOr<std::unique_ptr<Engine>> Engine::create(std::shared_ptr<const plan::PlanFile> plan,
                                                  const EngineOptions &options) {
   const auto &meta = plan->metadata();
-  if (meta.target() != "cpu")
+  const bool cpu = meta.target() == "cpu";
+  if (!cpu && !options.gpuBackend)
     return Status(StatusCode::kUnavailable,
                   plan->path() + ": the plan was built for " + meta.target() +
-                      " and this accel-run has only the CPU backend (recompile with "
+                      " and this build of accel has only the CPU backend (recompile with "
                       "-target=cpu)");
   if (meta.tp_size() != 1)
     return Status(StatusCode::kUnimplemented,
                   plan->path() + ": the plan is partitioned for " +
-                      std::to_string(meta.tp_size()) + " ranks; the CPU backend runs one");
+                      std::to_string(meta.tp_size()) + " ranks; the runtime runs one");
   std::unique_ptr<Engine> e(new Engine());
   e->vocab_ = meta.model().vocab_size();
   if (e->vocab_ <= 0)
@@ -51,9 +52,31 @@ StatusOr<std::unique_ptr<Engine>> Engine::create(std::shared_ptr<const plan::Pla
     return Status(StatusCode::kDataLoss,
                   plan->path() + ": unknown KV cache element type '" + kvc.dtype() + "'");
   config.dtype = *dt;
-  config.numBlocks = (e->maxModelLen_ + config.blockSize - 1) / config.blockSize;
+  if (options.numKvBlocks < 0 || options.kvCacheBytes < 0)
+    return Status(StatusCode::kInvalidArgument,
+                  "the KV cache size (blocks or bytes) must not be negative");
+  if (options.numKvBlocks > 0) {
+    config.numBlocks = options.numKvBlocks;
+  } else if (options.kvCacheBytes > 0) {
+    config.numBlocks = config.blocksForBytes(options.kvCacheBytes);
+    if (config.numBlocks < 1)
+      return Status(StatusCode::kInvalidArgument,
+                    "a KV cache of " + std::to_string(options.kvCacheBytes) +
+                        " bytes holds no block of " +
+                        std::to_string(config.bytesPerBlock()) + " bytes");
+  } else {
+    config.numBlocks = (e->maxModelLen_ + config.blockSize - 1) / config.blockSize;
+  }
   ACCEL_RT_ASSIGN_OR_RETURN(e->pool_, kv::BlockPool::create(config));
-  ACCEL_RT_ASSIGN_OR_RETURN(e->executor_, CpuExecutor::create(plan));
+  if (cpu) {
+    ACCEL_RT_ASSIGN_OR_RETURN(std::unique_ptr<CpuExecutor> ex, CpuExecutor::create(plan));
+    std::shared_ptr<CpuExecutor> shared = std::move(ex);
+    e->run_ = [shared](const Tensor &ids, kv::BlockPool &pool, const kv::StepMetadata &m) {
+      return shared->run(ids, pool, m);
+    };
+  } else {
+    ACCEL_RT_ASSIGN_OR_RETURN(e->run_, options.gpuBackend(plan));
+  }
   e->plan_ = std::move(plan);
   return e;
 }
@@ -62,7 +85,7 @@ StatusOr<Tensor> Engine::step(kv::SequenceKV &seq, const int64_t *ids, int64_t n
   ACCEL_RT_ASSIGN_OR_RETURN(kv::StepMetadata meta, kv::prepareStep(*pool_, {{&seq, n}}));
   ACCEL_RT_ASSIGN_OR_RETURN(Tensor tokens, Tensor::allocate(DType::kI64, {n}));
   std::memcpy(tokens.rawData(), ids, size_t(n) * sizeof(int64_t));
-  ACCEL_RT_ASSIGN_OR_RETURN(Tensor out, executor_->run(tokens, *pool_, meta));
+  ACCEL_RT_ASSIGN_OR_RETURN(Tensor out, run_(tokens, *pool_, meta));
   // [n, vocab], or [1, n, vocab] when the graph kept its batch dimension.
   int64_t rows = out.rank() == 2 ? out.dim(0) : out.rank() == 3 && out.dim(0) == 1 ? out.dim(1) : -1;
   if (rows != n || out.dim(-1) != vocab_)
@@ -70,6 +93,127 @@ StatusOr<Tensor> Engine::step(kv::SequenceKV &seq, const int64_t *ids, int64_t n
                                              " for a step of " + std::to_string(n) +
                                              " tokens and a vocabulary of " + std::to_string(vocab_));
   return out.dtype() == DType::kF32 ? out : out.toF32();
+}
+
+int64_t Engine::kvBlocksForBytes(int64_t bytes) const {
+  return pool_->config().blocksForBytes(bytes);
+}
+
+Status Engine::resizeKvCache(int64_t numBlocks) {
+  if (numBlocks < 1)
+    return Status(StatusCode::kInvalidArgument,
+                  "the KV cache needs at least one block, got " + std::to_string(numBlocks));
+  if (pool_->allocator().numUsed() != 0)
+    return Status(StatusCode::kInvalidArgument,
+                  "cannot resize the KV cache while " +
+                      std::to_string(pool_->allocator().numUsed()) + " blocks are in use");
+  if (numBlocks == pool_->numBlocks())
+    return Status::ok();
+  kv::KVCacheConfig config = pool_->config();
+  const int64_t oldBlocks = config.numBlocks;
+  config.numBlocks = numBlocks;
+  // Free the old storage first: two large pools may not fit at once.
+  pool_.reset();
+  StatusOr<std::unique_ptr<kv::BlockPool>> p = kv::BlockPool::create(config);
+  if (p) {
+    pool_ = std::move(*p);
+    return Status::ok();
+  }
+  // Keep a usable pool: the old size, else a single block.
+  for (int64_t fallback : {oldBlocks, int64_t(1)}) {
+    config.numBlocks = fallback;
+    StatusOr<std::unique_ptr<kv::BlockPool>> q = kv::BlockPool::create(config);
+    if (q) {
+      pool_ = std::move(*q);
+      break;
+    }
+  }
+  return p.status();
+}
+
+StatusOr<Tensor> Engine::stepBatch(const std::vector<BatchSequence> &batch, LogitsRows rows) {
+  if (batch.empty())
+    return Status(StatusCode::kInvalidArgument, "a step needs at least one sequence");
+  std::vector<kv::StepSequence> steps;
+  std::vector<int64_t> before;
+  int64_t total = 0;
+  for (size_t i = 0; i < batch.size(); ++i) {
+    const BatchSequence &b = batch[i];
+    if (!b.seq || !b.ids || b.numTokens < 1)
+      return Status(StatusCode::kInvalidArgument,
+                    "batch sequence " + std::to_string(i) + " brings no tokens");
+    if (b.seq->numTokens() + b.numTokens > maxModelLen_)
+      return Status(StatusCode::kInvalidArgument,
+                    "batch sequence " + std::to_string(i) + " would grow to " +
+                        std::to_string(b.seq->numTokens() + b.numTokens) +
+                        " tokens, more than the context of " + std::to_string(maxModelLen_) +
+                        " (--max-model-len)");
+    for (int64_t t = 0; t < b.numTokens; ++t)
+      if (b.ids[t] < 0 || b.ids[t] >= vocab_)
+        return Status(StatusCode::kInvalidArgument,
+                      "batch sequence " + std::to_string(i) + ": token " + std::to_string(t) +
+                          " is " + std::to_string(b.ids[t]) + ", outside the vocabulary [0, " +
+                          std::to_string(vocab_) + ")");
+    steps.push_back({b.seq, b.numTokens});
+    before.push_back(b.seq->numTokens());
+    total += b.numTokens;
+  }
+  ACCEL_RT_ASSIGN_OR_RETURN(kv::StepMetadata meta, kv::prepareStep(*pool_, steps));
+  auto rollback = [&](Status s) -> Status {
+    for (size_t i = 0; i < batch.size(); ++i)
+      (void)batch[i].seq->truncate(*pool_, before[i]);
+    return s;
+  };
+  StatusOr<Tensor> tokens = Tensor::allocate(DType::kI64, {total});
+  if (!tokens)
+    return rollback(tokens.status());
+  int64_t *dst = tokens->data<int64_t>();
+  for (const BatchSequence &b : batch) {
+    std::memcpy(dst, b.ids, size_t(b.numTokens) * sizeof(int64_t));
+    dst += b.numTokens;
+  }
+  StatusOr<Tensor> out = run_(*tokens, *pool_, meta);
+  if (!out)
+    return rollback(out.status());
+  // [tokens, vocab] (or [1, tokens, vocab] when the graph kept its batch
+  // dimension), or [seqs, vocab] when the plan selects each last token.
+  const int64_t nseq = int64_t(batch.size());
+  int64_t got = out->rank() == 2                           ? out->dim(0)
+                : out->rank() == 3 && out->dim(0) == 1 ? out->dim(1)
+                                                       : -1;
+  const bool perToken = got == total;
+  if ((!perToken && got != nseq) || out->dim(-1) != vocab_)
+    return rollback(Status(StatusCode::kInternal,
+                           "the plan returned logits " + out->describe() + " for a step of " +
+                               std::to_string(total) + " tokens in " + std::to_string(nseq) +
+                               " sequences and a vocabulary of " + std::to_string(vocab_)));
+  if (!perToken && rows == LogitsRows::kAll)
+    return rollback(Status(StatusCode::kUnimplemented,
+                           "the plan returns only each sequence's last logits, and the step "
+                           "asked for every token's"));
+  Tensor f32 = out->dtype() == DType::kF32 ? std::move(*out) : out->toF32();
+  if (!f32.defined())
+    return rollback(Status(StatusCode::kResourceExhausted, "cannot convert the logits to f32"));
+  if (rows == LogitsRows::kAll || !perToken || total == nseq) {
+    if (f32.rank() == 3) {
+      StatusOr<Tensor> flat = f32.reshaped({got, vocab_});
+      if (!flat)
+        return rollback(flat.status());
+      return std::move(*flat);
+    }
+    return f32;
+  }
+  StatusOr<Tensor> last = Tensor::allocate(DType::kF32, {nseq, vocab_});
+  if (!last)
+    return rollback(last.status());
+  const float *src = f32.data<float>();
+  int64_t row = 0;
+  for (int64_t i = 0; i < nseq; ++i) {
+    row += batch[size_t(i)].numTokens;
+    std::memcpy(last->data<float>() + i * vocab_, src + (row - 1) * vocab_,
+                size_t(vocab_) * sizeof(float));
+  }
+  return std::move(*last);
 }
 
 namespace {

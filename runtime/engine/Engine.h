@@ -2,8 +2,11 @@
 //
 // What accel-run and the C API drive: open a plan, then score token
 // sequences (logits at every position, fed through the paged KV cache a
-// chunk at a time) or generate from a prompt. One sequence at a time for
-// now; continuous batching is the scheduler's job (issue 6).
+// chunk at a time) or generate from a prompt, one sequence at a time; or
+// run one step over a ragged batch of sequences (stepBatch), which is what
+// the continuous-batching scheduler (runtime/serve/Scheduler.h) drives.
+//
+// Not thread-safe: one caller at a time (the scheduler serialises its steps).
 //
 //===----------------------------------------------------------------------===//
 #ifndef ACCEL_RUNTIME_ENGINE_ENGINE_H
@@ -17,11 +20,40 @@
 
 namespace accel::rt::engine {
 
+/// Runs a plan's schedule once for one step (CpuExecutor::run's signature).
+using StepRunner = std::function<StatusOr<Tensor>(const Tensor &tokenIds, kv::BlockPool &pool,
+                                                  const kv::StepMetadata &meta)>;
+/// Makes the runner of a plan built for a GPU target ("sm_80", "sm_90").
+using GpuBackend =
+    std::function<StatusOr<StepRunner>(std::shared_ptr<const plan::PlanFile> plan)>;
+
 struct EngineOptions {
   /// Longest sequence (prompt + generated) the engine accepts; 0: the
   /// plan's max_position, or 2048 when the plan does not know it.
   int64_t maxModelLen = 0;
+  /// The paged KV pool: numKvBlocks blocks when positive, else as many as
+  /// kvCacheBytes hold when positive, else enough for one sequence of
+  /// maxModelLen tokens (what score() and generate() need).
+  int64_t numKvBlocks = 0;
+  int64_t kvCacheBytes = 0;
   plan::LoadOptions load;
+  /// The GPU backend (accel-run passes runtime/engine/GpuExecutor's); without
+  /// one, plans for GPU targets are refused in one sentence.
+  GpuBackend gpuBackend;
+};
+
+/// One sequence of a batched step: `numTokens` new tokens `ids` (a prefill
+/// chunk, or one decode token) appended to `seq`.
+struct BatchSequence {
+  kv::SequenceKV *seq = nullptr;
+  const int64_t *ids = nullptr;
+  int64_t numTokens = 0;
+};
+
+/// Which logits rows stepBatch returns.
+enum class LogitsRows {
+  kAll,  // [total tokens, vocab]: every new token's row, in batch order
+  kLast, // [sequences, vocab]: each sequence's last new token
 };
 
 class Engine {
@@ -47,6 +79,28 @@ public:
   StatusOr<std::vector<int64_t>> generate(const std::vector<int64_t> &prompt,
                                           const NextToken &next);
 
+  /// The paged KV cache the steps write (its allocator: free blocks,
+  /// reference counts).
+  kv::BlockPool &pool() { return *pool_; }
+  const kv::BlockPool &pool() const { return *pool_; }
+  /// The blocks `bytes` of KV cache hold with this plan's geometry.
+  int64_t kvBlocksForBytes(int64_t bytes) const;
+  /// Replaces the KV pool by one of `numBlocks` blocks (all free).
+  /// kInvalidArgument while any block is in use; kResourceExhausted when
+  /// the memory cannot be had (the pool then has its old size again, or a
+  /// single block when even that cannot be had).
+  Status resizeKvCache(int64_t numBlocks);
+
+  /// One engine step over a ragged batch: reserves KV slots for every
+  /// sequence's new tokens (kv::prepareStep: all or nothing,
+  /// kResourceExhausted when the pool is short), runs the plan once and
+  /// returns f32 logits (see LogitsRows). Transactional: on any failure no
+  /// sequence is changed (reserved slots are given back). kInvalidArgument
+  /// for ids outside the vocabulary or a sequence growing past
+  /// maxModelLen().
+  StatusOr<Tensor> stepBatch(const std::vector<BatchSequence> &batch,
+                             LogitsRows rows = LogitsRows::kAll);
+
 private:
   Engine() = default;
   /// Runs one step of `n` tokens starting at ids[start] for `seq`; returns
@@ -54,7 +108,7 @@ private:
   StatusOr<Tensor> step(kv::SequenceKV &seq, const int64_t *ids, int64_t n);
 
   std::shared_ptr<const plan::PlanFile> plan_;
-  std::unique_ptr<CpuExecutor> executor_;
+  StepRunner run_;
   std::unique_ptr<kv::BlockPool> pool_;
   int64_t maxModelLen_ = 0;
   int64_t vocab_ = 0;

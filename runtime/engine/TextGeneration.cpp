@@ -4,6 +4,7 @@
 #include "runtime/tokenizer/Tokenizer.h"
 
 #include <algorithm>
+#include <optional>
 
 namespace accel::rt::engine {
 
@@ -30,17 +31,6 @@ Status noTokenizer(const std::string &plan) {
                        "-tokenizer=tokenizer.json, or give token ids)");
 }
 
-/// Bytes `a` and `b` share at their start.
-size_t commonPrefix(std::string_view a, std::string_view b) {
-  size_t n = std::min(a.size(), b.size()), i = 0;
-  while (i < n && a[i] == b[i])
-    ++i;
-  return i;
-}
-
-bool endsWithReplacement(std::string_view s) {
-  return s.size() >= 3 && s.substr(s.size() - 3) == "\xEF\xBF\xBD";
-}
 } // namespace
 
 StatusOr<std::vector<int64_t>> TextGenerator::encode(std::string_view text,
@@ -96,34 +86,33 @@ StatusOr<GenerationResult> TextGenerator::generate(
   std::string text;   // decoded generated tokens
   size_t emitted = 0; // bytes of `text` handed to onText
   sampler::StopDecision decision;
+  // Incremental detokenization: each token adds the text it completes
+  // (DecodeStream holds back an unfinished UTF-8 character), so the loop is
+  // linear in the output, not quadratic.
+  std::optional<tok::DecodeStream> stream;
+  if (tokenizer_)
+    stream.emplace(*tokenizer_, /*skipSpecialTokens=*/true);
 
   auto next = [&](const float *logits, int64_t vocab) -> StatusOr<int64_t> {
     ACCEL_RT_ASSIGN_OR_RETURN(int32_t token, sampler.sample(logits, vocab, context));
     context.push_back(token);
     generated.push_back(token);
     size_t newBytes = 0;
-    if (tokenizer_) {
-      std::string now = tokenizer_->decode(std::vector<int32_t>(generated.begin(), generated.end()),
-                                           /*skipSpecialTokens=*/true);
-      newBytes = now.size() - commonPrefix(text, now);
-      text = std::move(now);
+    if (stream) {
+      ACCEL_RT_ASSIGN_OR_RETURN(std::string piece, stream->step(token));
+      newBytes = piece.size();
+      text += piece;
     }
     decision = sampler::checkStop(criteria, text, newBytes, token, int64_t(generated.size()));
     if (decision.finished() && decision.stopTokenId >= 0) {
       // The stop token's own text is not output.
       generated.pop_back();
-      text = tokenizer_ ? tokenizer_->decode(
-                              std::vector<int32_t>(generated.begin(), generated.end()), true)
-                        : std::string();
+      text.resize(text.size() - newBytes);
       decision.outputBytes = text.size();
     }
-    if (onText && tokenizer_) {
+    if (onText && stream) {
       size_t n = decision.finished() ? decision.outputBytes
                                      : sampler::streamableBytes(criteria, text, false);
-      // A byte-level token may end inside a UTF-8 character, which decodes
-      // as U+FFFD until the rest arrives: hold it back.
-      if (!decision.finished() && n == text.size() && endsWithReplacement(text))
-        n -= 3;
       if (n > emitted) {
         onText(std::string_view(text).substr(emitted, n - emitted));
         emitted = n;

@@ -6,20 +6,64 @@
 namespace accel::rt::kv {
 
 BlockAllocator::BlockAllocator(int64_t numBlocks)
-    : refCounts_(size_t(numBlocks > 0 ? numBlocks : 0), 0) {
+    : refCounts_(size_t(numBlocks > 0 ? numBlocks : 0), 0),
+      generations_(refCounts_.size(), 0), next_(refCounts_.size(), -1),
+      prev_(refCounts_.size(), -1) {
   for (int64_t i = 0; i < this->numBlocks(); ++i)
-    free_.push_back(BlockId(i));
+    pushBack(BlockId(i));
+}
+
+void BlockAllocator::pushBack(BlockId id) {
+  prev_[size_t(id)] = tail_;
+  next_[size_t(id)] = -1;
+  if (tail_ >= 0)
+    next_[size_t(tail_)] = id;
+  else
+    head_ = id;
+  tail_ = id;
+  ++numFree_;
+}
+
+void BlockAllocator::unlink(BlockId id) {
+  const BlockId p = prev_[size_t(id)], n = next_[size_t(id)];
+  if (p >= 0)
+    next_[size_t(p)] = n;
+  else
+    head_ = n;
+  if (n >= 0)
+    prev_[size_t(n)] = p;
+  else
+    tail_ = p;
+  prev_[size_t(id)] = next_[size_t(id)] = -1;
+  --numFree_;
+}
+
+BlockId BlockAllocator::popFront() {
+  const BlockId id = head_;
+  unlink(id);
+  refCounts_[size_t(id)] = 1;
+  ++generations_[size_t(id)];
+  return id;
 }
 
 StatusOr<BlockId> BlockAllocator::allocate() {
-  if (free_.empty())
+  if (numFree_ == 0)
     return Status(StatusCode::kResourceExhausted,
                   "KV cache exhausted: all " + std::to_string(numBlocks()) +
                       " blocks are in use");
-  const BlockId id = free_.front();
-  free_.pop_front();
+  return popFront();
+}
+
+Status BlockAllocator::reclaim(BlockId id) {
+  if (!isValid(id))
+    return invalidArgument("KV cache: cannot reclaim block " + std::to_string(id) +
+                           ": the pool has " + std::to_string(numBlocks()) + " blocks");
+  if (refCounts_[size_t(id)] != 0)
+    return invalidArgument("KV cache: cannot reclaim block " + std::to_string(id) +
+                           ": it is in use");
+  unlink(id);
   refCounts_[size_t(id)] = 1;
-  return id;
+  return Status::ok();
 }
 
 Status BlockAllocator::allocate(int64_t n, std::vector<BlockId> &out) {
@@ -31,12 +75,8 @@ Status BlockAllocator::allocate(int64_t n, std::vector<BlockId> &out) {
                   "KV cache exhausted: " + std::to_string(n) +
                       " blocks requested, " + std::to_string(numFree()) +
                       " of " + std::to_string(numBlocks()) + " free");
-  for (int64_t i = 0; i < n; ++i) {
-    const BlockId id = free_.front();
-    free_.pop_front();
-    refCounts_[size_t(id)] = 1;
-    out.push_back(id);
-  }
+  for (int64_t i = 0; i < n; ++i)
+    out.push_back(popFront());
   return Status::ok();
 }
 
@@ -64,7 +104,7 @@ Status BlockAllocator::release(BlockId id) {
   if (!s.isOk())
     return s;
   if (--refCounts_[size_t(id)] == 0)
-    free_.push_back(id);
+    pushBack(id);
   return Status::ok();
 }
 

@@ -103,6 +103,40 @@ Status SequenceKV::release(BlockPool &pool) {
   return s;
 }
 
+Status SequenceKV::truncate(BlockPool &pool, int64_t numTokens) {
+  if (numTokens < 0 || numTokens > numTokens_)
+    return invalidArgument("KV cache: cannot truncate a sequence of " +
+                           std::to_string(numTokens_) + " tokens to " +
+                           std::to_string(numTokens));
+  const int64_t bs = pool.blockSize();
+  const size_t keep = size_t((numTokens + bs - 1) / bs);
+  Status first;
+  while (blocks_.size() > keep) {
+    Status s = pool.allocator().release(blocks_.back());
+    if (!s.isOk() && first.isOk())
+      first = s;
+    blocks_.pop_back();
+  }
+  numTokens_ = numTokens;
+  return first;
+}
+
+Status SequenceKV::adoptFullBlocks(const BlockPool &pool,
+                                   const std::vector<BlockId> &ids) {
+  const int64_t bs = pool.blockSize();
+  if (numTokens_ != numBlocks() * bs)
+    return invalidArgument("KV cache: cannot append shared blocks to a sequence of " +
+                           std::to_string(numTokens_) +
+                           " tokens, which does not end at a block boundary");
+  for (BlockId id : ids)
+    if (!pool.allocator().isValid(id) || pool.allocator().refCount(id) < 1)
+      return invalidArgument("KV cache: cannot append block " + std::to_string(id) +
+                             " to a sequence: it is not a used block of the pool");
+  blocks_.insert(blocks_.end(), ids.begin(), ids.end());
+  numTokens_ += int64_t(ids.size()) * bs;
+  return Status::ok();
+}
+
 Status SequenceKV::fillBlockTableRow(int32_t *row, int64_t width) const {
   if (numBlocks() > width)
     return invalidArgument("KV cache: a sequence of " + std::to_string(numTokens_) +

@@ -49,6 +49,19 @@ public:
   /// Gives every block back (one owner less each) and empties the sequence.
   Status release(BlockPool &pool);
 
+  /// Shortens the sequence to its first `numTokens` tokens, giving back the
+  /// blocks no longer needed (an engine step that failed after its slots
+  /// were reserved). Fails, changing nothing, when numTokens is negative or
+  /// more than numTokens().
+  Status truncate(BlockPool &pool, int64_t numTokens);
+
+  /// Appends `ids`, full blocks whose K/V hold the sequence's next
+  /// ids.size() * block_size tokens (a prefix-cache hit). The sequence takes
+  /// over one owner of each, which the caller has taken (retain() or
+  /// reclaim()). Fails, changing nothing, unless the sequence ends at a
+  /// block boundary.
+  Status adoptFullBlocks(const BlockPool &pool, const std::vector<BlockId> &ids);
+
   /// Writes the block table into `row` of `width` entries, padded with 0
   /// (a valid block id, so a kernel reading past the context stays in the
   /// pool). Fails when the table has more than `width` blocks.

@@ -4,14 +4,17 @@
 //   accel-run model.plan --prompt "text" [-n 64] [--temperature T] [--top-p P]
 //                        [--top-k K] [--seed S]
 //   accel-run model.plan --describe
+//   accel-run model.plan [--host H] [--port P] [--max-num-seqs N] ...   (serve)
 //
 // Thin: parses flags and hands over to runtime/. Links no LLVM or MLIR.
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/device/CudaDriver.h"
 #include "runtime/engine/Engine.h"
+#include "runtime/engine/GpuExecutor.h"
 #include "runtime/engine/TextGeneration.h"
 #include "runtime/plan/Describe.h"
+#include "runtime/server/Serve.h"
 #include "runtime/support/Npy.h"
 
 #include <cerrno>
@@ -47,9 +50,28 @@ void printUsage() {
       "  --ignore-eos             do not stop at the end-of-sequence token\n"
       "  --print-ids              also print the generated token ids\n"
       "\n"
+      "Serving (the default without --score/--prompt/--describe; docs/serving.md):\n"
+      "  --host <addr>            address to listen on (default 127.0.0.1)\n"
+      "  --port <N>               port (default 8000; 0: any free port)\n"
+      "  --served-model-name <n>  the model id in the API (repeatable; default:\n"
+      "                           the plan's file name without .plan)\n"
+      "  --max-num-seqs <N>       running sequences per step (default 64)\n"
+      "  --max-num-batched-tokens <N>  tokens per engine step (default 2048)\n"
+      "  --max-waiting <N>        waiting queue; beyond it 429 (default 1024)\n"
+      "  --kv-cache-memory <size> KV cache bytes, e.g. 512MiB (default 256MiB)\n"
+      "  --num-kv-blocks <N>      KV cache blocks (overrides --kv-cache-memory)\n"
+      "  --enable-prefix-caching  share full KV blocks between prompts\n"
+      "  --max-logprobs <N>       largest logprobs/top_logprobs (default 20)\n"
+      "  --chat-template <name>   auto, chatml, llama3 or plain (default auto)\n"
+      "  --admission-ttft-target <s>  p95 time to first token the admission\n"
+      "                           limit aims at (default 10; 0: off)\n"
+      "  --io-threads <N>         HTTP IO threads (default 2)\n"
+      "\n"
       "Common:\n"
       "  --max-model-len <N>      longest sequence (default: the model's positions)\n"
       "  --no-verify-checksums    skip the CRC check of the weights at load\n"
+      "  --dtype f32|bf16|f16     GPU plans: the compute dtype (default f32)\n"
+      "  --device <N>             GPU plans: the CUDA device (default 0)\n"
       "  --describe               print the plan's header, sections and schedule\n"
       "  --list-devices           list the GPUs the CUDA driver sees, then exit\n"
       "  --version                print the version, then exit\n"
@@ -103,7 +125,12 @@ struct Flags {
   int64_t topK = 0;
   std::optional<uint64_t> seed;
   std::vector<std::string> stop;
+  DType dtype = DType::kF32; // GPU plans: the compute dtype
+  int64_t device = 0;
   bool ignoreEos = false, printIds = false, describe = false, verify = true;
+  // Serve mode.
+  server::ServeOptions serve;
+  bool anyServeFlag = false;
 };
 
 /// Parses an integer flag value; false when it is not one.
@@ -262,6 +289,18 @@ int main(int argc, char **argv) {
                                : f.promptIds) = v;
       if (arg == "--prompt")
         f.havePrompt = true;
+    } else if (arg == "--dtype") {
+      if (!value(v))
+        return needValue();
+      std::optional<DType> d = dtypeFromName(v);
+      if (!d || (*d != DType::kF32 && *d != DType::kBF16 && *d != DType::kF16))
+        return usageError("option '--dtype' takes f32, bf16 or f16, not '" + std::string(v) + "'");
+      f.dtype = *d;
+    } else if (arg == "--device") {
+      if (!value(v))
+        return needValue();
+      if (!parseInt(v, f.device) || f.device < 0)
+        return badValue();
     } else if (arg == "--stop") {
       if (!value(v))
         return needValue();
@@ -296,6 +335,78 @@ int main(int argc, char **argv) {
        : arg == "--min-p"     ? f.minP
                               : f.repetitionPenalty) = d;
       anyPromptFlag = true;
+    } else if (arg == "--enable-prefix-caching") {
+      f.serve.scheduler.enablePrefixCaching = true;
+      f.anyServeFlag = true;
+    } else if (arg == "--host" || arg == "--served-model-name" || arg == "--chat-template" ||
+               arg == "--kv-cache-memory") {
+      if (!value(v))
+        return needValue();
+      f.anyServeFlag = true;
+      if (arg == "--host") {
+        f.serve.http.host = v;
+      } else if (arg == "--served-model-name") {
+        f.serve.servedModelNames.push_back(v);
+      } else if (arg == "--chat-template") {
+        f.serve.chatTemplate = v;
+      } else {
+        StatusOr<int64_t> bytes = server::parseByteSize(v);
+        if (!bytes)
+          return usageError("option '" + arg + "': " + bytes.status().message());
+        f.serve.scheduler.kvCacheBytes = *bytes;
+      }
+    } else if (arg == "--port" || arg == "--max-num-seqs" || arg == "--max-num-batched-tokens" ||
+               arg == "--max-waiting" || arg == "--num-kv-blocks" || arg == "--io-threads" ||
+               arg == "--max-logprobs") {
+      if (!value(v))
+        return needValue();
+      int64_t n;
+      if (!parseInt(v, n))
+        return badValue();
+      f.anyServeFlag = true;
+      auto atLeast = [&](int64_t lo) {
+        return usageError("option '" + arg + "' must be at least " + std::to_string(lo) +
+                          ", got " + std::string(v));
+      };
+      if (arg == "--port") {
+        if (n < 0 || n > 65535)
+          return usageError("option '--port' must be in [0, 65535], got " + std::string(v));
+        f.serve.http.port = uint16_t(n);
+      } else if (arg == "--max-num-seqs") {
+        if (n < 1)
+          return atLeast(1);
+        f.serve.scheduler.maxNumSeqs = n;
+      } else if (arg == "--max-num-batched-tokens") {
+        if (n < 1)
+          return atLeast(1);
+        f.serve.scheduler.maxNumBatchedTokens = n;
+      } else if (arg == "--max-waiting") {
+        if (n < 0)
+          return atLeast(0);
+        f.serve.scheduler.maxWaiting = n;
+      } else if (arg == "--num-kv-blocks") {
+        if (n < 1)
+          return atLeast(1);
+        f.serve.scheduler.numKvBlocks = n;
+      } else if (arg == "--max-logprobs") {
+        if (n < 0)
+          return atLeast(0);
+        f.serve.scheduler.maxLogprobs = n;
+      } else {
+        if (n < 1)
+          return atLeast(1);
+        f.serve.http.ioThreads = int(n);
+      }
+    } else if (arg == "--admission-ttft-target") {
+      if (!value(v))
+        return needValue();
+      double d;
+      if (!parseDouble(v, d))
+        return badValue();
+      if (d < 0)
+        return usageError("option '--admission-ttft-target' must be >= 0, got " + std::string(v));
+      f.serve.admissionTtftTarget = d;
+      f.anyServeFlag = true;
     } else if (!arg.empty() && arg[0] == '-') {
       return usageError("unknown option '" + arg + "'");
     } else if (!f.plan.empty()) {
@@ -318,6 +429,8 @@ int main(int argc, char **argv) {
     return usageError("sampling options need --prompt or --prompt-ids");
   if (f.chunk != 0 && !scoring)
     return usageError("--chunk goes with --score");
+  if (f.anyServeFlag && (scoring || generating || f.describe))
+    return usageError("serving options go without --score, --prompt and --describe");
 
   plan::LoadOptions load;
   load.verifyChecksums = f.verify;
@@ -329,13 +442,31 @@ int main(int argc, char **argv) {
     if (!scoring && !generating)
       return 0;
   }
-  if (!scoring && !generating)
-    return usageError("nothing to do: give --score, --prompt or --describe (serving over "
-                      "HTTP arrives with issue 6)");
-
   engine::EngineOptions options;
   options.maxModelLen = f.maxModelLen;
   options.load = load;
+  // Plans for a GPU target run on runtime/engine/GpuExecutor.
+  engine::GpuExecutorOptions gpu;
+  gpu.dtype = f.dtype;
+  gpu.device = int(f.device);
+  options.gpuBackend = [gpu](std::shared_ptr<const plan::PlanFile> p)
+      -> StatusOr<engine::StepRunner> {
+    ACCEL_RT_ASSIGN_OR_RETURN(std::unique_ptr<engine::GpuExecutor> ex,
+                              engine::GpuExecutor::create(std::move(p), gpu));
+    std::shared_ptr<engine::GpuExecutor> shared = std::move(ex);
+    return engine::StepRunner(
+        [shared](const Tensor &ids, kv::BlockPool &pool, const kv::StepMetadata &m) {
+          return shared->run(ids, pool, m);
+        });
+  };
+  if (!scoring && !generating) {
+    // Serve mode: the OpenAI-compatible HTTP server (docs/serving.md).
+    f.serve.planPath = f.plan;
+    f.serve.engine = options;
+    if (Status s = server::serve(f.serve); !s.isOk())
+      return fail(s);
+    return 0;
+  }
   StatusOr<std::unique_ptr<engine::Engine>> e = engine::Engine::open(f.plan, options);
   if (!e)
     return fail(e.status());

@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "accel/Driver/Compile.h"
+#include "accel/Driver/Diagnostics.h"
 #include "accel/Driver/Pipeline.h"
 #include "accel/Eval/Evaluator.h"
 #include "accel/Eval/Stepper.h"
@@ -236,20 +237,7 @@ int main(int argc, char **argv) {
   context.printOpOnDiagnostic(false);
   // One line per diagnostic: "<file>[: node '<name>']: error: <message>".
   mlir::ScopedDiagnosticHandler diagnostics(&context, [](mlir::Diagnostic &d) {
-    std::string where;
-    mlir::Location loc = d.getLocation();
-    if (auto name = mlir::dyn_cast<mlir::NameLoc>(loc)) {
-      if (auto file = mlir::dyn_cast<mlir::FileLineColLoc>(name.getChildLoc()))
-        where = file.getFilename().str() + ": node '" + name.getName().str() + "'";
-    } else if (auto file = mlir::dyn_cast<mlir::FileLineColLoc>(loc)) {
-      where = file.getFilename().str();
-      if (file.getLine())
-        where += ":" + std::to_string(file.getLine()) + ":" + std::to_string(file.getColumn());
-    }
-    if (where.empty()) {
-      llvm::raw_string_ostream os(where);
-      loc.print(os);
-    }
+    std::string where = accel::describeLocation(d.getLocation());
     const char *kind = d.getSeverity() == mlir::DiagnosticSeverity::Error     ? "error"
                        : d.getSeverity() == mlir::DiagnosticSeverity::Warning ? "warning"
                        : d.getSeverity() == mlir::DiagnosticSeverity::Remark  ? "remark"

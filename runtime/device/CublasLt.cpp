@@ -1,0 +1,192 @@
+//===- CublasLt.cpp - cuBLASLt GEMMs, opened at run time ------------------===//
+//
+// Row-major y[T, N] = x[T, K] w[N, K]^T is, in cuBLAS's column-major terms,
+// y^T (N x T, ld N) = op(A) B with A = w viewed as K x N (ld K) transposed,
+// and B = x viewed as K x T (ld K): m = N, n = T, k = K, transa = T.
+//
+//===----------------------------------------------------------------------===//
+#include "runtime/device/CublasLt.h"
+
+#include <cstdlib>
+#include <dlfcn.h>
+#include <type_traits>
+#include <vector>
+
+namespace accel::rt::gpu {
+
+namespace {
+// cublas_api.h / library_types.h / cublasLt.h values.
+constexpr int kComputeF32 = 68;   // CUBLAS_COMPUTE_32F (no TF32)
+constexpr int kR32F = 0;          // CUDA_R_32F
+constexpr int kR16F = 2;          // CUDA_R_16F
+constexpr int kR16BF = 14;        // CUDA_R_16BF
+constexpr int kDescTransA = 3;    // CUBLASLT_MATMUL_DESC_TRANSA
+constexpr int kDescTransB = 4;    // CUBLASLT_MATMUL_DESC_TRANSB
+constexpr int kPrefWorkspace = 1; // CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES
+constexpr int kOpN = 0, kOpT = 1;
+constexpr std::size_t kWorkspaceBytes = 32u << 20;
+
+struct Algo {
+  uint64_t data[8];
+};
+struct HeuristicResult {
+  Algo algo;
+  std::size_t workspaceSize;
+  int state;
+  float wavesCount;
+  int reserved[4];
+};
+
+int cudaType(DType t) {
+  return t == DType::kBF16 ? kR16BF : t == DType::kF16 ? kR16F : kR32F;
+}
+} // namespace
+
+struct CublasLt::Plan {
+  CublasLt *lt = nullptr;
+  void *desc = nullptr, *a = nullptr, *b = nullptr, *c = nullptr;
+  HeuristicResult heur{};
+  ~Plan() {
+    if (desc)
+      lt->descDestroy_(desc);
+    for (void *l : {a, b, c})
+      if (l)
+        lt->layoutDestroy_(l);
+  }
+};
+
+CublasLt::CublasLt(GpuContext &gpu) : gpu_(gpu) {}
+
+StatusOr<std::unique_ptr<CublasLt>> CublasLt::create(GpuContext &gpu) {
+  std::unique_ptr<CublasLt> lt(new CublasLt(gpu));
+  ACCEL_RT_RETURN_IF_ERROR(lt->load());
+  ACCEL_RT_RETURN_IF_ERROR(lt->check(lt->create_(&lt->handle_), "cublasLtCreate"));
+  ACCEL_RT_ASSIGN_OR_RETURN(lt->workspace_, gpu.allocate(kWorkspaceBytes));
+  return lt;
+}
+
+CublasLt::~CublasLt() {
+  plans_.clear();
+  if (handle_)
+    destroy_(handle_);
+  // The library stays loaded: cuBLASLt keeps process-wide state.
+}
+
+Status CublasLt::load() {
+  std::vector<std::string> tried;
+  const char *env = std::getenv("ACCEL_LIBCUBLASLT");
+  std::vector<std::string> candidates;
+  if (env && *env) {
+    candidates.push_back(env);
+  } else {
+    candidates = {"libcublasLt.so.13", "libcublasLt.so.12",
+                  "/usr/local/cuda/lib64/libcublasLt.so.13",
+                  "/usr/local/cuda/lib64/libcublasLt.so.12"};
+    // Python's nvidia-cublas wheel (what PyTorch uses).
+    for (const char *py : {"/usr/local/lib/python3.12/dist-packages",
+                           "/usr/lib/python3/dist-packages",
+                           "/opt/torch/.venv/lib/python3.12/site-packages",
+                           "/usr/local/lib/python3.12/site-packages"})
+      for (const char *sub : {"/nvidia/cu13/lib/libcublasLt.so.13",
+                              "/nvidia/cublas/lib/libcublasLt.so.13",
+                              "/nvidia/cublas/lib/libcublasLt.so.12"})
+        candidates.push_back(std::string(py) + sub);
+  }
+  std::string why;
+  for (const std::string &c : candidates) {
+    lib_ = dlopen(c.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (lib_) {
+      path_ = c;
+      break;
+    }
+    if (why.empty()) {
+      const char *e = dlerror();
+      why = e ? e : "";
+    }
+  }
+  if (!lib_)
+    return unavailable("cannot open cuBLASLt (" + why +
+                       "); set ACCEL_LIBCUBLASLT to the path of libcublasLt.so.13");
+  auto sym = [&](auto &fn, const char *name) -> bool {
+    fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(dlsym(lib_, name));
+    return fn != nullptr;
+  };
+  if (!sym(create_, "cublasLtCreate") || !sym(destroy_, "cublasLtDestroy") ||
+      !sym(descCreate_, "cublasLtMatmulDescCreate") ||
+      !sym(descDestroy_, "cublasLtMatmulDescDestroy") ||
+      !sym(descSetAttr_, "cublasLtMatmulDescSetAttribute") ||
+      !sym(layoutCreate_, "cublasLtMatrixLayoutCreate") ||
+      !sym(layoutDestroy_, "cublasLtMatrixLayoutDestroy") ||
+      !sym(prefCreate_, "cublasLtMatmulPreferenceCreate") ||
+      !sym(prefDestroy_, "cublasLtMatmulPreferenceDestroy") ||
+      !sym(prefSetAttr_, "cublasLtMatmulPreferenceSetAttribute") ||
+      !sym(heuristic_, "cublasLtMatmulAlgoGetHeuristic") || !sym(matmul_, "cublasLtMatmul"))
+    return unavailable(path_ + " is not a usable cuBLASLt: it lacks entry points accel needs");
+  sym(statusString_, "cublasLtGetStatusString");
+  return Status::ok();
+}
+
+Status CublasLt::check(int status, const char *call) const {
+  if (status == 0)
+    return Status::ok();
+  const char *text = statusString_ ? statusString_(status) : nullptr;
+  return Status(StatusCode::kInternal, std::string(call) + " failed with cuBLAS status " +
+                                           std::to_string(status) +
+                                           (text ? std::string(" (") + text + ")" : ""));
+}
+
+Status CublasLt::linear(CuDevicePtr x, CuDevicePtr w, CuDevicePtr y, int64_t tokens, int64_t n,
+                        int64_t k, DType inType, DType outType) {
+  if (tokens == 0 || n == 0)
+    return Status::ok();
+  if (k == 0)
+    return gpu_.zero(y, size_t(tokens * n) * dtypeSize(outType));
+  auto key = std::make_tuple(tokens, n, k, int(inType), int(outType));
+  auto it = plans_.find(key);
+  if (it == plans_.end()) {
+    auto p = std::make_unique<Plan>();
+    p->lt = this;
+    ACCEL_RT_RETURN_IF_ERROR(
+        check(descCreate_(&p->desc, kComputeF32, kR32F), "cublasLtMatmulDescCreate"));
+    int ta = kOpT, tb = kOpN;
+    ACCEL_RT_RETURN_IF_ERROR(
+        check(descSetAttr_(p->desc, kDescTransA, &ta, sizeof(ta)), "cublasLtMatmulDescSetAttribute"));
+    ACCEL_RT_RETURN_IF_ERROR(
+        check(descSetAttr_(p->desc, kDescTransB, &tb, sizeof(tb)), "cublasLtMatmulDescSetAttribute"));
+    // A: w as K x N col-major (ld K); B: x as K x T (ld K); C: N x T (ld N).
+    ACCEL_RT_RETURN_IF_ERROR(check(layoutCreate_(&p->a, cudaType(inType), uint64_t(k),
+                                                 uint64_t(n), k),
+                                   "cublasLtMatrixLayoutCreate"));
+    ACCEL_RT_RETURN_IF_ERROR(check(layoutCreate_(&p->b, cudaType(inType), uint64_t(k),
+                                                 uint64_t(tokens), k),
+                                   "cublasLtMatrixLayoutCreate"));
+    ACCEL_RT_RETURN_IF_ERROR(check(layoutCreate_(&p->c, cudaType(outType), uint64_t(n),
+                                                 uint64_t(tokens), n),
+                                   "cublasLtMatrixLayoutCreate"));
+    void *pref = nullptr;
+    ACCEL_RT_RETURN_IF_ERROR(check(prefCreate_(&pref), "cublasLtMatmulPreferenceCreate"));
+    uint64_t ws = kWorkspaceBytes;
+    prefSetAttr_(pref, kPrefWorkspace, &ws, sizeof(ws));
+    int found = 0;
+    int st = heuristic_(handle_, p->desc, p->a, p->b, p->c, p->c, pref, 1, &p->heur, &found);
+    prefDestroy_(pref);
+    ACCEL_RT_RETURN_IF_ERROR(check(st, "cublasLtMatmulAlgoGetHeuristic"));
+    if (found == 0)
+      return Status(StatusCode::kUnimplemented,
+                    "cuBLASLt has no algorithm for a " + std::string(dtypeName(inType)) + " -> " +
+                        dtypeName(outType) + " GEMM of [" + std::to_string(tokens) + ", " +
+                        std::to_string(k) + "] x [" + std::to_string(n) + ", " +
+                        std::to_string(k) + "]^T");
+    it = plans_.emplace(key, std::move(p)).first;
+  }
+  Plan &p = *it->second;
+  const float alpha = 1.0f, beta = 0.0f;
+  return check(matmul_(handle_, p.desc, &alpha, reinterpret_cast<const void *>(w), p.a,
+                       reinterpret_cast<const void *>(x), p.b, &beta,
+                       reinterpret_cast<const void *>(y), p.c, reinterpret_cast<void *>(y), p.c,
+                       &p.heur.algo, reinterpret_cast<void *>(workspace_->ptr),
+                       workspace_->bytes, gpu_.stream()),
+               "cublasLtMatmul");
+}
+
+} // namespace accel::rt::gpu

@@ -1,0 +1,74 @@
+//===- CublasLt.h - cuBLASLt GEMMs, opened at run time ----------*- C++ -*-===//
+//
+// The GPU backend's matrix products go through cuBLASLt, opened with dlopen
+// like the driver (accel links no CUDA library): `$ACCEL_LIBCUBLASLT` when
+// set, else libcublasLt.so.13 (then .12) from the loader's path, then the
+// usual install places (/usr/local/cuda/lib64, Python's nvidia/cublas
+// package). The few types and enum values used are declared here (they are
+// part of cuBLASLt's stable C ABI), so no CUDA header is needed to build.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ACCEL_RUNTIME_DEVICE_CUBLASLT_H
+#define ACCEL_RUNTIME_DEVICE_CUBLASLT_H
+
+#include "runtime/device/GpuContext.h"
+#include "runtime/tensor/DType.h"
+
+#include <map>
+#include <tuple>
+
+namespace accel::rt::gpu {
+
+class CublasLt {
+public:
+  /// Opens the library and creates a handle; kUnavailable naming what was
+  /// tried when it cannot.
+  static StatusOr<std::unique_ptr<CublasLt>> create(GpuContext &gpu);
+  ~CublasLt();
+
+  /// The path the library was opened from.
+  const std::string &path() const { return path_; }
+
+  /// y[T, N] = x[T, K] @ w[N, K]^T, all row-major and contiguous, on the
+  /// context's stream. x and w share one dtype (f32, f16 or bf16); y is that
+  /// dtype or f32. Accumulation is f32; f32 inputs use exact f32 arithmetic
+  /// (no TF32).
+  Status linear(CuDevicePtr x, CuDevicePtr w, CuDevicePtr y, int64_t tokens, int64_t n,
+                int64_t k, DType inType, DType outType);
+
+private:
+  struct Plan; // descriptors and the chosen algorithm for one shape
+  explicit CublasLt(GpuContext &gpu);
+  Status load();
+  Status check(int status, const char *call) const;
+
+  GpuContext &gpu_;
+  void *lib_ = nullptr;
+  std::string path_;
+  void *handle_ = nullptr;
+  DeviceBuffer workspace_;
+  std::map<std::tuple<int64_t, int64_t, int64_t, int, int>, std::unique_ptr<Plan>> plans_;
+
+  // Entry points (cublasStatus_t is an int; handles and descriptors are
+  // pointers).
+  int (*create_)(void **) = nullptr;
+  int (*destroy_)(void *) = nullptr;
+  int (*descCreate_)(void **, int, int) = nullptr;
+  int (*descDestroy_)(void *) = nullptr;
+  int (*descSetAttr_)(void *, int, const void *, std::size_t) = nullptr;
+  int (*layoutCreate_)(void **, int, uint64_t, uint64_t, int64_t) = nullptr;
+  int (*layoutDestroy_)(void *) = nullptr;
+  int (*prefCreate_)(void **) = nullptr;
+  int (*prefDestroy_)(void *) = nullptr;
+  int (*prefSetAttr_)(void *, int, const void *, std::size_t) = nullptr;
+  int (*heuristic_)(void *, void *, void *, void *, void *, void *, void *, int, void *,
+                    int *) = nullptr;
+  int (*matmul_)(void *, void *, const void *, const void *, void *, const void *, void *,
+                 const void *, const void *, void *, void *, void *, const void *, void *,
+                 std::size_t, CuStream) = nullptr;
+  const char *(*statusString_)(int) = nullptr;
+};
+
+} // namespace accel::rt::gpu
+
+#endif // ACCEL_RUNTIME_DEVICE_CUBLASLT_H

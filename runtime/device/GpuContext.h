@@ -1,0 +1,120 @@
+//===- GpuContext.h - one GPU: context, stream, kernels, memory -*- C++ -*-===//
+//
+// What the GPU backend holds of one device, all through the CUDA driver API
+// opened at run time (CudaDriver): the device's primary context, one stream
+// on which every copy and launch is ordered, the module of the runtime's own
+// kernels (runtime/kernels, one fatbin embedded in the library), and a
+// caching allocator of device memory.
+//
+// Memory: DeviceBuffer is a shared handle of one allocation. When the last
+// handle goes, the block returns to the allocator's free list (never to the
+// driver until the context goes), so that the per-step activations of one
+// engine step reuse the blocks of the previous one without cuMemAlloc's
+// implicit synchronisation. Reuse is safe because all work is on one stream:
+// a block freed on the host after its last reader was *enqueued* is written
+// by its next owner's work only after that reader ran.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ACCEL_RUNTIME_DEVICE_GPUCONTEXT_H
+#define ACCEL_RUNTIME_DEVICE_GPUCONTEXT_H
+
+#include "runtime/device/CudaDriver.h"
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+
+namespace accel::rt::gpu {
+
+using rt::CuContext;
+using rt::CuDevicePtr;
+using rt::CuFunction;
+using rt::CuModule;
+using rt::CuStream;
+
+class GpuContext;
+
+/// One block of device memory, returned to its allocator when released.
+struct DeviceBlock {
+  CuDevicePtr ptr = 0;
+  std::size_t bytes = 0;
+};
+using DeviceBuffer = std::shared_ptr<DeviceBlock>;
+
+/// Launch geometry (cuda's dim3).
+struct Dim3 {
+  unsigned x = 1, y = 1, z = 1;
+};
+
+class GpuContext {
+public:
+  /// Opens the driver, makes device `ordinal`'s primary context current and
+  /// loads `image` (a fatbin, cubin or PTX) as the kernel module. Fails with
+  /// kUnavailable (no driver, no such GPU, an image without code for this
+  /// GPU) in one sentence.
+  static StatusOr<std::unique_ptr<GpuContext>> create(int ordinal, const void *image,
+                                                      std::size_t imageBytes);
+  ~GpuContext();
+  GpuContext(const GpuContext &) = delete;
+  GpuContext &operator=(const GpuContext &) = delete;
+
+  const GpuInfo &info() const { return info_; }
+  const CudaApi &api() const { return *api_; }
+  CudaDriver &driver() const { return *driver_; }
+  CuStream stream() const { return stream_; }
+  Status check(int result, const char *call) const { return driver_->check(result, call); }
+
+  /// Makes this context current on the calling thread.
+  Status makeCurrent();
+
+  /// A kernel of the module by its (extern "C") name; cached.
+  StatusOr<CuFunction> function(const std::string &name);
+
+  /// Launches `fn` on the stream with `args` (each passed by value; their C++
+  /// types must be exactly the kernel's parameter types).
+  template <typename... Args>
+  Status launch(CuFunction fn, Dim3 grid, Dim3 block, unsigned sharedBytes, Args... args) {
+    void *params[] = {static_cast<void *>(&args)..., nullptr};
+    return check(api_->cuLaunchKernel(fn, grid.x, grid.y, grid.z, block.x, block.y, block.z,
+                                      sharedBytes, stream_, params, nullptr),
+                 "cuLaunchKernel");
+  }
+
+  /// Device memory of at least `bytes` (0 gives a valid empty buffer).
+  StatusOr<DeviceBuffer> allocate(std::size_t bytes);
+  /// Stream-ordered copies. Host memory is pageable: the call returns once
+  /// the driver staged the bytes, so `src` may be reused at once.
+  Status upload(CuDevicePtr dst, const void *src, std::size_t bytes);
+  Status copy(CuDevicePtr dst, CuDevicePtr src, std::size_t bytes);
+  /// `height` rows of `widthBytes` from pitch `srcPitch` to pitch `dstPitch`.
+  Status copy2D(CuDevicePtr dst, std::size_t dstPitch, CuDevicePtr src, std::size_t srcPitch,
+                std::size_t widthBytes, std::size_t height);
+  Status zero(CuDevicePtr dst, std::size_t bytes);
+  /// Copies to the host and waits for it (and everything before it).
+  Status download(void *dst, CuDevicePtr src, std::size_t bytes);
+  Status synchronize();
+
+  /// Bytes the allocator holds (in use + cached).
+  std::size_t bytesReserved() const;
+
+private:
+  GpuContext() = default;
+  struct Allocator;
+
+  CudaDriver *driver_ = nullptr;
+  const CudaApi *api_ = nullptr;
+  GpuInfo info_;
+  int device_ = 0;
+  CuContext ctx_ = nullptr;
+  CuStream stream_ = nullptr;
+  CuModule module_ = nullptr;
+  std::unordered_map<std::string, CuFunction> functions_;
+  std::shared_ptr<Allocator> allocator_;
+};
+
+} // namespace accel::rt::gpu
+
+#endif // ACCEL_RUNTIME_DEVICE_GPUCONTEXT_H

@@ -1,0 +1,90 @@
+//===- GpuExecutor.h - run a plan's schedule on an NVIDIA GPU ---*- C++ -*-===//
+//
+// The GPU backend (issue 5, first version): the same plan schedule as the
+// CPU backend (docs/plan-format.md), each step a launch of a hand-written
+// kernel of runtime/kernels (loaded from the fatbin embedded in the library,
+// through the CUDA driver API opened at run time), a cuBLASLt GEMM, or a
+// device-to-device copy. docs/gpu-backend.md describes it.
+//
+//   - Activations are in the compute dtype (f32, bf16 or f16; arithmetic in
+//     f32). Weights are converted to it once at create(); norm weights,
+//     rotary tables and the LM head's bias stay f32.
+//   - The paged KV cache lives in device memory, [num_blocks, block_size,
+//     kv_heads, head_dim] per layer for K and V (BlockPool's layout), in the
+//     compute dtype. The host kv::BlockPool passed to run() is the block
+//     allocator (its geometry sizes the device pool; its own storage is not
+//     used).
+//   - ONNX glue that raising left in place runs where its data is: shape
+//     arithmetic on small host tensors with the CPU ONNX kernels; Reshape,
+//     Flatten, Squeeze, Unsqueeze, Identity as views of device buffers;
+//     Split, Slice (unit step, one axis) and Concat as device copies; any
+//     other operator whose input lives on the device is copied to the host,
+//     run by the CPU kernel and copied back (correct, slow: fallbacks()
+//     names them, and each is logged once to stderr).
+//
+// create() prepares one call per step (an unknown kind or op fails there,
+// naming the step); run() has CpuExecutor::run's signature.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ACCEL_RUNTIME_ENGINE_GPUEXECUTOR_H
+#define ACCEL_RUNTIME_ENGINE_GPUEXECUTOR_H
+
+#include "runtime/kv/BlockPool.h"
+#include "runtime/kv/StepMetadata.h"
+#include "runtime/plan/PlanFile.h"
+
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace accel::rt::engine {
+
+struct GpuExecutorOptions {
+  /// The compute dtype of activations, weights and the KV cache: f32, bf16
+  /// or f16.
+  DType dtype = DType::kF32;
+  /// The CUDA device ordinal.
+  int device = 0;
+  /// Print one line to stderr the first time each ONNX operator falls back
+  /// to the CPU.
+  bool logFallbacks = true;
+};
+
+struct GpuExecutorImpl;
+
+class GpuExecutor {
+public:
+  /// Opens the GPU (kUnavailable in one sentence when there is no driver, no
+  /// such device, or no kernels in this build), uploads the weights and
+  /// prepares every step.
+  static StatusOr<std::unique_ptr<GpuExecutor>>
+  create(std::shared_ptr<const plan::PlanFile> plan, const GpuExecutorOptions &options = {});
+  ~GpuExecutor();
+
+  /// Runs the schedule once on the GPU: `tokenIds` [tokens] (host, any
+  /// integer dtype) for the step described by `meta` (host tensors, as
+  /// kv::prepareStep makes them over `pool`). The K/V of the step go to the
+  /// device pool that mirrors `pool`'s geometry. Returns the logits on the
+  /// host as f32, [tokens, vocab] (or [seqs, vocab] when the plan selects
+  /// each sequence's last token). Synchronous.
+  StatusOr<Tensor> run(const Tensor &tokenIds, kv::BlockPool &pool,
+                       const kv::StepMetadata &meta);
+
+  /// The ONNX operators that ran on the CPU with device inputs so far
+  /// ("onnx.Transpose", ...).
+  std::set<std::string> fallbacks() const;
+  /// "NVIDIA H200 (sm_90, 132 SMs), bf16, cuBLASLt from <path>".
+  std::string describe() const;
+  /// Bytes of device memory this executor holds (weights, KV pool, cached
+  /// activation blocks).
+  std::size_t deviceBytes() const;
+
+private:
+  GpuExecutor() = default;
+  std::unique_ptr<GpuExecutorImpl> impl_;
+};
+
+} // namespace accel::rt::engine
+
+#endif // ACCEL_RUNTIME_ENGINE_GPUEXECUTOR_H

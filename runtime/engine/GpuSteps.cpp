@@ -1,0 +1,1229 @@
+//===- GpuSteps.cpp - one prepared GPU call per plan step ------------------===//
+//
+// Each prepare function reads the step's attributes once, looks up its
+// kernels in the module, and returns a closure. Operand positions follow the
+// step table in docs/plan-format.md (as runtime/engine/CpuSteps.cpp does);
+// absent optional operands arrive as null.
+//
+//===----------------------------------------------------------------------===//
+#include "runtime/engine/GpuSteps.h"
+
+#include "runtime/cpu/onnx/OnnxKernels.h"
+#include "runtime/cpu/transformer/TransformerKernels.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
+
+namespace accel::rt::engine {
+
+namespace pb = accel::plan;
+namespace tk = accel::rt::cpu::transformer;
+using gpu::CuDevicePtr;
+using gpu::CuFunction;
+using gpu::Dim3;
+using Inputs = std::vector<GpuValue *>;
+using Outputs = std::vector<GpuValue>;
+using i64 = long long;
+
+//===----------------------------------------------------------------------===//
+// Values
+//===----------------------------------------------------------------------===//
+
+int64_t DeviceTensor::numElements() const {
+  int64_t n = 1;
+  for (int64_t d : shape)
+    n *= d;
+  return n;
+}
+
+std::string DeviceTensor::describe() const {
+  return std::string(dtypeName(dtype)) + shapeToString(shape) + " (device)";
+}
+
+std::string GpuValue::describe() const {
+  return host.defined() ? host.describe() : dev.defined() ? dev.describe() : "(undefined)";
+}
+
+const char *gpuDTypeSuffix(DType dtype) {
+  return dtype == DType::kBF16 ? "bf16" : dtype == DType::kF16 ? "f16" : "f32";
+}
+
+namespace {
+
+Status invalid(const std::string &msg) { return Status(StatusCode::kDataLoss, msg); }
+Status badInput(const std::string &msg) { return Status(StatusCode::kInvalidArgument, msg); }
+
+int castCode(DType t) { return t == DType::kF16 ? 1 : t == DType::kBF16 ? 2 : 0; }
+bool isComputeFloat(DType t) {
+  return t == DType::kF32 || t == DType::kF16 || t == DType::kBF16;
+}
+
+/// Grid of a grid-stride loop over n elements.
+Dim3 strideGrid(int64_t n, unsigned threads = 256) {
+  int64_t blocks = (n + threads - 1) / threads;
+  return Dim3{unsigned(std::clamp<int64_t>(blocks, 1, 1 << 20)), 1, 1};
+}
+/// Threads for a block that loops over `n` items: a multiple of 32 in [32, 1024].
+unsigned rowThreads(int64_t n) {
+  return unsigned(std::clamp<int64_t>((n + 31) / 32 * 32, 32, 1024));
+}
+
+/// The same data under another shape.
+DeviceTensor viewAs(const DeviceTensor &t, Shape shape) {
+  DeviceTensor v = t;
+  v.shape = std::move(shape);
+  return v;
+}
+
+} // namespace
+
+StatusOr<DeviceTensor> GpuRunState::empty(DType dt, Shape shape) {
+  DeviceTensor t;
+  t.dtype = dt;
+  t.shape = std::move(shape);
+  for (int64_t d : t.shape)
+    if (d < 0)
+      return badInput("negative dimension in " + t.describe());
+  ACCEL_RT_ASSIGN_OR_RETURN(t.mem, gpu->allocate(t.byteSize()));
+  t.ptr = t.mem->ptr;
+  return t;
+}
+
+StatusOr<DeviceTensor> GpuRunState::toDevice(GpuValue &v, std::optional<DType> want) {
+  if (!v.defined())
+    return Status(StatusCode::kInternal, "a value the step reads was never written");
+  if (v.dev.defined()) {
+    if (!want || !isFloat(v.dev.dtype) || v.dev.dtype == *want)
+      return v.dev;
+    if (!isComputeFloat(v.dev.dtype) || !isComputeFloat(*want))
+      return badInput("cannot convert " + v.dev.describe() + " to " + dtypeName(*want));
+    ACCEL_RT_ASSIGN_OR_RETURN(DeviceTensor out, empty(*want, v.dev.shape));
+    const int64_t n = out.numElements();
+    if (n) {
+      ACCEL_RT_ASSIGN_OR_RETURN(CuFunction fn, gpu->function("cast_kernel"));
+      ACCEL_RT_RETURN_IF_ERROR(gpu->launch(fn, strideGrid(n), Dim3{256, 1, 1}, 0, v.dev.ptr,
+                                           castCode(v.dev.dtype), out.ptr, castCode(*want),
+                                           i64(n)));
+    }
+    return out; // not kept: v keeps its own dtype
+  }
+  Tensor h = v.host;
+  if (want && isFloat(h.dtype()) && h.dtype() != *want) {
+    h = h.astype(*want);
+    if (!h.defined() && v.host.numElements() != 0)
+      return Status(StatusCode::kResourceExhausted, "cannot convert " + v.host.describe());
+  }
+  ACCEL_RT_ASSIGN_OR_RETURN(DeviceTensor out, empty(h.dtype(), h.shape()));
+  ACCEL_RT_RETURN_IF_ERROR(gpu->upload(out.ptr, h.rawData(), h.byteSize()));
+  v.dev = out;
+  return out;
+}
+
+StatusOr<Tensor> GpuRunState::toHost(GpuValue &v, bool *copied) {
+  if (copied)
+    *copied = false;
+  if (v.host.defined())
+    return v.host;
+  if (!v.dev.defined())
+    return Status(StatusCode::kInternal, "a value the step reads was never written");
+  ACCEL_RT_ASSIGN_OR_RETURN(Tensor t, Tensor::allocate(v.dev.dtype, v.dev.shape));
+  ACCEL_RT_RETURN_IF_ERROR(gpu->download(t.rawData(), v.dev.ptr, t.byteSize()));
+  if (t.dtype() == DType::kBF16 || t.dtype() == DType::kF16)
+    t = t.toF32();
+  if (copied)
+    *copied = true;
+  v.host = t;
+  return t;
+}
+
+void GpuRunState::noteFallback(const std::string &op) {
+  if (!fallbacks || !fallbacks->insert(op).second)
+    return;
+  if (logFallbacks)
+    std::fprintf(stderr,
+                 "accel: GPU backend: %s has no GPU kernel; it runs on the CPU (its inputs are "
+                 "copied to the host and back)\n",
+                 op.c_str());
+}
+
+namespace {
+
+//===----------------------------------------------------------------------===//
+// Attributes (as CpuSteps.cpp reads them)
+//===----------------------------------------------------------------------===//
+
+class Attrs {
+public:
+  Attrs(const plan::PlanFile &plan, const pb::Step &step) : plan_(plan) {
+    for (const pb::Attribute &a : step.attributes())
+      map_.emplace(a.name(), &a);
+  }
+  const pb::Attribute *get(const std::string &name) const {
+    auto it = map_.find(name);
+    return it == map_.end() ? nullptr : it->second;
+  }
+  StatusOr<int64_t> i(const std::string &name, std::optional<int64_t> dflt = {}) const {
+    const pb::Attribute *a = get(name);
+    if (!a) {
+      if (dflt)
+        return *dflt;
+      return invalid("attribute '" + name + "' is missing");
+    }
+    if (a->value_case() != pb::Attribute::kI)
+      return invalid("attribute '" + name + "' is not an integer");
+    return a->i();
+  }
+  StatusOr<double> f(const std::string &name, std::optional<double> dflt = {}) const {
+    const pb::Attribute *a = get(name);
+    if (!a) {
+      if (dflt)
+        return *dflt;
+      return invalid("attribute '" + name + "' is missing");
+    }
+    if (a->value_case() != pb::Attribute::kF)
+      return invalid("attribute '" + name + "' is not a float");
+    return a->f();
+  }
+  StatusOr<std::string> s(const std::string &name, std::optional<std::string> dflt = {}) const {
+    const pb::Attribute *a = get(name);
+    if (!a) {
+      if (dflt)
+        return *dflt;
+      return invalid("attribute '" + name + "' is missing");
+    }
+    if (a->value_case() != pb::Attribute::kS)
+      return invalid("attribute '" + name + "' is not a string");
+    return a->s();
+  }
+  StatusOr<std::vector<int64_t>> ints(const std::string &name) const {
+    const pb::Attribute *a = get(name);
+    if (!a || a->value_case() != pb::Attribute::kInts)
+      return invalid("attribute '" + name + "' is missing or not a list of integers");
+    return std::vector<int64_t>(a->ints().values().begin(), a->ints().values().end());
+  }
+  StatusOr<onnx::AttrMap> onnxAttrs() const {
+    onnx::AttrMap out;
+    for (auto &[name, a] : map_) {
+      if (name.rfind("accel.", 0) == 0)
+        continue;
+      switch (a->value_case()) {
+      case pb::Attribute::kI:
+        out[name] = a->i();
+        break;
+      case pb::Attribute::kF:
+        out[name] = float(a->f());
+        break;
+      case pb::Attribute::kS:
+        out[name] = a->s();
+        break;
+      case pb::Attribute::kInts:
+        out[name] = std::vector<int64_t>(a->ints().values().begin(), a->ints().values().end());
+        break;
+      case pb::Attribute::kFloats:
+        out[name] = std::vector<float>(a->floats().values().begin(), a->floats().values().end());
+        break;
+      case pb::Attribute::kStrings:
+        out[name] =
+            std::vector<std::string>(a->strings().values().begin(), a->strings().values().end());
+        break;
+      case pb::Attribute::kTensor:
+        out[name] = plan_.constant(a->tensor());
+        break;
+      default:
+        return invalid("attribute '" + name + "' has no value");
+      }
+    }
+    return out;
+  }
+
+private:
+  const plan::PlanFile &plan_;
+  std::map<std::string, const pb::Attribute *> map_;
+};
+
+Status needInputs(const pb::Step &step, size_t required, size_t max) {
+  size_t n = size_t(step.inputs_size());
+  if (n < required || n > max)
+    return invalid("it has " + std::to_string(n) + " operands, " +
+                   (required == max ? std::to_string(required)
+                                    : std::to_string(required) + " to " + std::to_string(max)) +
+                   " expected");
+  for (size_t i = 0; i < required; ++i)
+    if (step.inputs(int(i)) < 0)
+      return invalid("operand " + std::to_string(i) + " is required");
+  return Status::ok();
+}
+
+Status needOutputs(const pb::Step &step, size_t n) {
+  if (size_t(step.outputs_size()) != n)
+    return invalid("it has " + std::to_string(step.outputs_size()) + " results, " +
+                   std::to_string(n) + " expected");
+  return Status::ok();
+}
+
+GpuValue *at(const Inputs &in, size_t i) { return i < in.size() ? in[i] : nullptr; }
+
+/// A call producing one device result.
+template <typename Fn> GpuKernel one(Fn fn) {
+  return [fn](GpuRunState &st, Inputs &in, Outputs &out) -> Status {
+    StatusOr<DeviceTensor> t = fn(st, in);
+    if (!t)
+      return t.status();
+    GpuValue v;
+    v.dev = std::move(*t);
+    out.push_back(std::move(v));
+    return Status::ok();
+  };
+}
+
+/// The kernels of one op for the compute dtype.
+StatusOr<CuFunction> kernel(const GpuPrepareContext &ctx, const std::string &base) {
+  return ctx.gpu->function(base + "_" + gpuDTypeSuffix(ctx.dtype));
+}
+
+StatusOr<int> activationCode(const Attrs &a) {
+  ACCEL_RT_ASSIGN_OR_RETURN(std::string kind, a.s("kind"));
+  if (std::optional<tk::ActivationKind> k = tk::activationKindFromName(kind))
+    return int(*k);
+  return Status(StatusCode::kUnimplemented, "activation '" + kind + "' has no GPU kernel");
+}
+
+/// Rows and the last dimension of a tensor seen as [rows, cols].
+std::pair<int64_t, int64_t> rowsCols(const DeviceTensor &t) {
+  const int64_t cols = t.rank() ? t.dim(-1) : 1;
+  return {cols ? t.numElements() / cols : 0, cols};
+}
+
+//===----------------------------------------------------------------------===//
+// GEMMs
+//===----------------------------------------------------------------------===//
+
+/// y [.., N] = x [.., K] @ w [N, K]^T, y in `outType`.
+StatusOr<DeviceTensor> gemm(GpuRunState &st, const DeviceTensor &x, const DeviceTensor &w,
+                            DType outType) {
+  if (w.rank() != 2)
+    return badInput("the weight " + w.describe() + " must be [N, K]");
+  if (x.rank() < 1 || x.dim(-1) != w.dim(1))
+    return badInput("x " + x.describe() + " and the weight " + w.describe() +
+                    " disagree on K");
+  if (x.dtype != w.dtype)
+    return Status(StatusCode::kInternal,
+                  "x " + x.describe() + " and the weight " + w.describe() + " differ in dtype");
+  auto [rows, k] = rowsCols(x);
+  Shape shape = x.shape;
+  shape.back() = w.dim(0);
+  ACCEL_RT_ASSIGN_OR_RETURN(DeviceTensor y, st.empty(outType, shape));
+  ACCEL_RT_RETURN_IF_ERROR(st.blas->linear(x.ptr, w.ptr, y.ptr, rows, w.dim(0), k, x.dtype, outType));
+  return y;
+}
+
+Status addBias(GpuRunState &st, const DeviceTensor &y, const DeviceTensor &bias) {
+  auto [rows, cols] = rowsCols(y);
+  if (bias.numElements() != cols)
+    return badInput("the bias " + bias.describe() + " does not match " + y.describe());
+  if (rows * cols == 0)
+    return Status::ok();
+  ACCEL_RT_ASSIGN_OR_RETURN(CuFunction fn,
+                            st.gpu->function(std::string("bias_add_") + gpuDTypeSuffix(y.dtype)));
+  return st.gpu->launch(fn, strideGrid(rows * cols), Dim3{256, 1, 1}, 0, y.ptr, bias.ptr,
+                        i64(rows), i64(cols));
+}
+
+StatusOr<GpuKernel> prepareGemm(const GpuPrepareContext &ctx, const pb::Step &step,
+                                const Attrs &a) {
+  ACCEL_RT_RETURN_IF_ERROR(needInputs(step, 2, 3));
+  ACCEL_RT_RETURN_IF_ERROR(needOutputs(step, 1));
+  ACCEL_RT_ASSIGN_OR_RETURN(std::string epilogue, a.s("epilogue", std::string("none")));
+  const DType cdt = ctx.dtype;
+  if (epilogue == "none")
+    return one([cdt](GpuRunState &st, Inputs &in) -> StatusOr<DeviceTensor> {
+      ACCEL_RT_ASSIGN_OR_RETURN(DeviceTensor x, st.toDevice(*in[0], cdt));
+      ACCEL_RT_ASSIGN_OR_RETURN(DeviceTensor w, st.toDevice(*in[1], cdt));
+      ACCEL_RT_ASSIGN_OR_RETURN(DeviceTensor y, gemm(st, x, w, cdt));
+      if (GpuValue *b = at(in, 2)) {
+        ACCEL_RT_ASSIGN_OR_RETURN(DeviceTensor bias, st.toDevice(*b, cdt));
+        ACCEL_RT_RETURN_IF_ERROR(addBias(st, y, bias));
+      }
+      return y;
+    });
+  if (epilogue != "logits")
+    return invalid("unknown gemm epilogue '" + epilogue + "'");
+  ACCEL_RT_ASSIGN_OR_RETURN(double softcap, a.f("softcap", 0.0));
+  ACCEL_RT_ASSIGN_OR_RETURN(int64_t selectLast, a.i("select_last", 0));
+  ACCEL_RT_ASSIGN_OR_RETURN(CuFunction gather, kernel(ctx, "gather_last_rows"));
+  ACCEL_RT_ASSIGN_OR_RETURN(CuFunction cap, ctx.gpu->function("softcap_f32"));
+  // The logits are f32 whatever the compute dtype (cuBLASLt writes f32 from
+  // bf16/f16 operands with f32 accumulation).
+  return one([=](GpuRunState &st, Inputs &in) -> StatusOr<DeviceTensor> {
+    ACCEL_RT_ASSIGN_OR_RETURN(DeviceTensor x, st.toDevice(*in[0], cdt));
+    ACCEL_RT_ASSIGN_OR_RETURN(DeviceTensor w, st.toDevice(*in[1], cdt));
+    if (selectLast) {
+      auto [rows, cols] = rowsCols(x);
+      const int64_t seqs = st.meta->numSeqs;
+      if (rows != st.meta->numTokens)
+        return badInput("select_last: the hidden states " + x.describe() + " do not have the " +
+                        std::to_string(st.meta->numTokens) + " tokens of the step");
+      ACCEL_RT_ASSIGN_OR_RETURN(DeviceTensor last, st.empty(cdt, {seqs, cols}));
+      if (seqs * cols != 0)
+        ACCEL_RT_RETURN_IF_ERROR(st.gpu->launch(gather, strideGrid(seqs * cols), Dim3{256, 1, 1},
+                                                0, x.ptr, st.queryStartLoc.ptr, last.ptr,
+                                                i64(seqs), i64(cols)));
+      x = last;
+    }
+    ACCEL_RT_ASSIGN_OR_RETURN(DeviceTensor y, gemm(st, x, w, DType::kF32));
+    if (GpuValue *b = at(in, 2)) {
+      ACCEL_RT_ASSIGN_OR_RETURN(DeviceTensor bias, st.toDevice(*b, DType::kF32));
+      ACCEL_RT_RETURN_IF_ERROR(addBias(st, y, bias));
+    }
+    if (softcap > 0.0 && y.numElements())
+      ACCEL_RT_RETURN_IF_ERROR(st.gpu->launch(cap, strideGrid(y.numElements()), Dim3{256, 1, 1},
+                                              0, y.ptr, i64(y.numElements()), float(softcap)));
+    return y;
+  });
+}
+
+//===----------------------------------------------------------------------===//
+// Attention and the KV cache
+//===----------------------------------------------------------------------===//
+
+struct AttentionParams {
+  int64_t layer = 0;
+  float scale = 0.0f;
+  bool causal = true;
+  int64_t window = 0;
+  float softcap = 0.0f;
+};
+
+StatusOr<AttentionParams> attentionParams(const GpuPrepareContext &ctx, const Attrs &a) {
+  AttentionParams p;
+  ACCEL_RT_ASSIGN_OR_RETURN(p.layer, a.i("layer"));
+  ACCEL_RT_ASSIGN_OR_RETURN(double scale, a.f("scale", 0.0));
+  ACCEL_RT_ASSIGN_OR_RETURN(int64_t causal, a.i("causal", 1));
+  ACCEL_RT_ASSIGN_OR_RETURN(p.window, a.i("sliding_window", 0));
+  ACCEL_RT_ASSIGN_OR_RETURN(double softcap, a.f("softcap", 0.0));
+  p.scale = float(scale);
+  p.causal = causal != 0;
+  p.softcap = float(softcap);
+  if (p.layer < 0 || p.layer >= ctx.numLayers)
+    return invalid("layer " + std::to_string(p.layer) + " is not in the plan's KV cache");
+  if (p.window < 0 || p.softcap < 0.0f || p.scale < 0.0f)
+    return invalid("sliding_window, scale and softcap must not be negative");
+  return p;
+}
+
+StatusOr<GpuKernel> prepareKvWrite(const GpuPrepareContext &ctx, const pb::Step &step,
+                                   const Attrs &a) {
+  ACCEL_RT_RETURN_IF_ERROR(needInputs(step, 2, 2));
+  ACCEL_RT_RETURN_IF_ERROR(needOutputs(step, 0));
+  ACCEL_RT_ASSIGN_OR_RETURN(AttentionParams p, attentionParams(ctx, a));
+  ACCEL_RT_ASSIGN_OR_RETURN(CuFunction fn, kernel(ctx, "kv_write"));
+  const DType cdt = ctx.dtype;
+  return GpuKernel([=](GpuRunState &st, Inputs &in, Outputs &) -> Status {
+    ACCEL_RT_ASSIGN_OR_RETURN(DeviceTensor k, st.toDevice(*in[0], cdt));
+    ACCEL_RT_ASSIGN_OR_RETURN(DeviceTensor v, st.toDevice(*in[1], cdt));
+    const int64_t row = st.numKvHeads * st.headDim;
+    const int64_t tokens = st.meta->numTokens;
+    if (k.numElements() != tokens * row || v.numElements() != tokens * row)
+      return badInput("k " + k.describe() + " and v " + v.describe() + " must be [" +
+                      std::to_string(tokens) + ", " + std::to_string(st.numKvHeads) + ", " +
+                      std::to_string(st.headDim) + "], the step's tokens and the KV pool's heads");
+    if (tokens == 0)
+      return Status::ok();
+    return st.gpu->launch(fn, Dim3{unsigned(tokens), 1, 1}, Dim3{rowThreads(row), 1, 1}, 0, k.ptr,
+                          v.ptr, st.slotMapping.ptr, (*st.keys)[size_t(p.layer)].ptr,
+                          (*st.values)[size_t(p.layer)].ptr, i64(row));
+  });
+}
+
+constexpr int kAttentionThreads = 128; // Attention.cu's kThreads
+constexpr int kAttentionTile = 64;     // Attention.cu's kTile
+
+StatusOr<GpuKernel> prepareAttention(const GpuPrepareContext &ctx, const pb::Step &step,
+                                     const Attrs &a) {
+  ACCEL_RT_RETURN_IF_ERROR(needInputs(step, 1, 1));
+  ACCEL_RT_RETURN_IF_ERROR(needOutputs(step, 1));
+  ACCEL_RT_ASSIGN_OR_RETURN(AttentionParams p, attentionParams(ctx, a));
+  ACCEL_RT_ASSIGN_OR_RETURN(CuFunction attn, kernel(ctx, "paged_attention"));
+  ACCEL_RT_ASSIGN_OR_RETURN(CuFunction combine, kernel(ctx, "attention_combine"));
+  const DType cdt = ctx.dtype;
+  return one([=](GpuRunState &st, Inputs &in) -> StatusOr<DeviceTensor> {
+    ACCEL_RT_ASSIGN_OR_RETURN(DeviceTensor q, st.toDevice(*in[0], cdt));
+    const int64_t d = st.headDim, kvHeads = st.numKvHeads;
+    if (q.rank() != 3 || q.dim(2) != d)
+      return badInput("q " + q.describe() + " must be [tokens, heads, " + std::to_string(d) + "]");
+    const int64_t tokens = q.dim(0), heads = q.dim(1);
+    if (tokens != st.meta->numTokens)
+      return badInput("q " + q.describe() + " does not have the step's " +
+                      std::to_string(st.meta->numTokens) + " tokens");
+    if (heads % kvHeads != 0)
+      return badInput("q's " + std::to_string(heads) + " heads are not a multiple of the " +
+                      std::to_string(kvHeads) + " KV heads");
+    if (d > 4 * kAttentionThreads)
+      return Status(StatusCode::kUnimplemented,
+                    "head_dim " + std::to_string(d) + " is over the GPU attention kernel's 512");
+    ACCEL_RT_ASSIGN_OR_RETURN(DeviceTensor out, st.empty(cdt, q.shape));
+    if (tokens == 0 || heads == 0)
+      return out;
+    // Split-KV for decode steps (one query per sequence) over long contexts.
+    int numSplits = 1;
+    int64_t splitSize = 0;
+    if (st.meta->numTokens == st.meta->numSeqs && st.decodeSplit > 0 &&
+        st.maxSeqLen > 2 * st.decodeSplit) {
+      numSplits = int(std::min<int64_t>(64, (st.maxSeqLen + st.decodeSplit - 1) / st.decodeSplit));
+      splitSize = (st.maxSeqLen + numSplits - 1) / numSplits;
+    }
+    DeviceTensor partials;
+    CuDevicePtr pm = 0, pl = 0, pacc = 0;
+    if (numSplits > 1) {
+      const int64_t n = tokens * heads * numSplits;
+      ACCEL_RT_ASSIGN_OR_RETURN(partials, st.empty(DType::kF32, {n * (d + 2)}));
+      pm = partials.ptr;
+      pl = pm + CuDevicePtr(n) * 4;
+      pacc = pl + CuDevicePtr(n) * 4;
+    }
+    const float scale = p.scale > 0.0f ? p.scale : 1.0f / std::sqrt(float(d));
+    const unsigned smem = unsigned(kAttentionTile * 8 + (d + kAttentionTile) * 4);
+    ACCEL_RT_RETURN_IF_ERROR(st.gpu->launch(
+        attn, Dim3{unsigned(tokens), unsigned(heads), unsigned(numSplits)},
+        Dim3{kAttentionThreads, 1, 1}, smem, q.ptr, (*st.keys)[size_t(p.layer)].ptr,
+        (*st.values)[size_t(p.layer)].ptr, st.queryStartLoc.ptr, st.seqLens.ptr,
+        st.blockTables.ptr, i64(st.blockTables.dim(1)), out.ptr, pm, pl, pacc,
+        i64(st.meta->numSeqs), i64(heads), i64(kvHeads), i64(d), i64(st.blockSize), scale,
+        int(p.causal), i64(p.window), p.softcap, numSplits, i64(splitSize)));
+    if (numSplits > 1)
+      ACCEL_RT_RETURN_IF_ERROR(st.gpu->launch(combine, Dim3{unsigned(tokens), unsigned(heads), 1},
+                                              Dim3{rowThreads(d), 1, 1}, 0, pm, pl, pacc, out.ptr,
+                                              i64(heads), i64(d), numSplits));
+    return out;
+  });
+}
+
+//===----------------------------------------------------------------------===//
+// Copies along one axis (Split, Slice, Concat, split)
+//===----------------------------------------------------------------------===//
+
+/// Copies x[..., begin:begin+len, ...] (along `axis`) into dst's
+/// [..., dstBegin:dstBegin+len, ...]; both contiguous.
+Status copyAlongAxis(GpuRunState &st, const DeviceTensor &dst, int64_t dstBegin,
+                     const DeviceTensor &src, int64_t srcBegin, int64_t len, int64_t axis) {
+  int64_t outer = 1, inner = int64_t(dtypeSize(src.dtype));
+  for (int64_t i = 0; i < axis; ++i)
+    outer *= src.dim(i);
+  for (int64_t i = axis + 1; i < src.rank(); ++i)
+    inner *= src.dim(i);
+  return st.gpu->copy2D(dst.ptr + CuDevicePtr(dstBegin * inner), size_t(dst.dim(axis) * inner),
+                        src.ptr + CuDevicePtr(srcBegin * inner), size_t(src.dim(axis) * inner),
+                        size_t(len * inner), size_t(outer));
+}
+
+StatusOr<DeviceTensor> sliceAxis(GpuRunState &st, const DeviceTensor &x, int64_t axis,
+                                 int64_t begin, int64_t len) {
+  Shape shape = x.shape;
+  shape[size_t(axis)] = len;
+  ACCEL_RT_ASSIGN_OR_RETURN(DeviceTensor out, st.empty(x.dtype, shape));
+  ACCEL_RT_RETURN_IF_ERROR(copyAlongAxis(st, out, 0, x, begin, len, axis));
+  return out;
+}
+
+//===----------------------------------------------------------------------===//
+// ONNX glue
+//===----------------------------------------------------------------------===//
+
+/// A host tensor with `like`'s dtype and shape whose data must never be
+/// read: the CPU kernels of shape-only and view operators take it.
+Tensor shapeProxy(const DeviceTensor &like) {
+  static const unsigned char dummy[64] = {0};
+  return Tensor::view(like.dtype, like.shape, dummy, nullptr);
+}
+
+bool anyOnDeviceOnly(const Inputs &in) {
+  for (GpuValue *v : in)
+    if (v && !v->host.defined() && v->dev.defined())
+      return true;
+  return false;
+}
+
+int64_t normAxis(int64_t axis, int64_t rank) { return axis < 0 ? axis + rank : axis; }
+
+/// The ONNX op on the host: inputs brought to the host (a fallback, logged,
+/// when one had to be downloaded), the CPU kernel, host outputs.
+Status runOnHost(GpuRunState &st, const std::string &name, const std::string &type,
+                 const std::string &domain, const onnx::AttrMap &attrs, int64_t numOutputs,
+                 Inputs &in, Outputs &out) {
+  std::vector<Tensor> hosts(in.size());
+  std::vector<const Tensor *> ptrs(in.size(), nullptr);
+  bool anyCopied = false;
+  for (size_t i = 0; i < in.size(); ++i) {
+    if (!in[i])
+      continue;
+    bool copied = false;
+    ACCEL_RT_ASSIGN_OR_RETURN(hosts[i], st.toHost(*in[i], &copied));
+    anyCopied |= copied;
+    ptrs[i] = &hosts[i];
+  }
+  if (anyCopied)
+    st.noteFallback(name);
+  while (!ptrs.empty() && !ptrs.back())
+    ptrs.pop_back();
+  std::vector<Tensor> results;
+  ACCEL_RT_RETURN_IF_ERROR(onnx::runOp(type, domain, attrs, ptrs, size_t(numOutputs), results));
+  results.resize(size_t(numOutputs));
+  for (Tensor &t : results) {
+    GpuValue v;
+    v.host = std::move(t);
+    out.push_back(std::move(v));
+  }
+  return Status::ok();
+}
+
+StatusOr<GpuKernel> prepareOnnx(const plan::PlanFile &, const pb::Step &step, const Attrs &a) {
+  const std::string name = step.op();
+  std::string type = name.substr(5), domain;
+  if (type.rfind("com.microsoft.", 0) == 0) {
+    domain = "com.microsoft";
+    type = type.substr(14);
+  }
+  if (!onnx::isSupported(type, domain))
+    return Status(StatusCode::kUnimplemented,
+                  "the GPU backend has no kernel for ONNX operator '" + name.substr(5) +
+                      "' (nor has its CPU fallback)");
+  ACCEL_RT_ASSIGN_OR_RETURN(onnx::AttrMap attrs, a.onnxAttrs());
+  ACCEL_RT_ASSIGN_OR_RETURN(int64_t numOutputs, a.i("accel.num_outputs", step.outputs_size()));
+  const bool isView = domain.empty() && (type == "Reshape" || type == "Flatten" ||
+                                         type == "Squeeze" || type == "Unsqueeze" ||
+                                         type == "Identity");
+  const bool isShape = domain.empty() && (type == "Shape" || type == "Size");
+  auto intAttr = [attrs](const char *key, int64_t dflt) {
+    auto it = attrs.find(key);
+    return it != attrs.end() && std::holds_alternative<int64_t>(it->second)
+               ? std::get<int64_t>(it->second)
+               : dflt;
+  };
+
+  return GpuKernel([=](GpuRunState &st, Inputs &in, Outputs &out) -> Status {
+    GpuValue *x = at(in, 0);
+    // Shape arithmetic: only the shape of the data input matters.
+    if ((isShape || isView) && x && !x->host.defined() && x->dev.defined()) {
+      Tensor proxy = shapeProxy(x->dev);
+      std::vector<Tensor> hosts(in.size());
+      std::vector<const Tensor *> ptrs(in.size(), nullptr);
+      ptrs[0] = &proxy;
+      for (size_t i = 1; i < in.size(); ++i)
+        if (in[i]) {
+          ACCEL_RT_ASSIGN_OR_RETURN(hosts[i], st.toHost(*in[i]));
+          ptrs[i] = &hosts[i];
+        }
+      while (!ptrs.empty() && !ptrs.back())
+        ptrs.pop_back();
+      std::vector<Tensor> results;
+      ACCEL_RT_RETURN_IF_ERROR(onnx::runOp(type, domain, attrs, ptrs, size_t(numOutputs), results));
+      results.resize(size_t(numOutputs));
+      GpuValue v;
+      if (isShape)
+        v.host = std::move(results[0]);
+      else
+        v.dev = viewAs(x->dev, results[0].shape());
+      out.push_back(std::move(v));
+      return Status::ok();
+    }
+    // Data movement of device tensors: copies on the device.
+    if (anyOnDeviceOnly(in) && domain.empty()) {
+      if (type == "Split" && x) {
+        const DeviceTensor &d = x->dev;
+        const int64_t axis = normAxis(intAttr("axis", 0), d.rank());
+        if (axis >= 0 && axis < d.rank()) {
+          std::vector<int64_t> sizes;
+          if (GpuValue *sv = at(in, 1)) {
+            ACCEL_RT_ASSIGN_OR_RETURN(Tensor s, st.toHost(*sv));
+            sizes = s.toInt64s();
+          } else {
+            const int64_t n = intAttr("num_outputs", numOutputs), dim = d.dim(axis);
+            const int64_t chunk = n > 0 ? (dim + n - 1) / n : 0;
+            for (int64_t i = 0; i < n; ++i)
+              sizes.push_back(std::max<int64_t>(0, std::min(chunk, dim - i * chunk)));
+          }
+          int64_t total = 0;
+          for (int64_t s : sizes)
+            total += s;
+          if (total == d.dim(axis) && int64_t(sizes.size()) == numOutputs) {
+            int64_t begin = 0;
+            for (int64_t s : sizes) {
+              GpuValue v;
+              ACCEL_RT_ASSIGN_OR_RETURN(v.dev, sliceAxis(st, d, axis, begin, s));
+              out.push_back(std::move(v));
+              begin += s;
+            }
+            return Status::ok();
+          }
+        }
+      } else if (type == "Slice" && x && x->dev.defined() && in.size() >= 3) {
+        const DeviceTensor &d = x->dev;
+        std::vector<int64_t> starts, ends, axes, steps;
+        ACCEL_RT_ASSIGN_OR_RETURN(Tensor ts, st.toHost(*in[1]));
+        ACCEL_RT_ASSIGN_OR_RETURN(Tensor te, st.toHost(*in[2]));
+        starts = ts.toInt64s();
+        ends = te.toInt64s();
+        if (GpuValue *av = at(in, 3)) {
+          ACCEL_RT_ASSIGN_OR_RETURN(Tensor t, st.toHost(*av));
+          axes = t.toInt64s();
+        } else {
+          for (size_t i = 0; i < starts.size(); ++i)
+            axes.push_back(int64_t(i));
+        }
+        if (GpuValue *sv = at(in, 4)) {
+          ACCEL_RT_ASSIGN_OR_RETURN(Tensor t, st.toHost(*sv));
+          steps = t.toInt64s();
+        } else {
+          steps.assign(starts.size(), 1);
+        }
+        bool ok = starts.size() == ends.size() && axes.size() == starts.size() &&
+                  steps.size() == starts.size();
+        int64_t cutAxis = -1, cutBegin = 0, cutLen = 0, cuts = 0;
+        for (size_t i = 0; ok && i < starts.size(); ++i) {
+          const int64_t ax = normAxis(axes[i], d.rank());
+          if (ax < 0 || ax >= d.rank() || steps[i] != 1) {
+            ok = false;
+            break;
+          }
+          const int64_t dim = d.dim(ax);
+          int64_t b = starts[i] < 0 ? starts[i] + dim : starts[i];
+          int64_t e = ends[i] < 0 ? ends[i] + dim : ends[i];
+          b = std::clamp<int64_t>(b, 0, dim);
+          e = std::clamp<int64_t>(e, 0, dim);
+          const int64_t len = std::max<int64_t>(0, e - b);
+          if (b == 0 && len == dim)
+            continue;
+          ++cuts;
+          cutAxis = ax;
+          cutBegin = b;
+          cutLen = len;
+        }
+        if (ok && cuts <= 1) {
+          GpuValue v;
+          if (cuts == 0)
+            v.dev = d;
+          else {
+            ACCEL_RT_ASSIGN_OR_RETURN(v.dev, sliceAxis(st, d, cutAxis, cutBegin, cutLen));
+          }
+          out.push_back(std::move(v));
+          return Status::ok();
+        }
+      } else if (type == "Concat") {
+        // Every input on the device (or brought there), one float dtype.
+        std::vector<DeviceTensor> parts;
+        bool ok = !in.empty();
+        for (GpuValue *v : in) {
+          if (!v) {
+            ok = false;
+            break;
+          }
+          std::optional<DType> want;
+          if (v->dev.defined())
+            want = v->dev.dtype;
+          else if (isFloat(v->host.dtype()))
+            want = st.dtype;
+          ACCEL_RT_ASSIGN_OR_RETURN(DeviceTensor t, st.toDevice(*v, want));
+          parts.push_back(t);
+        }
+        if (ok) {
+          const DeviceTensor &p0 = parts[0];
+          const int64_t axis = normAxis(intAttr("axis", 0), p0.rank());
+          int64_t total = 0;
+          for (const DeviceTensor &p : parts) {
+            if (p.dtype != p0.dtype || p.rank() != p0.rank() || axis < 0 || axis >= p0.rank()) {
+              ok = false;
+              break;
+            }
+            for (int64_t i = 0; i < p0.rank(); ++i)
+              if (i != axis && p.dim(i) != p0.dim(i))
+                ok = false;
+            total += p.dim(axis);
+          }
+          if (ok) {
+            Shape shape = p0.shape;
+            shape[size_t(axis)] = total;
+            GpuValue v;
+            ACCEL_RT_ASSIGN_OR_RETURN(v.dev, st.empty(p0.dtype, shape));
+            int64_t begin = 0;
+            for (const DeviceTensor &p : parts) {
+              ACCEL_RT_RETURN_IF_ERROR(copyAlongAxis(st, v.dev, begin, p, 0, p.dim(axis), axis));
+              begin += p.dim(axis);
+            }
+            out.push_back(std::move(v));
+            return Status::ok();
+          }
+        }
+      }
+    }
+    // Everything else, and anything whose data is on the host: the CPU.
+    return runOnHost(st, name, type, domain, attrs, numOutputs, in, out);
+  });
+}
+
+//===----------------------------------------------------------------------===//
+// launch
+//===----------------------------------------------------------------------===//
+
+/// A view step that works on either copy of a value.
+template <typename ShapeFn> GpuKernel viewStep(ShapeFn shapeOf) {
+  return [shapeOf](GpuRunState &, Inputs &in, Outputs &out) -> Status {
+    GpuValue &x = *in[0];
+    const GpuValue *like = at(in, 1);
+    ACCEL_RT_ASSIGN_OR_RETURN(Shape shape, shapeOf(x.shape(), like ? &like->shape() : nullptr));
+    GpuValue v;
+    if (x.host.defined()) {
+      ACCEL_RT_ASSIGN_OR_RETURN(v.host, x.host.reshaped(shape));
+    }
+    if (x.dev.defined()) {
+      int64_t n = 1;
+      for (int64_t d : shape)
+        n *= d;
+      if (n != x.dev.numElements())
+        return badInput("cannot view " + x.dev.describe() + " as " + shapeToString(shape));
+      v.dev = viewAs(x.dev, shape);
+    }
+    out.push_back(std::move(v));
+    return Status::ok();
+  };
+}
+
+StatusOr<GpuKernel> prepareLaunch(const plan::PlanFile &plan, const pb::Step &step,
+                                  const Attrs &a, const GpuPrepareContext &ctx) {
+  const std::string &op = step.op();
+  const DType cdt = ctx.dtype;
+
+  if (op.rfind("onnx.", 0) == 0)
+    return prepareOnnx(plan, step, a);
+
+  if (op == "positions") {
+    ACCEL_RT_RETURN_IF_ERROR(needInputs(step, 0, 0));
+    ACCEL_RT_ASSIGN_OR_RETURN(std::string dn, a.s("dtype"));
+    std::optional<DType> dt = dtypeFromName(dn);
+    if (!dt)
+      return invalid("attribute 'dtype' names unknown element type '" + dn + "'");
+    const DType d = *dt;
+    return GpuKernel([d](GpuRunState &st, Inputs &, Outputs &out) -> Status {
+      GpuValue v;
+      v.host = st.meta->positions.astype(d);
+      if (!v.host.defined() && st.meta->numTokens != 0)
+        return Status(StatusCode::kResourceExhausted, "cannot allocate the positions");
+      out.push_back(std::move(v));
+      return Status::ok();
+    });
+  }
+  if (op == "embedding") {
+    ACCEL_RT_RETURN_IF_ERROR(needInputs(step, 2, 2));
+    ACCEL_RT_ASSIGN_OR_RETURN(double scale, a.f("scale", 1.0));
+    ACCEL_RT_ASSIGN_OR_RETURN(CuFunction fn, kernel(ctx, "embedding"));
+    return one([=](GpuRunState &st, Inputs &in) -> StatusOr<DeviceTensor> {
+      ACCEL_RT_ASSIGN_OR_RETURN(DeviceTensor table, st.toDevice(*in[0], cdt));
+      if (table.rank() != 2)
+        return badInput("the embedding table " + table.describe() + " must be [vocab, hidden]");
+      GpuValue &idv = *in[1];
+      if (idv.host.defined()) {
+        if (!isInteger(idv.host.dtype()))
+          return badInput("the ids " + idv.host.describe() + " must be integers");
+        std::vector<int64_t> ids = idv.host.toInt64s();
+        for (size_t t = 0; t < ids.size(); ++t)
+          if (ids[t] < 0 || ids[t] >= table.dim(0))
+            return badInput("token " + std::to_string(t) + " has id " + std::to_string(ids[t]) +
+                            ", outside the vocabulary of " + std::to_string(table.dim(0)) +
+                            " entries");
+        if (idv.host.dtype() != DType::kI64 && idv.host.dtype() != DType::kI32)
+          idv.host = idv.host.astype(DType::kI64);
+      }
+      ACCEL_RT_ASSIGN_OR_RETURN(DeviceTensor ids, st.toDevice(idv));
+      if (ids.dtype != DType::kI64 && ids.dtype != DType::kI32)
+        return badInput("the ids " + ids.describe() + " must be i32 or i64");
+      const int64_t tokens = ids.numElements(), hidden = table.dim(1);
+      ACCEL_RT_ASSIGN_OR_RETURN(DeviceTensor out, st.empty(cdt, {tokens, hidden}));
+      if (tokens)
+        ACCEL_RT_RETURN_IF_ERROR(st.gpu->launch(fn, Dim3{unsigned(tokens), 1, 1},
+                                                Dim3{rowThreads(hidden), 1, 1}, 0, table.ptr,
+                                                ids.ptr, int(ids.dtype == DType::kI64), out.ptr,
+                                                i64(hidden), i64(table.dim(0)), float(scale)));
+      return out;
+    });
+  }
+  if (op == "rms_norm" || op == "add_rms_norm") {
+    const bool add = op == "add_rms_norm";
+    ACCEL_RT_RETURN_IF_ERROR(needInputs(step, add ? 3 : 2, add ? 3 : 2));
+    ACCEL_RT_ASSIGN_OR_RETURN(double eps, a.f("epsilon"));
+    ACCEL_RT_ASSIGN_OR_RETURN(double offset, a.f("weight_offset", 0.0));
+    ACCEL_RT_ASSIGN_OR_RETURN(CuFunction fn, kernel(ctx, "rms_norm"));
+    return GpuKernel([=](GpuRunState &st, Inputs &in, Outputs &out) -> Status {
+      ACCEL_RT_ASSIGN_OR_RETURN(DeviceTensor x, st.toDevice(*in[0], cdt));
+      DeviceTensor res;
+      if (add) {
+        ACCEL_RT_ASSIGN_OR_RETURN(res, st.toDevice(*in[1], cdt));
+        if (res.shape != x.shape)
+          return badInput("x " + x.describe() + " and the residual " + res.describe() +
+                          " differ in shape");
+      }
+      ACCEL_RT_ASSIGN_OR_RETURN(DeviceTensor w, st.toDevice(*in[add ? 2 : 1], DType::kF32));
+      auto [rows, hidden] = rowsCols(x);
+      if (w.numElements() != hidden)
+        return badInput("the weight " + w.describe() + " must be [" + std::to_string(hidden) +
+                        "], the last dimension of x " + x.describe());
+      GpuValue normed, sum;
+      ACCEL_RT_ASSIGN_OR_RETURN(normed.dev, st.empty(cdt, x.shape));
+      if (add) {
+        ACCEL_RT_ASSIGN_OR_RETURN(sum.dev, st.empty(cdt, x.shape));
+      }
+      if (rows)
+        ACCEL_RT_RETURN_IF_ERROR(st.gpu->launch(
+            fn, Dim3{unsigned(rows), 1, 1}, Dim3{rowThreads(hidden), 1, 1}, 0, x.ptr,
+            add ? res.ptr : CuDevicePtr(0), w.ptr, normed.dev.ptr,
+            add ? sum.dev.ptr : CuDevicePtr(0), i64(hidden), float(eps), float(offset)));
+      out.push_back(std::move(normed));
+      if (add)
+        out.push_back(std::move(sum));
+      return Status::ok();
+    });
+  }
+  if (op == "layer_norm") {
+    ACCEL_RT_RETURN_IF_ERROR(needInputs(step, 2, 3));
+    ACCEL_RT_ASSIGN_OR_RETURN(double eps, a.f("epsilon"));
+    ACCEL_RT_ASSIGN_OR_RETURN(CuFunction fn, kernel(ctx, "layer_norm"));
+    return one([=](GpuRunState &st, Inputs &in) -> StatusOr<DeviceTensor> {
+      ACCEL_RT_ASSIGN_OR_RETURN(DeviceTensor x, st.toDevice(*in[0], cdt));
+      ACCEL_RT_ASSIGN_OR_RETURN(DeviceTensor w, st.toDevice(*in[1], DType::kF32));
+      DeviceTensor b;
+      if (GpuValue *bv = at(in, 2)) {
+        ACCEL_RT_ASSIGN_OR_RETURN(b, st.toDevice(*bv, DType::kF32));
+      }
+      auto [rows, hidden] = rowsCols(x);
+      if (w.numElements() != hidden || (b.defined() && b.numElements() != hidden))
+        return badInput("the weight " + w.describe() + " and bias must be [" +
+                        std::to_string(hidden) + "], the last dimension of x " + x.describe());
+      ACCEL_RT_ASSIGN_OR_RETURN(DeviceTensor y, st.empty(cdt, x.shape));
+      if (rows)
+        ACCEL_RT_RETURN_IF_ERROR(st.gpu->launch(fn, Dim3{unsigned(rows), 1, 1},
+                                                Dim3{rowThreads(hidden), 1, 1}, 0, x.ptr, w.ptr,
+                                                b.defined() ? b.ptr : CuDevicePtr(0), y.ptr,
+                                                i64(hidden), float(eps)));
+      return y;
+    });
+  }
+  if (op == "residual_add") {
+    ACCEL_RT_RETURN_IF_ERROR(needInputs(step, 2, 2));
+    ACCEL_RT_ASSIGN_OR_RETURN(CuFunction fn, kernel(ctx, "residual_add"));
+    return one([=](GpuRunState &st, Inputs &in) -> StatusOr<DeviceTensor> {
+      ACCEL_RT_ASSIGN_OR_RETURN(DeviceTensor r, st.toDevice(*in[0], cdt));
+      ACCEL_RT_ASSIGN_OR_RETURN(DeviceTensor b, st.toDevice(*in[1], cdt));
+      if (r.numElements() != b.numElements())
+        return badInput("the residual " + r.describe() + " and the branch " + b.describe() +
+                        " differ in size");
+      ACCEL_RT_ASSIGN_OR_RETURN(DeviceTensor y, st.empty(cdt, r.shape));
+      const int64_t n = y.numElements();
+      if (n)
+        ACCEL_RT_RETURN_IF_ERROR(
+            st.gpu->launch(fn, strideGrid(n), Dim3{256, 1, 1}, 0, r.ptr, b.ptr, y.ptr, i64(n)));
+      return y;
+    });
+  }
+  if (op == "rotary") {
+    ACCEL_RT_RETURN_IF_ERROR(needInputs(step, 2, 4));
+    ACCEL_RT_ASSIGN_OR_RETURN(std::string style, a.s("style"));
+    if (style != "half_split" && style != "interleaved")
+      return invalid("unknown rotary style '" + style + "'");
+    ACCEL_RT_ASSIGN_OR_RETURN(int64_t rotaryDim, a.i("rotary_dim"));
+    ACCEL_RT_ASSIGN_OR_RETURN(double theta, a.f("theta", 10000.0));
+    ACCEL_RT_ASSIGN_OR_RETURN(std::string kind, a.s("scaling.kind", std::string("none")));
+    static const std::map<std::string, tk::RopeScalingKind> kinds = {
+        {"none", tk::RopeScalingKind::kNone},
+        {"linear", tk::RopeScalingKind::kLinear},
+        {"dynamic_ntk", tk::RopeScalingKind::kDynamicNtk},
+        {"llama3", tk::RopeScalingKind::kLlama3},
+        {"yarn", tk::RopeScalingKind::kYarn}};
+    auto it = kinds.find(kind);
+    if (it == kinds.end())
+      return invalid("unknown rope scaling '" + kind + "'");
+    tk::RopeScaling sc;
+    sc.kind = it->second;
+    ACCEL_RT_ASSIGN_OR_RETURN(double factor, a.f("scaling.factor", 1.0));
+    ACCEL_RT_ASSIGN_OR_RETURN(sc.originalMaxPosition, a.i("scaling.original_max_position", 0));
+    ACCEL_RT_ASSIGN_OR_RETURN(double lo, a.f("scaling.low_freq_factor", sc.lowFreqFactor));
+    ACCEL_RT_ASSIGN_OR_RETURN(double hi, a.f("scaling.high_freq_factor", sc.highFreqFactor));
+    sc.factor = float(factor);
+    sc.lowFreqFactor = float(lo);
+    sc.highFreqFactor = float(hi);
+    const bool interleaved = style == "interleaved";
+    const bool tables = step.inputs_size() > 2 && step.inputs(2) >= 0;
+    // inv_freq (the CPU's own function, scaling included), uploaded at the
+    // first run; with explicit tables it is not needed.
+    auto invFreq = std::make_shared<std::vector<float>>();
+    auto invDev = std::make_shared<DeviceTensor>();
+    if (!tables && rotaryDim > 0) {
+      ACCEL_RT_ASSIGN_OR_RETURN(*invFreq, tk::rotaryInvFreq(rotaryDim, theta, sc));
+    }
+    ACCEL_RT_ASSIGN_OR_RETURN(CuFunction fn, kernel(ctx, "rotary"));
+    return one([=](GpuRunState &st, Inputs &in) -> StatusOr<DeviceTensor> {
+      ACCEL_RT_ASSIGN_OR_RETURN(DeviceTensor x, st.toDevice(*in[0], cdt));
+      if (x.rank() != 3)
+        return badInput("the input " + x.describe() + " must be [tokens, heads, head_dim]");
+      const int64_t tokens = x.dim(0), heads = x.dim(1), d = x.dim(2);
+      const int64_t rot = rotaryDim == 0 ? d : rotaryDim;
+      if (rot <= 0 || rot % 2 != 0 || rot > d)
+        return badInput("rotary_dim " + std::to_string(rot) +
+                        " must be even, positive and at most head_dim " + std::to_string(d));
+      GpuValue &pv = *in[1];
+      if (pv.host.defined()) {
+        if (pv.host.numElements() != tokens)
+          return badInput("the positions " + pv.host.describe() +
+                          " must have one entry per token of " + x.describe());
+        if (pv.host.dtype() != DType::kI64 && pv.host.dtype() != DType::kI32)
+          pv.host = pv.host.astype(DType::kI64);
+      }
+      ACCEL_RT_ASSIGN_OR_RETURN(DeviceTensor pos, st.toDevice(pv));
+      DeviceTensor cosT, sinT;
+      CuDevicePtr inv = 0;
+      if (tables) {
+        if (!at(in, 3))
+          return badInput("explicit rotary tables need both cos and sin");
+        ACCEL_RT_ASSIGN_OR_RETURN(cosT, st.toDevice(*in[2], DType::kF32));
+        ACCEL_RT_ASSIGN_OR_RETURN(sinT, st.toDevice(*in[3], DType::kF32));
+        if (cosT.rank() != 2 || cosT.dim(1) != rot / 2 || sinT.shape != cosT.shape)
+          return badInput("the cos/sin tables " + cosT.describe() + ", " + sinT.describe() +
+                          " must be [max_position, " + std::to_string(rot / 2) + "]");
+        if (pv.host.defined())
+          for (int64_t p : pv.host.toInt64s())
+            if (p < 0 || p >= cosT.dim(0))
+              return badInput("position " + std::to_string(p) + " is outside the " +
+                              std::to_string(cosT.dim(0)) + " rows of the cos/sin tables");
+      } else {
+        if (int64_t(invFreq->size()) != rot / 2) {
+          ACCEL_RT_ASSIGN_OR_RETURN(*invFreq, tk::rotaryInvFreq(rot, theta, sc));
+        }
+        if (!invDev->defined() || invDev->numElements() != rot / 2) {
+          ACCEL_RT_ASSIGN_OR_RETURN(*invDev, st.empty(DType::kF32, {rot / 2}));
+          ACCEL_RT_RETURN_IF_ERROR(
+              st.gpu->upload(invDev->ptr, invFreq->data(), invFreq->size() * sizeof(float)));
+        }
+        inv = invDev->ptr;
+      }
+      ACCEL_RT_ASSIGN_OR_RETURN(DeviceTensor y, st.empty(cdt, x.shape));
+      if (tokens && heads)
+        ACCEL_RT_RETURN_IF_ERROR(st.gpu->launch(
+            fn, Dim3{unsigned(tokens), 1, 1}, Dim3{rowThreads(heads * (d - rot / 2)), 1, 1}, 0,
+            x.ptr, y.ptr, pos.ptr, int(pos.dtype == DType::kI64), inv,
+            tables ? cosT.ptr : CuDevicePtr(0), tables ? sinT.ptr : CuDevicePtr(0), i64(heads),
+            i64(d), i64(rot), int(interleaved)));
+      return y;
+    });
+  }
+  if (op == "activation" || op == "gated_act") {
+    ACCEL_RT_RETURN_IF_ERROR(needInputs(step, 1, 1));
+    ACCEL_RT_ASSIGN_OR_RETURN(int kind, activationCode(a));
+    if (op == "activation") {
+      ACCEL_RT_ASSIGN_OR_RETURN(CuFunction fn, kernel(ctx, "activation"));
+      return one([=](GpuRunState &st, Inputs &in) -> StatusOr<DeviceTensor> {
+        ACCEL_RT_ASSIGN_OR_RETURN(DeviceTensor x, st.toDevice(*in[0], cdt));
+        ACCEL_RT_ASSIGN_OR_RETURN(DeviceTensor y, st.empty(cdt, x.shape));
+        const int64_t n = y.numElements();
+        if (n)
+          ACCEL_RT_RETURN_IF_ERROR(
+              st.gpu->launch(fn, strideGrid(n), Dim3{256, 1, 1}, 0, x.ptr, y.ptr, i64(n), kind));
+        return y;
+      });
+    }
+    ACCEL_RT_ASSIGN_OR_RETURN(CuFunction fn, kernel(ctx, "gated_act"));
+    return one([=](GpuRunState &st, Inputs &in) -> StatusOr<DeviceTensor> {
+      ACCEL_RT_ASSIGN_OR_RETURN(DeviceTensor x, st.toDevice(*in[0], cdt));
+      if (x.rank() != 2 || x.dim(1) % 2 != 0)
+        return badInput("the input " + x.describe() +
+                        " must be [tokens, 2 * intermediate] (gate, then up)");
+      const int64_t rows = x.dim(0), inter = x.dim(1) / 2;
+      ACCEL_RT_ASSIGN_OR_RETURN(DeviceTensor y, st.empty(cdt, {rows, inter}));
+      if (rows * inter != 0)
+        ACCEL_RT_RETURN_IF_ERROR(st.gpu->launch(fn, strideGrid(rows * inter), Dim3{256, 1, 1}, 0,
+                                                x.ptr, y.ptr, i64(rows), i64(inter), kind));
+      return y;
+    });
+  }
+  if (op == "gated_mlp") {
+    // x, gate_up, gate, up, down
+    ACCEL_RT_RETURN_IF_ERROR(needInputs(step, 1, 5));
+    ACCEL_RT_ASSIGN_OR_RETURN(int kind, activationCode(a));
+    ACCEL_RT_ASSIGN_OR_RETURN(CuFunction fused, kernel(ctx, "gated_act"));
+    ACCEL_RT_ASSIGN_OR_RETURN(CuFunction split, kernel(ctx, "gated_act2"));
+    return one([=](GpuRunState &st, Inputs &in) -> StatusOr<DeviceTensor> {
+      GpuValue *gateUp = at(in, 1), *gate = at(in, 2), *up = at(in, 3), *down = at(in, 4);
+      if (!down || (gateUp ? (gate || up) : !(gate && up)))
+        return badInput("gated_mlp needs either gate_up, or both gate and up, and down");
+      ACCEL_RT_ASSIGN_OR_RETURN(DeviceTensor x, st.toDevice(*in[0], cdt));
+      DeviceTensor act;
+      if (gateUp) {
+        ACCEL_RT_ASSIGN_OR_RETURN(DeviceTensor w, st.toDevice(*gateUp, cdt));
+        ACCEL_RT_ASSIGN_OR_RETURN(DeviceTensor gu, gemm(st, x, w, cdt));
+        auto [rows, cols] = rowsCols(gu);
+        if (cols % 2)
+          return badInput("gate_up " + w.describe() + " must have an even number of rows");
+        ACCEL_RT_ASSIGN_OR_RETURN(act, st.empty(cdt, {rows, cols / 2}));
+        if (rows * cols != 0)
+          ACCEL_RT_RETURN_IF_ERROR(st.gpu->launch(fused, strideGrid(rows * cols / 2),
+                                                  Dim3{256, 1, 1}, 0, gu.ptr, act.ptr, i64(rows),
+                                                  i64(cols / 2), kind));
+      } else {
+        ACCEL_RT_ASSIGN_OR_RETURN(DeviceTensor wg, st.toDevice(*gate, cdt));
+        ACCEL_RT_ASSIGN_OR_RETURN(DeviceTensor wu, st.toDevice(*up, cdt));
+        if (wg.shape != wu.shape)
+          return badInput("gate " + wg.describe() + " and up " + wu.describe() +
+                          " differ in shape");
+        ACCEL_RT_ASSIGN_OR_RETURN(DeviceTensor g, gemm(st, x, wg, cdt));
+        ACCEL_RT_ASSIGN_OR_RETURN(DeviceTensor u, gemm(st, x, wu, cdt));
+        ACCEL_RT_ASSIGN_OR_RETURN(act, st.empty(cdt, g.shape));
+        const int64_t n = act.numElements();
+        if (n)
+          ACCEL_RT_RETURN_IF_ERROR(st.gpu->launch(split, strideGrid(n), Dim3{256, 1, 1}, 0, g.ptr,
+                                                  u.ptr, act.ptr, i64(n), kind));
+      }
+      ACCEL_RT_ASSIGN_OR_RETURN(DeviceTensor wd, st.toDevice(*down, cdt));
+      return gemm(st, act, wd, cdt);
+    });
+  }
+  if (op == "split") {
+    ACCEL_RT_RETURN_IF_ERROR(needInputs(step, 1, 1));
+    ACCEL_RT_ASSIGN_OR_RETURN(std::vector<int64_t> sizes, a.ints("sizes"));
+    ACCEL_RT_RETURN_IF_ERROR(needOutputs(step, sizes.size()));
+    return GpuKernel([=](GpuRunState &st, Inputs &in, Outputs &out) -> Status {
+      ACCEL_RT_ASSIGN_OR_RETURN(DeviceTensor x, st.toDevice(*in[0], cdt));
+      int64_t total = 0;
+      for (int64_t s : sizes)
+        total += s;
+      if (x.rank() != 2 || total != x.dim(1))
+        return badInput("cannot split " + x.describe() + " into columns of " +
+                        std::to_string(total) + " in all");
+      int64_t begin = 0;
+      for (int64_t s : sizes) {
+        GpuValue v;
+        ACCEL_RT_ASSIGN_OR_RETURN(v.dev, sliceAxis(st, x, 1, begin, s));
+        out.push_back(std::move(v));
+        begin += s;
+      }
+      return Status::ok();
+    });
+  }
+  if (op == "split_heads") {
+    ACCEL_RT_RETURN_IF_ERROR(needInputs(step, 1, 1));
+    ACCEL_RT_ASSIGN_OR_RETURN(int64_t heads, a.i("num_heads"));
+    return viewStep([heads](const Shape &s, const Shape *) -> StatusOr<Shape> {
+      if (s.size() != 2 || heads <= 0 || s[1] % heads != 0)
+        return badInput("cannot split " + shapeToString(s) + " into " + std::to_string(heads) +
+                        " heads");
+      return Shape{s[0], heads, s[1] / heads};
+    });
+  }
+  if (op == "merge_heads") {
+    ACCEL_RT_RETURN_IF_ERROR(needInputs(step, 1, 1));
+    return viewStep([](const Shape &s, const Shape *) -> StatusOr<Shape> {
+      if (s.size() != 3)
+        return badInput("merge_heads needs [tokens, heads, head_dim], got " + shapeToString(s));
+      return Shape{s[0], s[1] * s[2]};
+    });
+  }
+  if (op == "flatten_tokens") {
+    ACCEL_RT_RETURN_IF_ERROR(needInputs(step, 1, 1));
+    ACCEL_RT_ASSIGN_OR_RETURN(int64_t rank, a.i("rank"));
+    return viewStep([rank](const Shape &s, const Shape *) -> StatusOr<Shape> {
+      int64_t n = 1;
+      for (int64_t d : s)
+        n *= d;
+      if (rank == 1)
+        return Shape{n};
+      if (s.empty())
+        return badInput("cannot flatten a scalar into [tokens, features]");
+      return Shape{s.back() ? n / s.back() : 0, s.back()};
+    });
+  }
+  if (op == "unflatten_tokens") {
+    ACCEL_RT_RETURN_IF_ERROR(needInputs(step, 2, 2));
+    ACCEL_RT_ASSIGN_OR_RETURN(int64_t tokenDims, a.i("num_token_dims"));
+    return viewStep([tokenDims](const Shape &s, const Shape *like) -> StatusOr<Shape> {
+      if (!like || tokenDims < 0 || tokenDims > int64_t(like->size()))
+        return badInput("cannot take " + std::to_string(tokenDims) + " token dimensions");
+      Shape shape(like->begin(), like->begin() + tokenDims);
+      int64_t tokens = 1;
+      for (int64_t d : shape)
+        tokens *= d;
+      if (s.empty() || tokens != s[0])
+        return badInput("the input " + shapeToString(s) + " does not have the " +
+                        std::to_string(tokens) + " tokens of " + shapeToString(*like));
+      for (size_t i = 1; i < s.size(); ++i)
+        shape.push_back(s[i]);
+      return shape;
+    });
+  }
+  return Status(StatusCode::kUnimplemented, "the GPU backend has no kernel for launch '" + op + "'");
+}
+
+} // namespace
+
+std::optional<DType> gpuOperandDType(const pb::Step &step, int operand, DType compute) {
+  const std::string &kind = step.kind(), &op = step.op();
+  if (kind == "launch") {
+    if (op.rfind("onnx.", 0) == 0 || op == "positions")
+      return std::nullopt;
+    if ((op == "rms_norm" && operand == 1) || (op == "add_rms_norm" && operand == 2) ||
+        (op == "layer_norm" && operand >= 1) || (op == "rotary" && operand >= 2))
+      return DType::kF32;
+    return compute;
+  }
+  if (kind == "gemm") {
+    for (const pb::Attribute &a : step.attributes())
+      if (a.name() == "epilogue" && a.s() == "logits" && operand == 2)
+        return DType::kF32;
+    return compute;
+  }
+  if (kind == "kv_write" || kind == "attention_prefill" || kind == "attention_decode" ||
+      kind == "copy" || kind == "collective")
+    return compute;
+  return std::nullopt;
+}
+
+StatusOr<GpuKernel> prepareGpuStep(const plan::PlanFile &plan, const pb::Step &step,
+                                   const GpuPrepareContext &ctx) {
+  Attrs a(plan, step);
+  const std::string &kind = step.kind();
+  if (kind == "launch")
+    return prepareLaunch(plan, step, a, ctx);
+  if (kind == "gemm")
+    return prepareGemm(ctx, step, a);
+  if (kind == "kv_write")
+    return prepareKvWrite(ctx, step, a);
+  if (kind == "attention_prefill" || kind == "attention_decode")
+    return prepareAttention(ctx, step, a);
+  if (kind == "copy") {
+    ACCEL_RT_RETURN_IF_ERROR(needInputs(step, 1, 1));
+    ACCEL_RT_RETURN_IF_ERROR(needOutputs(step, 1));
+    return GpuKernel([](GpuRunState &st, Inputs &in, Outputs &out) -> Status {
+      GpuValue v;
+      if (in[0]->dev.defined()) {
+        ACCEL_RT_ASSIGN_OR_RETURN(v.dev, st.empty(in[0]->dev.dtype, in[0]->dev.shape));
+        ACCEL_RT_RETURN_IF_ERROR(st.gpu->copy(v.dev.ptr, in[0]->dev.ptr, v.dev.byteSize()));
+      } else {
+        v.host = in[0]->host.clone();
+      }
+      out.push_back(std::move(v));
+      return Status::ok();
+    });
+  }
+  if (kind == "collective") {
+    ACCEL_RT_ASSIGN_OR_RETURN(int64_t group, a.i("group_size"));
+    if (group != 1)
+      return Status(StatusCode::kUnimplemented,
+                    "a collective over " + std::to_string(group) +
+                        " ranks needs the multi-GPU runtime (NCCL, issue 8)");
+    ACCEL_RT_RETURN_IF_ERROR(needInputs(step, 1, 1));
+    ACCEL_RT_RETURN_IF_ERROR(needOutputs(step, 1));
+    return GpuKernel([](GpuRunState &, Inputs &in, Outputs &out) -> Status {
+      out.push_back(*in[0]);
+      return Status::ok();
+    });
+  }
+  return Status(StatusCode::kUnimplemented, "unknown step kind '" + kind + "'");
+}
+
+} // namespace accel::rt::engine

@@ -1,0 +1,106 @@
+//===- GpuSteps.h - one prepared GPU call per plan step ---------*- C++ -*-===//
+//
+// The GPU backend's values and step calls (GpuExecutor.h describes the
+// backend). A value lives on the host, on the device, or both with the same
+// contents; float device copies are in the compute dtype (or f32 where a
+// kernel wants f32: norm weights, rotary tables), host float copies in f32.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ACCEL_RUNTIME_ENGINE_GPUSTEPS_H
+#define ACCEL_RUNTIME_ENGINE_GPUSTEPS_H
+
+#include "runtime/device/CublasLt.h"
+#include "runtime/device/GpuContext.h"
+#include "runtime/kv/StepMetadata.h"
+#include "runtime/plan/PlanFile.h"
+
+#include <functional>
+#include <optional>
+#include <set>
+
+namespace accel::rt::engine {
+
+/// A contiguous row-major tensor in device memory.
+struct DeviceTensor {
+  gpu::DeviceBuffer mem; // keeps the allocation alive (views share it)
+  gpu::CuDevicePtr ptr = 0;
+  DType dtype = DType::kF32;
+  Shape shape;
+
+  bool defined() const { return mem != nullptr; }
+  int64_t rank() const { return int64_t(shape.size()); }
+  int64_t dim(int64_t i) const { return shape[size_t(i < 0 ? i + rank() : i)]; }
+  int64_t numElements() const;
+  size_t byteSize() const { return size_t(numElements()) * dtypeSize(dtype); }
+  std::string describe() const; // "bf16[12, 64] (device)"
+};
+
+struct GpuValue {
+  Tensor host;
+  DeviceTensor dev;
+  bool defined() const { return host.defined() || dev.defined(); }
+  const Shape &shape() const { return host.defined() ? host.shape() : dev.shape; }
+  std::string describe() const;
+};
+
+/// What a step's call sees at run time.
+struct GpuRunState {
+  gpu::GpuContext *gpu = nullptr;
+  gpu::CublasLt *blas = nullptr;
+  DType dtype = DType::kF32; // the compute dtype
+  const kv::StepMetadata *meta = nullptr;
+  // The step's metadata on the device (i32).
+  DeviceTensor queryStartLoc, seqLens, blockTables, slotMapping;
+  int64_t maxSeqLen = 0;
+  /// Decode steps (one query per sequence) whose longest context exceeds
+  /// 2 * decodeSplit keys split each query's keys into chunks of about this
+  /// many (split-KV); $ACCEL_GPU_DECODE_SPLIT overrides the default 256.
+  int64_t decodeSplit = 256;
+  // The device KV pool: per layer, K and V [blocks, block_size, kv_heads, head_dim].
+  std::vector<DeviceTensor> *keys = nullptr, *values = nullptr;
+  int64_t blockSize = 16, numKvHeads = 1, headDim = 1;
+  // ONNX operators that fell back to the CPU; logged once each.
+  std::set<std::string> *fallbacks = nullptr;
+  bool logFallbacks = true;
+
+  /// A new uninitialised device tensor.
+  StatusOr<DeviceTensor> empty(DType dtype, Shape shape);
+  /// v on the device; floats converted to `want` when given (on the device
+  /// if the value is there already, else on the host before the upload).
+  /// The copy is kept in v.
+  StatusOr<DeviceTensor> toDevice(GpuValue &v, std::optional<DType> want = std::nullopt);
+  /// v on the host (device floats come back as f32). `copied` is set when
+  /// this had to download.
+  StatusOr<Tensor> toHost(GpuValue &v, bool *copied = nullptr);
+  /// Records (and logs once) an ONNX operator run on the CPU with device data.
+  void noteFallback(const std::string &op);
+};
+
+using GpuKernel =
+    std::function<Status(GpuRunState &, std::vector<GpuValue *> &, std::vector<GpuValue> &)>;
+
+/// What preparing a step needs: the context (for kernel lookups and small
+/// uploads of tables) and the compute dtype.
+struct GpuPrepareContext {
+  gpu::GpuContext *gpu = nullptr;
+  DType dtype = DType::kF32;
+  int64_t numLayers = 0;
+};
+
+/// The call for `step` on the GPU, or why the GPU backend cannot run it (one
+/// sentence, without the step's name).
+StatusOr<GpuKernel> prepareGpuStep(const plan::PlanFile &plan, const accel::plan::Step &step,
+                                   const GpuPrepareContext &ctx);
+
+/// The device dtype in which `step` reads float operand `operand` (for
+/// uploading constants once, at create): f32 for norm weights, rotary tables
+/// and the LM head's bias, the compute dtype for other device operands,
+/// nullopt for operands the step reads on the host (ONNX glue).
+std::optional<DType> gpuOperandDType(const accel::plan::Step &step, int operand, DType compute);
+
+/// The kernel-name suffix of a compute dtype: "f32", "bf16", "f16".
+const char *gpuDTypeSuffix(DType dtype);
+
+} // namespace accel::rt::engine
+
+#endif // ACCEL_RUNTIME_ENGINE_GPUSTEPS_H

@@ -1,0 +1,12 @@
+//===- Kernels.cu - the one translation unit of the runtime's kernels ------===//
+//
+// nvcc -fatbin takes one source: this file includes every kernel file, so
+// that the runtime loads one module (runtime/kernels/GpuKernels.cmake).
+//
+//===----------------------------------------------------------------------===//
+#include "runtime/kernels/Attention.cu"
+#include "runtime/kernels/Elementwise.cu"
+#include "runtime/kernels/Embedding.cu"
+#include "runtime/kernels/KVCache.cu"
+#include "runtime/kernels/Norm.cu"
+#include "runtime/kernels/Rotary.cu"

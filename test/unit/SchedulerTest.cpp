@@ -1,0 +1,903 @@
+//===- SchedulerTest.cpp - the serving engine loop on real plans ----------===//
+//
+// Compiles two fixtures with the built accelc once (the demo model: a small
+// trained Llama with its tokenizer, HF's greedy output in
+// generated_ids.npy; and llama_op18, random weights, no tokenizer), then
+// drives runtime/serve/Scheduler step by step: batched, chunked, preempted
+// and prefix-cached generation must give exactly the tokens single-sequence
+// Engine::generate gives, and every KV block must come back.
+//
+//===----------------------------------------------------------------------===//
+#include "runtime/serve/Scheduler.h"
+
+#include "runtime/serve/PrefixCache.h"
+#include "runtime/support/Npy.h"
+#include "runtime/tokenizer/Tokenizer.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <chrono>
+#include <condition_variable>
+#include <cstdlib>
+#include <map>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <unistd.h>
+
+namespace {
+
+using namespace accel::rt;
+using serve::FinishReason;
+
+const std::string kSource = ACCEL_SOURCE_DIR;
+
+std::string makeTempDir() {
+  std::string tmpl = ::testing::TempDir() + "accel-sched-XXXXXX";
+  std::vector<char> buf(tmpl.begin(), tmpl.end());
+  buf.push_back('\0');
+  const char *dir = mkdtemp(buf.data());
+  return dir ? std::string(dir) : std::string();
+}
+
+std::string shellQuote(const std::string &s) {
+  std::string out = "'";
+  for (char c : s)
+    out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+/// The plans, compiled once for the whole program.
+struct Plans {
+  std::string demo, llama, error;
+};
+const Plans &plans() {
+  static Plans p = [] {
+    Plans r;
+    std::string accelc = ACCEL_ACCELC;
+    if (const char *env = std::getenv("ACCEL_ACCELC"))
+      accelc = env;
+    if (accelc.empty()) {
+      r.error = "no accelc (configure with ACCEL_BUILD_COMPILER=ON)";
+      return r;
+    }
+    std::string dir = makeTempDir();
+    auto compile = [&](const std::string &onnx, const std::string &out) {
+      std::string cmd = shellQuote(accelc) + " " + shellQuote(onnx) + " -o " + shellQuote(out) +
+                        " > " + shellQuote(out + ".log") + " 2>&1";
+      return std::system(cmd.c_str()) == 0;
+    };
+    r.demo = dir + "/demo.plan";
+    r.llama = dir + "/llama.plan";
+    if (!compile(kSource + "/test/fixtures/demo/model.onnx", r.demo))
+      r.error = "accelc failed on the demo model (see " + r.demo + ".log)";
+    else if (!compile(kSource + "/test/fixtures/models/llama_op18/model.onnx", r.llama))
+      r.error = "accelc failed on llama_op18 (see " + r.llama + ".log)";
+    return r;
+  }();
+  return p;
+}
+
+/// What one request produced.
+struct Outcome {
+  std::vector<int64_t> tokens;
+  std::string text;
+  std::vector<std::string> deltas;
+  std::vector<serve::TokenEvent> events;
+  int finishes = 0;
+  serve::FinishEvent finish;
+};
+
+struct Collector {
+  std::mutex mu;
+  std::condition_variable cv;
+  std::map<std::string, Outcome> out;
+  int finished = 0;
+
+  serve::RequestCallbacks callbacks(const std::string &id) {
+    serve::RequestCallbacks cb;
+    cb.onToken = [this, id](const serve::TokenEvent &e) {
+      std::lock_guard<std::mutex> l(mu);
+      Outcome &o = out[id];
+      EXPECT_EQ(o.finishes, 0) << id << ": a token after the finish";
+      o.tokens.push_back(e.token);
+      o.text += e.textDelta;
+      o.deltas.push_back(e.textDelta);
+      o.events.push_back(e);
+    };
+    cb.onFinish = [this, id](const serve::FinishEvent &e) {
+      std::lock_guard<std::mutex> l(mu);
+      Outcome &o = out[id];
+      o.text += e.textDelta;
+      o.deltas.push_back(e.textDelta);
+      o.finish = e;
+      ++o.finishes;
+      ++finished;
+      cv.notify_all();
+    };
+    return cb;
+  }
+};
+
+class SchedulerTest : public ::testing::Test {
+protected:
+  void SetUp() override {
+    if (!plans().error.empty()) {
+      if (std::string(ACCEL_ACCELC).empty())
+        GTEST_SKIP() << plans().error;
+      FAIL() << plans().error;
+    }
+  }
+
+  static std::unique_ptr<engine::Engine> openEngine(const std::string &path) {
+    StatusOr<std::unique_ptr<engine::Engine>> e = engine::Engine::open(path);
+    EXPECT_TRUE(e.isOk()) << e.status().toString();
+    return e ? std::move(*e) : nullptr;
+  }
+
+  static std::shared_ptr<const tok::Tokenizer> tokenizerOf(const engine::Engine &e) {
+    std::optional<std::string_view> json = e.plan().tokenizerJson();
+    if (!json)
+      return nullptr;
+    StatusOr<tok::Tokenizer> t = tok::Tokenizer::fromJson(*json);
+    EXPECT_TRUE(t.isOk()) << t.status().toString();
+    return t ? std::make_shared<const tok::Tokenizer>(std::move(*t)) : nullptr;
+  }
+
+  static std::vector<int64_t> encode(const tok::Tokenizer &t, const std::string &text) {
+    StatusOr<std::vector<int32_t>> ids = t.encode(text, false);
+    EXPECT_TRUE(ids.isOk()) << ids.status().toString();
+    return ids ? std::vector<int64_t>(ids->begin(), ids->end()) : std::vector<int64_t>();
+  }
+
+  /// Single-sequence reference: Engine::generate with a Sampler, exactly
+  /// `n` tokens (no EOS stop).
+  static std::vector<int64_t> reference(engine::Engine &e, const std::vector<int64_t> &prompt,
+                                        int64_t n) {
+    return reference(e, prompt, n, greedy());
+  }
+  static std::vector<int64_t> reference(engine::Engine &e, const std::vector<int64_t> &prompt,
+                                        int64_t n, const sampler::SamplingParams &params) {
+    sampler::Sampler s(params);
+    std::vector<int32_t> ctx(prompt.begin(), prompt.end());
+    int64_t count = 0;
+    StatusOr<std::vector<int64_t>> out =
+        e.generate(prompt, [&](const float *logits, int64_t vocab) -> StatusOr<int64_t> {
+          if (count == n)
+            return int64_t(-1);
+          ACCEL_RT_ASSIGN_OR_RETURN(int32_t t, s.sample(logits, vocab, ctx));
+          ctx.push_back(t);
+          ++count;
+          return int64_t(t);
+        });
+    EXPECT_TRUE(out.isOk()) << out.status().toString();
+    EXPECT_EQ(e.pool().allocator().numUsed(), 0);
+    return out ? *out : std::vector<int64_t>();
+  }
+
+  static sampler::SamplingParams greedy() {
+    sampler::SamplingParams p;
+    p.temperature = 0.0f;
+    return p;
+  }
+
+  static serve::Request request(const std::string &id, std::vector<int64_t> prompt,
+                                int64_t maxTokens) {
+    serve::Request r;
+    r.id = id;
+    r.promptIds = std::move(prompt);
+    r.maxTokens = maxTokens;
+    r.sampling = greedy();
+    r.ignoreEos = true;
+    return r;
+  }
+
+  /// Steps until nothing is left; fails the test after `limit` steps.
+  static void drain(serve::Scheduler &s, int limit = 100000) {
+    for (int i = 0; i < limit; ++i) {
+      StatusOr<bool> r = s.step();
+      ASSERT_TRUE(r.isOk()) << r.status().toString();
+      if (!*r)
+        return;
+    }
+    FAIL() << "the scheduler did not finish within " << limit << " steps";
+  }
+
+  static void expectAllFree(const engine::Engine &e, const serve::Scheduler &s) {
+    EXPECT_EQ(e.pool().allocator().numUsed(), 0) << "KV blocks leaked";
+    EXPECT_EQ(e.pool().numFreeBlocks(), e.pool().numBlocks());
+    serve::SchedulerStats st = s.stats();
+    EXPECT_EQ(st.kvBlocksUsed, 0);
+    EXPECT_EQ(st.running, 0);
+    EXPECT_EQ(st.waiting, 0);
+  }
+
+  /// Prompts of the demo model, of different lengths.
+  static std::vector<std::string> demoPrompts() {
+    return {"In the beginning",
+            "And the LORD spake unto Moses, saying, Speak unto the children of Israel",
+            "Blessed are the poor in spirit",
+            "And it came to pass, when the king heard these words, that he rent his clothes",
+            "The LORD is my shepherd; I shall not want.",
+            "For God so loved the world",
+            "And he said"};
+  }
+
+  struct Case {
+    std::vector<int64_t> prompt;
+    int64_t n = 0;
+    std::vector<int64_t> expected;
+  };
+
+  /// Runs `cases` concurrently through a scheduler made with `opts` and
+  /// checks each against its expected tokens (and text when a tokenizer is
+  /// given).
+  static void runAndCompare(engine::Engine &e, std::shared_ptr<const tok::Tokenizer> tok,
+                            const serve::SchedulerOptions &opts, const std::vector<Case> &cases,
+                            serve::SchedulerStats *statsOut = nullptr) {
+    StatusOr<std::unique_ptr<serve::Scheduler>> sch = serve::Scheduler::create(e, tok, opts);
+    ASSERT_TRUE(sch.isOk()) << sch.status().toString();
+    Collector c;
+    for (size_t i = 0; i < cases.size(); ++i) {
+      std::string id = "r" + std::to_string(i);
+      Status st = (*sch)->submit(request(id, cases[i].prompt, cases[i].n), c.callbacks(id));
+      ASSERT_TRUE(st.isOk()) << st.toString();
+    }
+    drain(**sch);
+    for (size_t i = 0; i < cases.size(); ++i) {
+      const Outcome &o = c.out["r" + std::to_string(i)];
+      EXPECT_EQ(o.finishes, 1);
+      EXPECT_EQ(o.finish.reason, FinishReason::kLength) << o.finish.error;
+      EXPECT_EQ(o.tokens, cases[i].expected) << "request " << i;
+      EXPECT_EQ(o.finish.promptTokens, int64_t(cases[i].prompt.size()));
+      EXPECT_EQ(o.finish.completionTokens, cases[i].n);
+      if (tok) {
+        std::vector<int32_t> ids(cases[i].expected.begin(), cases[i].expected.end());
+        EXPECT_EQ(o.text, tok->decode(ids, true)) << "request " << i;
+      }
+    }
+    expectAllFree(e, **sch);
+    if (statsOut)
+      *statsOut = (*sch)->stats();
+  }
+
+  std::vector<Case> demoCases(engine::Engine &e, const tok::Tokenizer &t, int64_t n) {
+    std::vector<Case> cases;
+    for (const std::string &p : demoPrompts()) {
+      Case c;
+      c.prompt = encode(t, p);
+      c.n = n + int64_t(cases.size()) * 3; // different lengths finish at different steps
+      c.expected = reference(e, c.prompt, c.n);
+      EXPECT_EQ(int64_t(c.expected.size()), c.n);
+      cases.push_back(std::move(c));
+    }
+    return cases;
+  }
+};
+
+// N different prompts at once give exactly the single-sequence greedy
+// tokens; the demo prompt also matches HF transformers' generate().
+TEST_F(SchedulerTest, BatchedGreedyMatchesSingleSequenceAndHF) {
+  auto e = openEngine(plans().demo);
+  ASSERT_TRUE(e);
+  auto tok = tokenizerOf(*e);
+  ASSERT_TRUE(tok);
+  std::vector<Case> cases = demoCases(*e, *tok, 20);
+
+  StatusOr<Tensor> hf = readNpy(kSource + "/test/fixtures/demo/generated_ids.npy");
+  ASSERT_TRUE(hf.isOk()) << hf.status().toString();
+  std::vector<int64_t> hfIds(hf->data<int64_t>(), hf->data<int64_t>() + hf->numElements());
+  ASSERT_EQ(hfIds.size(), 52u);
+  Case h;
+  h.prompt.assign(hfIds.begin(), hfIds.begin() + 4);
+  h.n = 48;
+  h.expected.assign(hfIds.begin() + 4, hfIds.end());
+  EXPECT_EQ(reference(*e, h.prompt, 48), h.expected) << "single-sequence generate differs from HF";
+  cases.push_back(h);
+
+  serve::SchedulerOptions opts;
+  opts.numKvBlocks = 256;
+  serve::SchedulerStats st;
+  runAndCompare(*e, tok, opts, cases, &st);
+  EXPECT_EQ(st.preemptionsTotal, 0);
+  EXPECT_EQ(st.requestsFinished, int64_t(cases.size()));
+  // Batched: far fewer steps than the tokens generated.
+  int64_t generated = 0;
+  for (const Case &c : cases)
+    generated += c.n;
+  EXPECT_EQ(st.generationTokensTotal, generated);
+  EXPECT_LT(st.stepsTotal, generated / 2);
+}
+
+// The same on llama_op18 (random weights, token ids only, no tokenizer).
+TEST_F(SchedulerTest, BatchedGreedyOnLlamaFixture) {
+  auto e = openEngine(plans().llama);
+  ASSERT_TRUE(e);
+  std::vector<Case> cases;
+  for (int i = 0; i < 5; ++i) {
+    Case c;
+    for (int j = 0; j < 5 + 7 * i; ++j)
+      c.prompt.push_back((17 * i + 31 * j + 3) % e->vocabSize());
+    c.n = 12 + i;
+    c.expected = reference(*e, c.prompt, c.n);
+    cases.push_back(std::move(c));
+  }
+  serve::SchedulerOptions opts;
+  opts.numKvBlocks = 64;
+  runAndCompare(*e, nullptr, opts, cases);
+}
+
+// Chunked prefill: a token budget smaller than the prompts.
+TEST_F(SchedulerTest, ChunkedPrefillGivesTheSameTokens) {
+  auto e = openEngine(plans().demo);
+  ASSERT_TRUE(e);
+  auto tok = tokenizerOf(*e);
+  ASSERT_TRUE(tok);
+  std::vector<Case> cases = demoCases(*e, *tok, 10);
+  for (int64_t budget : {5, 16}) {
+    serve::SchedulerOptions opts;
+    opts.numKvBlocks = 256;
+    opts.maxNumBatchedTokens = budget;
+    serve::SchedulerStats st;
+    runAndCompare(*e, tok, opts, cases, &st);
+    int64_t promptTokens = 0;
+    for (const Case &c : cases)
+      promptTokens += int64_t(c.prompt.size());
+    EXPECT_EQ(st.promptTokensTotal, promptTokens);
+    // Every step stays within the budget: at least tokens / budget steps.
+    EXPECT_GE(st.stepsTotal * budget, st.batchedTokensTotal);
+  }
+  // maxNumSeqs = 2: the others wait their turn.
+  serve::SchedulerOptions opts;
+  opts.numKvBlocks = 256;
+  opts.maxNumSeqs = 2;
+  runAndCompare(*e, tok, opts, cases);
+}
+
+// A pool too small for every sequence at once: the newest is preempted and
+// recomputed later, and the output does not change.
+TEST_F(SchedulerTest, PreemptionUnderATinyPoolKeepsTheTokens) {
+  auto e = openEngine(plans().demo);
+  ASSERT_TRUE(e);
+  auto tok = tokenizerOf(*e);
+  ASSERT_TRUE(tok);
+  std::vector<Case> cases = demoCases(*e, *tok, 24);
+  int64_t largest = 0;
+  for (const Case &c : cases)
+    largest = std::max<int64_t>(largest, (int64_t(c.prompt.size()) + c.n + 15) / 16);
+  serve::SchedulerOptions opts;
+  opts.numKvBlocks = largest + 2;
+  serve::SchedulerStats st;
+  runAndCompare(*e, tok, opts, cases, &st);
+  EXPECT_GT(st.preemptionsTotal, 0);
+  EXPECT_EQ(st.kvBlocksTotal, largest + 2);
+
+  // Again with prefix caching and chunking: recomputation hits the blocks the
+  // preempted sequence left in the cache.
+  opts.enablePrefixCaching = true;
+  opts.maxNumBatchedTokens = 8;
+  runAndCompare(*e, tok, opts, cases, &st);
+  EXPECT_GT(st.preemptionsTotal, 0);
+}
+
+// A second request sharing a long prefix reuses the first one's blocks.
+TEST_F(SchedulerTest, PrefixCachingSharesFullBlocks) {
+  auto e = openEngine(plans().demo);
+  ASSERT_TRUE(e);
+  auto tok = tokenizerOf(*e);
+  ASSERT_TRUE(tok);
+  std::vector<int64_t> shared = encode(
+      *tok, "And the LORD spake unto Moses, saying, Speak unto the children of Israel, and say "
+            "unto them, When ye be come into the land which I give unto you");
+  ASSERT_GE(shared.size(), 33u);
+  std::vector<int64_t> a = shared, b = shared, c = shared;
+  for (int64_t t : encode(*tok, " and ye shall eat"))
+    a.push_back(t);
+  for (int64_t t : encode(*tok, " then shall the land keep"))
+    b.push_back(t);
+  c.resize(32); // exactly two blocks: the last one is recomputed
+  const int64_t n = 12;
+  std::vector<int64_t> refA = reference(*e, a, n), refB = reference(*e, b, n),
+                       refC = reference(*e, c, n);
+  const int64_t sharedBlocks = int64_t(shared.size()) / 16;
+
+  serve::SchedulerOptions opts;
+  opts.numKvBlocks = 64;
+  opts.enablePrefixCaching = true;
+  StatusOr<std::unique_ptr<serve::Scheduler>> sch = serve::Scheduler::create(*e, tok, opts);
+  ASSERT_TRUE(sch.isOk()) << sch.status().toString();
+  serve::Scheduler &s = **sch;
+  Collector col;
+  ASSERT_TRUE(s.submit(request("a", a, n), col.callbacks("a")).isOk());
+  drain(s);
+  EXPECT_EQ(col.out["a"].tokens, refA);
+  EXPECT_EQ(col.out["a"].finish.cachedPromptTokens, 0);
+  EXPECT_EQ(e->pool().allocator().numUsed(), 0);
+  serve::SchedulerStats st = s.stats();
+  EXPECT_EQ(st.prefixCacheHits, 0);
+  EXPECT_EQ(st.prefixCacheQueries, int64_t(a.size()));
+  EXPECT_GT(st.kvBlocksCached, sharedBlocks - 1); // kept while free
+
+  ASSERT_TRUE(s.submit(request("b", b, n), col.callbacks("b")).isOk());
+  drain(s);
+  EXPECT_EQ(col.out["b"].tokens, refB);
+  EXPECT_EQ(col.out["b"].finish.cachedPromptTokens, sharedBlocks * 16);
+  st = s.stats();
+  EXPECT_EQ(st.prefixCacheHits, sharedBlocks * 16);
+  EXPECT_EQ(st.prefixCacheQueries, int64_t(a.size() + b.size()));
+
+  // Two at once sharing the blocks of a running one; and a prompt that is
+  // exactly cached: its last block is computed again for the logits.
+  ASSERT_TRUE(s.submit(request("a2", a, n), col.callbacks("a2")).isOk());
+  ASSERT_TRUE(s.submit(request("c", c, n), col.callbacks("c")).isOk());
+  drain(s);
+  EXPECT_EQ(col.out["a2"].tokens, refA);
+  EXPECT_EQ(col.out["c"].tokens, refC);
+  EXPECT_GE(col.out["a2"].finish.cachedPromptTokens, sharedBlocks * 16);
+  EXPECT_EQ(col.out["c"].finish.cachedPromptTokens, 16);
+  EXPECT_EQ(col.out["a2"].text, col.out["a"].text);
+  expectAllFree(*e, s);
+
+  // Without prefix caching nothing is counted as cached.
+  serve::SchedulerOptions off = opts;
+  off.enablePrefixCaching = false;
+  sch = serve::Scheduler::create(*e, tok, off);
+  ASSERT_TRUE(sch.isOk());
+  Collector col2;
+  ASSERT_TRUE((*sch)->submit(request("a", a, n), col2.callbacks("a")).isOk());
+  ASSERT_TRUE((*sch)->submit(request("b", b, n), col2.callbacks("b")).isOk());
+  drain(**sch);
+  EXPECT_EQ(col2.out["b"].tokens, refB);
+  EXPECT_EQ(col2.out["b"].finish.cachedPromptTokens, 0);
+  EXPECT_EQ((*sch)->stats().prefixCacheHits, 0);
+}
+
+// Cancel frees a running request's blocks at once; onFinish comes once.
+TEST_F(SchedulerTest, CancelFreesBlocksAtOnce) {
+  auto e = openEngine(plans().demo);
+  ASSERT_TRUE(e);
+  auto tok = tokenizerOf(*e);
+  serve::SchedulerOptions opts;
+  opts.numKvBlocks = 64;
+  opts.enablePrefixCaching = true;
+  StatusOr<std::unique_ptr<serve::Scheduler>> sch = serve::Scheduler::create(*e, tok, opts);
+  ASSERT_TRUE(sch.isOk()) << sch.status().toString();
+  serve::Scheduler &s = **sch;
+  Collector c;
+  std::vector<int64_t> p = encode(*tok, "And the LORD spake unto Moses, saying, Speak unto the "
+                                        "children of Israel");
+  ASSERT_TRUE(s.submit(request("run", p, 100), c.callbacks("run")).isOk());
+  ASSERT_TRUE(s.submit(request("run2", p, 100), c.callbacks("run2")).isOk());
+  for (int i = 0; i < 5; ++i)
+    ASSERT_TRUE(s.step().isOk());
+  EXPECT_EQ(c.out["run"].tokens.size(), 5u);
+  EXPECT_GT(e->pool().allocator().numUsed(), 0);
+  EXPECT_EQ(s.stats().running, 2);
+  s.cancel("run");
+  s.cancel("run2");
+  EXPECT_EQ(e->pool().allocator().numUsed(), 0) << "cancel did not free the blocks";
+  EXPECT_EQ(s.stats().kvBlocksUsed, 0);
+  EXPECT_EQ(s.stats().running, 0);
+  EXPECT_EQ(c.finished, 0) << "onFinish belongs to the scheduler's thread";
+  StatusOr<bool> r = s.step();
+  ASSERT_TRUE(r.isOk());
+  EXPECT_TRUE(*r);
+  EXPECT_EQ(c.out["run"].finishes, 1);
+  EXPECT_EQ(c.out["run"].finish.reason, FinishReason::kCancelled);
+  EXPECT_EQ(c.out["run"].finish.completionTokens, 5);
+  s.cancel("run");     // already finished: ignored
+  s.cancel("unknown"); // ignored
+  // A waiting request, cancelled before it ran.
+  ASSERT_TRUE(s.submit(request("wait", p, 4), c.callbacks("wait")).isOk());
+  s.cancel("wait");
+  drain(s);
+  EXPECT_EQ(c.out["wait"].finishes, 1);
+  EXPECT_EQ(c.out["wait"].finish.reason, FinishReason::kCancelled);
+  EXPECT_TRUE(c.out["wait"].tokens.empty());
+  EXPECT_EQ(s.stats().requestsCancelled, 3);
+  expectAllFree(*e, s);
+  // The id can be used again once finished.
+  ASSERT_TRUE(s.submit(request("run", p, 3), c.callbacks("run-again")).isOk());
+  drain(s);
+  EXPECT_EQ(c.out["run-again"].finish.reason, FinishReason::kLength);
+  expectAllFree(*e, s);
+}
+
+// Admission control: a full queue, and requests that can never run.
+TEST_F(SchedulerTest, AdmissionErrors) {
+  auto e = openEngine(plans().demo);
+  ASSERT_TRUE(e);
+  auto tok = tokenizerOf(*e);
+  serve::SchedulerOptions opts;
+  opts.numKvBlocks = 8;
+  opts.maxWaiting = 2;
+  StatusOr<std::unique_ptr<serve::Scheduler>> sch = serve::Scheduler::create(*e, tok, opts);
+  ASSERT_TRUE(sch.isOk()) << sch.status().toString();
+  serve::Scheduler &s = **sch;
+  Collector c;
+  std::vector<int64_t> p = encode(*tok, "In the beginning");
+  ASSERT_TRUE(s.submit(request("a", p, 4), c.callbacks("a")).isOk());
+  ASSERT_TRUE(s.submit(request("b", p, 4), c.callbacks("b")).isOk());
+  Status full = s.submit(request("c", p, 4), c.callbacks("c"));
+  EXPECT_EQ(full.code(), StatusCode::kResourceExhausted) << full.toString();
+  Status dup = s.submit(request("a", p, 4), c.callbacks("a"));
+  EXPECT_EQ(dup.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(dup.message().find("'a'"), std::string::npos) << dup.message();
+
+  auto expectInvalid = [&](serve::Request r, const std::string &part) {
+    Status st = s.submit(std::move(r), {});
+    EXPECT_EQ(st.code(), StatusCode::kInvalidArgument) << st.toString();
+    EXPECT_NE(st.message().find(part), std::string::npos) << st.message();
+  };
+  const int64_t maxLen = e->maxModelLen(); // 512
+  expectInvalid(request("long", std::vector<int64_t>(600, 5), 4), "the prompt has 600 tokens");
+  expectInvalid(request("long2", std::vector<int64_t>(500, 5), 20),
+                "more than the context of " + std::to_string(maxLen));
+  expectInvalid(request("kv", std::vector<int64_t>(120, 5), 20), "KV cache blocks");
+  expectInvalid(request("empty", {}, 4), "empty");
+  expectInvalid(request("vocab", {1, 2, 99999}, 4), "prompt token 2 is 99999");
+  expectInvalid(request("zero", p, 0), "max_tokens");
+  serve::Request bad = request("temp", p, 4);
+  bad.sampling.temperature = -1;
+  expectInvalid(bad, "temperature");
+  serve::Request lp = request("lp", p, 4);
+  lp.logprobs = 50;
+  expectInvalid(lp, "logprobs");
+  drain(s);
+  EXPECT_EQ(c.finished, 2);
+  expectAllFree(*e, s);
+
+  // Without a tokenizer, stop strings are refused.
+  auto nt = serve::Scheduler::create(*e, nullptr, opts);
+  ASSERT_TRUE(nt.isOk());
+  serve::Request st = request("s", p, 4);
+  st.stop = {"LORD"};
+  Status r = (*nt)->submit(st, {});
+  EXPECT_EQ(r.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(r.message().find("tokenizer"), std::string::npos) << r.message();
+}
+
+// Stop strings end the text just before them and never leak a prefix of
+// one; deltas never split a UTF-8 character; EOS ends a request.
+TEST_F(SchedulerTest, StopStringsEosAndLogprobs) {
+  auto e = openEngine(plans().demo);
+  ASSERT_TRUE(e);
+  auto tok = tokenizerOf(*e);
+  ASSERT_TRUE(tok);
+  StatusOr<Tensor> hf = readNpy(kSource + "/test/fixtures/demo/generated_ids.npy");
+  ASSERT_TRUE(hf.isOk());
+  std::vector<int64_t> ids(hf->data<int64_t>(), hf->data<int64_t>() + hf->numElements());
+  std::vector<int64_t> prompt(ids.begin(), ids.begin() + 4);
+  std::string full = tok->decode(std::vector<int32_t>(ids.begin() + 4, ids.end()), true);
+  size_t at = full.find("LORD");
+  ASSERT_NE(at, std::string::npos);
+
+  serve::SchedulerOptions opts;
+  opts.numKvBlocks = 64;
+  StatusOr<std::unique_ptr<serve::Scheduler>> sch = serve::Scheduler::create(*e, tok, opts);
+  ASSERT_TRUE(sch.isOk());
+  serve::Scheduler &s = **sch;
+  Collector c;
+  serve::Request r = request("stop", prompt, 48);
+  r.stop = {"LORD", "never appears"};
+  ASSERT_TRUE(s.submit(r, c.callbacks("stop")).isOk());
+  serve::Request lp = request("lp", prompt, 8);
+  lp.logprobs = 3;
+  ASSERT_TRUE(s.submit(lp, c.callbacks("lp")).isOk());
+  drain(s);
+  const Outcome &o = c.out["stop"];
+  EXPECT_EQ(o.finish.reason, FinishReason::kStop);
+  EXPECT_EQ(o.text, full.substr(0, at));
+  for (size_t i = 0; i + 1 < o.deltas.size(); ++i) {
+    EXPECT_EQ(o.deltas[i].find("LO"), std::string::npos) << "delta " << i << " leaks the stop string";
+  }
+  EXPECT_LT(o.tokens.size(), 48u);
+  // The tokens up to the stop are HF's.
+  EXPECT_TRUE(std::equal(o.tokens.begin(), o.tokens.end(), ids.begin() + 4));
+
+  const Outcome &l = c.out["lp"];
+  ASSERT_EQ(l.events.size(), 8u);
+  for (const serve::TokenEvent &ev : l.events) {
+    ASSERT_EQ(ev.topLogprobs.size(), 3u);
+    EXPECT_EQ(ev.topLogprobs[0].first, ev.token); // greedy picks the most likely
+    EXPECT_FLOAT_EQ(ev.topLogprobs[0].second, ev.logprob);
+    EXPECT_LE(ev.logprob, 0.0f);
+    EXPECT_GE(ev.topLogprobs[0].second, ev.topLogprobs[1].second);
+  }
+  expectAllFree(*e, s);
+}
+
+// A stop string spanning several tokens: its prefix is held back while it
+// may still match, and never reaches a token event.
+TEST_F(SchedulerTest, StopStringPrefixIsHeldBack) {
+  auto e = openEngine(plans().demo);
+  ASSERT_TRUE(e);
+  auto tok = tokenizerOf(*e);
+  ASSERT_TRUE(tok);
+  StatusOr<Tensor> hf = readNpy(kSource + "/test/fixtures/demo/generated_ids.npy");
+  ASSERT_TRUE(hf.isOk());
+  std::vector<int64_t> ids(hf->data<int64_t>(), hf->data<int64_t>() + hf->numElements());
+  std::vector<int64_t> prompt(ids.begin(), ids.begin() + 4);
+  // " of the week.\nAnd the angel of the LORD said unto him, ..."
+  std::string full = tok->decode(std::vector<int32_t>(ids.begin() + 4, ids.end()), true);
+  const std::string stop = "angel of the LORD said";
+  size_t at = full.find(stop);
+  ASSERT_NE(at, std::string::npos) << full;
+  ASSERT_NE(full.find(" of the week."), std::string::npos) << full;
+
+  serve::SchedulerOptions opts;
+  opts.numKvBlocks = 64;
+  auto sch = serve::Scheduler::create(*e, tok, opts);
+  ASSERT_TRUE(sch.isOk());
+  Collector c;
+  serve::Request r = request("stop", prompt, 48);
+  // "of the week!" never matches, but " of the week" is held until the "."
+  r.stop = {stop, "of the week!"};
+  ASSERT_TRUE((*sch)->submit(r, c.callbacks("stop")).isOk());
+  drain(**sch);
+  const Outcome &o = c.out["stop"];
+  EXPECT_EQ(o.finish.reason, FinishReason::kStop);
+  EXPECT_EQ(o.text, full.substr(0, at));
+  std::string streamed, heldAfterWeek;
+  for (size_t i = 0; i < o.events.size(); ++i) {
+    streamed += o.events[i].textDelta;
+    EXPECT_EQ(o.text.compare(0, streamed.size(), streamed), 0)
+        << "token event " << i << " sent text beyond the output: " << streamed;
+    EXPECT_EQ(streamed.find("angel"), std::string::npos) << "a stop-string prefix leaked";
+    // The text " of the week" is never streamed without what follows it.
+    if (streamed.size() >= 12 && streamed.compare(streamed.size() - 12, 12, " of the week") == 0)
+      ADD_FAILURE() << "a possible stop string was streamed: " << streamed;
+  }
+  EXPECT_LT(streamed.size(), o.text.size() + 1);
+  expectAllFree(*e, **sch);
+}
+
+// Byte-level tokens that end inside a UTF-8 character: every delta is
+// well-formed UTF-8 and the deltas add up to the one-shot decode. A random
+// model (llama_op18, vocabulary 256) with the demo's byte-level tokenizer
+// writes arbitrary bytes.
+TEST_F(SchedulerTest, TextDeltasNeverSplitUtf8) {
+  auto e = openEngine(plans().llama);
+  ASSERT_TRUE(e);
+  auto demo = openEngine(plans().demo);
+  ASSERT_TRUE(demo);
+  auto tok = tokenizerOf(*demo);
+  ASSERT_TRUE(tok);
+  auto wellFormed = [](const std::string &s) {
+    for (size_t i = 0; i < s.size();) {
+      unsigned char c = static_cast<unsigned char>(s[i]);
+      size_t n = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
+      if (n == 0 || i + n > s.size())
+        return false;
+      for (size_t k = 1; k < n; ++k)
+        if ((static_cast<unsigned char>(s[i + k]) & 0xC0) != 0x80)
+          return false;
+      i += n;
+    }
+    return true;
+  };
+  serve::SchedulerOptions opts;
+  opts.numKvBlocks = 64;
+  auto sch = serve::Scheduler::create(*e, tok, opts);
+  ASSERT_TRUE(sch.isOk());
+  Collector c;
+  for (int i = 0; i < 4; ++i) {
+    serve::Request r = request("u" + std::to_string(i), {1, 2, 3, int64_t(100 + i)}, 64);
+    r.sampling.temperature = 1.0f;
+    r.sampling.seed = 7 + i;
+    ASSERT_TRUE((*sch)->submit(r, c.callbacks(r.id)).isOk());
+  }
+  drain(**sch);
+  int nonAscii = 0;
+  for (int i = 0; i < 4; ++i) {
+    const Outcome &o = c.out["u" + std::to_string(i)];
+    ASSERT_EQ(o.tokens.size(), 64u);
+    for (const std::string &d : o.deltas)
+      EXPECT_TRUE(wellFormed(d)) << "a delta splits a UTF-8 character";
+    EXPECT_EQ(o.text, tok->decode(std::vector<int32_t>(o.tokens.begin(), o.tokens.end()), true));
+    for (char ch : o.text)
+      nonAscii += static_cast<unsigned char>(ch) >= 0x80;
+  }
+  EXPECT_GT(nonAscii, 0) << "the test wrote no multi-byte text";
+  expectAllFree(*e, **sch);
+}
+
+// EOS: a request stops at an end-of-sequence token unless ignoreEos. The
+// demo's EOS is <|endoftext|> (id 0), which the model writes between
+// chapters: after the last verse of the Psalms it writes " the LORD." and
+// then 0.
+TEST_F(SchedulerTest, EosEndsTheRequest) {
+  auto e = openEngine(plans().demo);
+  ASSERT_TRUE(e);
+  auto tok = tokenizerOf(*e);
+  ASSERT_TRUE(tok);
+  std::vector<int64_t> prompt =
+      encode(*tok, "Let every thing that hath breath praise the LORD. Praise ye");
+  const int64_t n = 20;
+  std::vector<int64_t> ref = reference(*e, prompt, n);
+  auto eos = std::find(ref.begin(), ref.end(), 0);
+  ASSERT_NE(eos, ref.end()) << "the demo model no longer ends the chapter here";
+  serve::SchedulerOptions opts;
+  opts.numKvBlocks = 64;
+  auto sch = serve::Scheduler::create(*e, tok, opts);
+  ASSERT_TRUE(sch.isOk());
+  Collector c;
+  serve::Request r = request("eos", prompt, n);
+  r.ignoreEos = false;
+  ASSERT_TRUE((*sch)->submit(r, c.callbacks("eos")).isOk());
+  ASSERT_TRUE((*sch)->submit(request("ignore", prompt, n), c.callbacks("ignore")).isOk());
+  drain(**sch);
+  const Outcome &o = c.out["eos"];
+  EXPECT_EQ(o.finish.reason, FinishReason::kStop);
+  // The EOS token is reported (and counted) but adds no text.
+  EXPECT_EQ(o.tokens, std::vector<int64_t>(ref.begin(), eos + 1));
+  EXPECT_EQ(o.text, tok->decode(std::vector<int32_t>(ref.begin(), eos), true));
+  EXPECT_EQ(o.text, " the LORD.");
+  EXPECT_EQ(o.finish.completionTokens, int64_t(eos - ref.begin()) + 1);
+  EXPECT_TRUE(o.events.back().textDelta.empty());
+  const Outcome &g = c.out["ignore"];
+  EXPECT_EQ(g.finish.reason, FinishReason::kLength);
+  EXPECT_EQ(g.tokens, ref);
+  expectAllFree(*e, **sch);
+}
+
+// Seeded sampling per request: batched equals single-sequence.
+TEST_F(SchedulerTest, SeededSamplingMatchesSingleSequence) {
+  auto e = openEngine(plans().demo);
+  ASSERT_TRUE(e);
+  auto tok = tokenizerOf(*e);
+  ASSERT_TRUE(tok);
+  std::vector<std::vector<int64_t>> expected;
+  std::vector<serve::Request> reqs;
+  int i = 0;
+  for (const std::string &p : demoPrompts()) {
+    serve::Request r = request("s" + std::to_string(i), encode(*tok, p), 16);
+    r.sampling.temperature = 0.8f;
+    r.sampling.topP = 0.95f;
+    r.sampling.topK = 50;
+    r.sampling.seed = 100 + i;
+    expected.push_back(reference(*e, r.promptIds, 16, r.sampling));
+    reqs.push_back(r);
+    ++i;
+  }
+  serve::SchedulerOptions opts;
+  opts.numKvBlocks = 128;
+  opts.maxNumBatchedTokens = 32;
+  auto sch = serve::Scheduler::create(*e, tok, opts);
+  ASSERT_TRUE(sch.isOk());
+  Collector c;
+  for (serve::Request &r : reqs)
+    ASSERT_TRUE((*sch)->submit(r, c.callbacks(r.id)).isOk());
+  drain(**sch);
+  for (size_t k = 0; k < reqs.size(); ++k)
+    EXPECT_EQ(c.out[reqs[k].id].tokens, expected[k]) << reqs[k].id;
+  expectAllFree(*e, **sch);
+}
+
+// The background thread: requests submitted from other threads finish.
+TEST_F(SchedulerTest, BackgroundThread) {
+  auto e = openEngine(plans().demo);
+  ASSERT_TRUE(e);
+  auto tok = tokenizerOf(*e);
+  ASSERT_TRUE(tok);
+  std::vector<Case> cases = demoCases(*e, *tok, 8);
+  serve::SchedulerOptions opts;
+  opts.numKvBlocks = 32;
+  opts.enablePrefixCaching = true;
+  auto sch = serve::Scheduler::create(*e, tok, opts);
+  ASSERT_TRUE(sch.isOk());
+  Collector c;
+  (*sch)->start();
+  std::vector<std::thread> clients;
+  for (size_t k = 0; k < cases.size(); ++k)
+    clients.emplace_back([&, k] {
+      std::string id = "t" + std::to_string(k);
+      Status st = (*sch)->submit(request(id, cases[k].prompt, cases[k].n), c.callbacks(id));
+      EXPECT_TRUE(st.isOk()) << st.toString();
+    });
+  for (std::thread &t : clients)
+    t.join();
+  {
+    std::unique_lock<std::mutex> l(c.mu);
+    ASSERT_TRUE(c.cv.wait_for(l, std::chrono::seconds(120),
+                              [&] { return c.finished == int(cases.size()); }));
+  }
+  (*sch)->stop();
+  for (size_t k = 0; k < cases.size(); ++k)
+    EXPECT_EQ(c.out["t" + std::to_string(k)].tokens, cases[k].expected);
+  expectAllFree(*e, **sch);
+
+  // Destroying a scheduler with work left cancels it and frees the blocks.
+  Collector c2;
+  {
+    auto s2 = serve::Scheduler::create(*e, tok, opts);
+    ASSERT_TRUE(s2.isOk());
+    ASSERT_TRUE((*s2)->submit(request("x", cases[0].prompt, 50), c2.callbacks("x")).isOk());
+    ASSERT_TRUE((*s2)->step().isOk());
+  }
+  EXPECT_EQ(c2.out["x"].finishes, 1);
+  EXPECT_EQ(c2.out["x"].finish.reason, FinishReason::kCancelled);
+  EXPECT_EQ(e->pool().allocator().numUsed(), 0);
+}
+
+} // namespace
+
+// The KV-cache pieces prefix caching and rollback rest on (no plan needed).
+namespace {
+using accel::rt::kv::BlockAllocator;
+using accel::rt::kv::BlockId;
+
+TEST(PrefixCacheKV, ReclaimKeepsGenerationAllocateBumpsIt) {
+  BlockAllocator a(3);
+  BlockId b0 = a.allocate().value(), b1 = a.allocate().value();
+  EXPECT_EQ(a.generation(b0), 1u);
+  ASSERT_TRUE(a.release(b0).isOk());
+  ASSERT_TRUE(a.release(b1).isOk()); // free queue: 2, 0, 1
+  ASSERT_TRUE(a.reclaim(b0).isOk()); // out of the middle
+  EXPECT_EQ(a.refCount(b0), 1);
+  EXPECT_EQ(a.generation(b0), 1u);
+  EXPECT_EQ(a.numFree(), 2);
+  EXPECT_FALSE(a.reclaim(b0).isOk()); // in use
+  EXPECT_FALSE(a.reclaim(7).isOk());
+  EXPECT_EQ(a.allocate().value(), 2);
+  EXPECT_EQ(a.allocate().value(), b1);
+  EXPECT_EQ(a.generation(b1), 2u);
+  EXPECT_FALSE(a.allocate().isOk());
+}
+
+TEST(PrefixCacheKV, CacheMatchesUntilEvicted) {
+  BlockAllocator a(2);
+  serve::PrefixCache cache(a);
+  std::vector<int64_t> t(32);
+  for (int i = 0; i < 32; ++i)
+    t[size_t(i)] = i;
+  serve::BlockHash h0 = serve::hashBlock({}, t.data(), 16);
+  serve::BlockHash h1 = serve::hashBlock(h0, t.data() + 16, 16);
+  serve::BlockHash other = serve::hashBlock({}, t.data() + 16, 16);
+  EXPECT_FALSE(h1 == other) << "the hash must depend on the prefix";
+  BlockId b0 = a.allocate().value(), b1 = a.allocate().value();
+  cache.insert(h0, b0);
+  cache.insert(h1, b1);
+  EXPECT_EQ(cache.match({h0, h1}, 2), (std::vector<BlockId>{b0, b1}));
+  EXPECT_EQ(cache.match({h0, h1}, 1), (std::vector<BlockId>{b0}));
+  EXPECT_TRUE(cache.match({other}, 1).empty());
+  ASSERT_TRUE(a.release(std::vector<BlockId>{b0, b1}).isOk()); // b1 freed first: LRU
+  EXPECT_EQ(cache.numCachedBlocks(), 2);
+  EXPECT_EQ(cache.countFree({b0, b1}), 2);
+  ASSERT_TRUE(cache.acquire({b0}).isOk()); // a hit on a free block
+  EXPECT_EQ(a.refCount(b0), 1);
+  EXPECT_EQ(a.allocate().value(), b1); // evicts b1
+  EXPECT_EQ(cache.match({h0, h1}, 2), (std::vector<BlockId>{b0}));
+  EXPECT_EQ(cache.numCachedBlocks(), 1);
+}
+
+TEST(PrefixCacheKV, SequenceTruncateAndAdopt) {
+  accel::rt::kv::KVCacheConfig cfg;
+  cfg.blockSize = 4;
+  cfg.numBlocks = 6;
+  auto pool = accel::rt::kv::BlockPool::create(cfg);
+  ASSERT_TRUE(pool.isOk());
+  accel::rt::kv::SequenceKV s;
+  ASSERT_TRUE(s.appendSlots(**pool, 10).isOk()); // 3 blocks
+  EXPECT_EQ((*pool)->numFreeBlocks(), 3);
+  ASSERT_TRUE(s.truncate(**pool, 5).isOk());
+  EXPECT_EQ(s.numTokens(), 5);
+  EXPECT_EQ(s.numBlocks(), 2);
+  EXPECT_EQ((*pool)->numFreeBlocks(), 4);
+  EXPECT_FALSE(s.truncate(**pool, 6).isOk());
+  // Adopting needs a block boundary.
+  BlockId shared = (*pool)->allocator().allocate().value();
+  EXPECT_FALSE(s.adoptFullBlocks(**pool, {shared}).isOk());
+  accel::rt::kv::SequenceKV t;
+  ASSERT_TRUE(t.adoptFullBlocks(**pool, {shared}).isOk());
+  EXPECT_EQ(t.numTokens(), 4);
+  ASSERT_TRUE(t.appendSlots(**pool, 1).isOk());
+  EXPECT_EQ(t.numBlocks(), 2);
+  ASSERT_TRUE(t.release(**pool).isOk());
+  ASSERT_TRUE(s.release(**pool).isOk());
+  EXPECT_EQ((*pool)->numFreeBlocks(), 6);
+}
+} // namespace

@@ -1,0 +1,1166 @@
+//===- ServerTest.cpp - the HTTP server without a model -------------------===//
+//
+// runtime/server against a fake scheduler: request parsing and validation,
+// OpenAI error bodies, SSE framing, the Prometheus text, admission control,
+// chat templates, the routes (OpenAiApi with a fake exchange), and the
+// HTTP transport over real sockets (limits, keep-alive, chunked streams,
+// disconnect detection, many concurrent streams).
+//
+//===----------------------------------------------------------------------===//
+#include "runtime/serve/Scheduler.h"
+#include "runtime/server/Admission.h"
+#include "runtime/server/ChatTemplate.h"
+#include "runtime/server/HttpServer.h"
+#include "runtime/server/Metrics.h"
+#include "runtime/server/OpenAiApi.h"
+#include "runtime/server/OpenAiProtocol.h"
+#include "runtime/server/Serve.h"
+#include "runtime/server/Sse.h"
+#include "runtime/support/Json.h"
+#include "runtime/tokenizer/Tokenizer.h"
+
+#include <gtest/gtest.h>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <map>
+#include <mutex>
+#include <regex>
+#include <thread>
+
+using namespace accel::rt;
+using namespace accel::rt::server;
+namespace json = accel::rt::json;
+
+namespace {
+
+json::Value parseJson(const std::string &s) {
+  StatusOr<json::Value> v = json::parse(s);
+  EXPECT_TRUE(v.isOk()) << s;
+  return v.isOk() ? std::move(v).value() : json::Value();
+}
+
+// ---------------------------------------------------------------------------
+// SSE
+// ---------------------------------------------------------------------------
+
+TEST(Sse, Framing) {
+  EXPECT_EQ(sse::event("{\"a\":1}"), "data: {\"a\":1}\n\n");
+  EXPECT_EQ(sse::done(), "data: [DONE]\n\n");
+  EXPECT_EQ(sse::event("a\nb"), "data: a\ndata: b\n\n");
+  std::string stream = sse::event("x") + ": comment\n\n" + sse::event("a\nb") + sse::done();
+  EXPECT_EQ(sse::parse(stream), (std::vector<std::string>{"x", "a\nb", "[DONE]"}));
+  EXPECT_EQ(sse::parse("data:no-space\r\n\r\n"), (std::vector<std::string>{"no-space"}));
+}
+
+// ---------------------------------------------------------------------------
+// Request parsing and validation
+// ---------------------------------------------------------------------------
+
+struct ParseOutcome {
+  bool ok;
+  CompletionRequest req;
+  ApiError err;
+};
+ParseOutcome parseReq(const std::string &body, Endpoint ep = Endpoint::kCompletions) {
+  ParseOutcome o;
+  o.ok = parseCompletionRequest(body, ep, RequestLimits{}, o.req, o.err);
+  return o;
+}
+
+TEST(OpenAiProtocol, ParsesCompletion) {
+  ParseOutcome o = parseReq(R"({"model":"m","prompt":"In the beginning","max_tokens":8,
+    "temperature":0,"top_p":0.9,"top_k":40,"seed":7,"stop":["x","y"],"stream":true,
+    "stream_options":{"include_usage":true},"logprobs":3,"n":1,"user":"ignored"})");
+  ASSERT_TRUE(o.ok) << o.err.message;
+  EXPECT_EQ(o.req.model, "m");
+  EXPECT_EQ(o.req.prompt, "In the beginning");
+  EXPECT_FALSE(o.req.promptIsIds);
+  EXPECT_EQ(o.req.maxTokens, 8);
+  EXPECT_EQ(o.req.sampling.temperature, 0.0f);
+  EXPECT_FLOAT_EQ(o.req.sampling.topP, 0.9f);
+  EXPECT_EQ(o.req.sampling.topK, 40);
+  EXPECT_EQ(o.req.sampling.seed, 7u);
+  EXPECT_EQ(o.req.stop, (std::vector<std::string>{"x", "y"}));
+  EXPECT_TRUE(o.req.stream);
+  EXPECT_TRUE(o.req.includeUsage);
+  EXPECT_EQ(o.req.logprobs, 3);
+}
+
+TEST(OpenAiProtocol, Defaults) {
+  ParseOutcome o = parseReq(R"({"prompt":"x","max_tokens":null,"stop":null,"seed":null})");
+  ASSERT_TRUE(o.ok) << o.err.message;
+  EXPECT_FALSE(o.req.maxTokens.has_value());
+  EXPECT_EQ(o.req.sampling.temperature, 1.0f); // OpenAI's default
+  EXPECT_FALSE(o.req.sampling.seed.has_value());
+  EXPECT_FALSE(o.req.stream);
+  EXPECT_EQ(o.req.logprobs, -1);
+}
+
+TEST(OpenAiProtocol, PromptForms) {
+  ParseOutcome ids = parseReq(R"({"prompt":[1,2,3]})");
+  ASSERT_TRUE(ids.ok);
+  EXPECT_TRUE(ids.req.promptIsIds);
+  EXPECT_EQ(ids.req.promptIds, (std::vector<int64_t>{1, 2, 3}));
+  ParseOutcome listOfOne = parseReq(R"({"prompt":["hello"]})");
+  ASSERT_TRUE(listOfOne.ok);
+  EXPECT_EQ(listOfOne.req.prompt, "hello");
+  ParseOutcome idsOfOne = parseReq(R"({"prompt":[[4,5]]})");
+  ASSERT_TRUE(idsOfOne.ok);
+  EXPECT_EQ(idsOfOne.req.promptIds, (std::vector<int64_t>{4, 5}));
+  ParseOutcome two = parseReq(R"({"prompt":["a","b"]})");
+  EXPECT_FALSE(two.ok);
+  EXPECT_EQ(two.err.param, "prompt");
+  EXPECT_NE(two.err.message.find("one prompt per request"), std::string::npos);
+}
+
+TEST(OpenAiProtocol, ParsesChat) {
+  ParseOutcome o = parseReq(R"({"model":"m","messages":[
+      {"role":"system","content":"Be brief."},
+      {"role":"user","content":[{"type":"text","text":"Hi "},{"type":"text","text":"there"}]},
+      {"role":"assistant","content":null},
+      {"role":"developer","content":"x"}],
+    "max_completion_tokens":5,"logprobs":true,"top_logprobs":2})",
+                            Endpoint::kChat);
+  ASSERT_TRUE(o.ok) << o.err.message;
+  ASSERT_EQ(o.req.messages.size(), 4u);
+  EXPECT_EQ(o.req.messages[1].content, "Hi there");
+  EXPECT_EQ(o.req.messages[2].content, "");
+  EXPECT_EQ(o.req.messages[3].role, "system");
+  EXPECT_EQ(o.req.maxTokens, 5);
+  EXPECT_EQ(o.req.logprobs, 2);
+}
+
+TEST(OpenAiProtocol, ErrorsNameTheField) {
+  struct Case {
+    const char *body;
+    Endpoint ep;
+    const char *param;
+    const char *inMessage;
+  };
+  const Case cases[] = {
+      {R"({"prompt":"x","temperature":"hot"})", Endpoint::kCompletions, "temperature",
+       "'temperature' must be a number, got a string"},
+      {R"({"prompt":"x","max_tokens":"8"})", Endpoint::kCompletions, "max_tokens",
+       "'max_tokens' must be an integer, got a string"},
+      {R"({"prompt":"x","max_tokens":2.5})", Endpoint::kCompletions, "max_tokens",
+       "must be an integer"},
+      {R"({"prompt":"x","max_tokens":0})", Endpoint::kCompletions, "max_tokens", "at least 1"},
+      {R"({"prompt":"x","n":2})", Endpoint::kCompletions, "n", "'n' must be 1"},
+      {R"({"prompt":"x","stop":["a",3]})", Endpoint::kCompletions, "stop[1]",
+       "'stop[1]' must be a string, got an integer"},
+      {R"({"prompt":"x","stop":5})", Endpoint::kCompletions, "stop", "a string or an array"},
+      {R"({"prompt":"x","stream":"yes"})", Endpoint::kCompletions, "stream", "a boolean"},
+      {R"({"prompt":"x","model":3})", Endpoint::kCompletions, "model", "a string"},
+      {R"({"prompt":"x","temperature":-1})", Endpoint::kCompletions, "temperature",
+       "temperature must be"},
+      {R"({"prompt":"x","top_p":0})", Endpoint::kCompletions, "top_p", "top_p must be"},
+      {R"({"prompt":"x","top_k":-5})", Endpoint::kCompletions, "top_k", "top_k must be"},
+      {R"({"prompt":"x","logprobs":99})", Endpoint::kCompletions, "logprobs", "[0, 20]"},
+      {R"({"prompt":"x","presence_penalty":0.5})", Endpoint::kCompletions, "presence_penalty",
+       "not supported"},
+      {R"({"prompt":"x","echo":true})", Endpoint::kCompletions, "echo", "not supported"},
+      {R"({"prompt":[1,"a"]})", Endpoint::kCompletions, "prompt[1]", "integer token id"},
+      {R"({"prompt":""})", Endpoint::kCompletions, "prompt", "empty"},
+      {R"({"max_tokens":3})", Endpoint::kCompletions, "prompt", "'prompt' is required"},
+      {R"({"prompt":{}})", Endpoint::kCompletions, "prompt", "got an object"},
+      {R"({"messages":"hi"})", Endpoint::kChat, "messages", "must be an array"},
+      {R"({"messages":[]})", Endpoint::kChat, "messages", "empty"},
+      {R"({"messages":[{"role":"wizard","content":"x"}]})", Endpoint::kChat,
+       "messages[0].role", "supported roles"},
+      {R"({"messages":[{"role":"user"}]})", Endpoint::kChat, "messages[0].content",
+       "required"},
+      {R"({"messages":[{"role":"user","content":5}]})", Endpoint::kChat,
+       "messages[0].content", "a string or an array"},
+      {R"({"messages":[{"role":"user","content":[{"type":"image_url"}]}]})", Endpoint::kChat,
+       "messages[0].content[0].type", "not supported"},
+      {R"({"messages":[{"role":"user","content":"x"}],"top_logprobs":2})", Endpoint::kChat,
+       "top_logprobs", "needs 'logprobs': true"},
+      {R"({"messages":[{"role":"user","content":"x"}],"tools":[{"type":"function"}]})",
+       Endpoint::kChat, "tools", "not supported"},
+  };
+  for (const Case &c : cases) {
+    ParseOutcome o = parseReq(c.body, c.ep);
+    EXPECT_FALSE(o.ok) << c.body;
+    EXPECT_EQ(o.err.status, 400) << c.body;
+    EXPECT_EQ(o.err.param, c.param) << c.body << " -> " << o.err.message;
+    EXPECT_NE(o.err.message.find(c.inMessage), std::string::npos)
+        << c.body << " -> " << o.err.message;
+  }
+}
+
+TEST(OpenAiProtocol, MalformedJson) {
+  for (const char *body : {"", "{", "{\"prompt\": }", "[1,2]", "\"x\"", "{\"prompt\":\"x\"} x"}) {
+    ParseOutcome o = parseReq(body);
+    EXPECT_FALSE(o.ok) << body;
+    EXPECT_EQ(o.err.status, 400);
+    EXPECT_TRUE(o.err.message.find("not valid JSON") != std::string::npos ||
+                o.err.message.find("must be a JSON object") != std::string::npos)
+        << o.err.message;
+  }
+}
+
+TEST(OpenAiProtocol, ErrorBodyShape) {
+  json::Value v = parseJson(errorBody(badRequest("bad", "temperature")));
+  const json::Value *e = v.find("error");
+  ASSERT_TRUE(e && e->isObject());
+  EXPECT_EQ(e->find("message")->asString(), "bad");
+  EXPECT_EQ(e->find("type")->asString(), "invalid_request_error");
+  EXPECT_EQ(e->find("param")->asString(), "temperature");
+  EXPECT_TRUE(e->find("code")->isNull());
+  json::Value v2 = parseJson(errorBody(badRequest("bad")));
+  EXPECT_TRUE(v2.find("error")->find("param")->isNull());
+}
+
+TEST(OpenAiProtocol, ResponseObjects) {
+  ResponseHeader h{Endpoint::kCompletions, "cmpl-1", 123, "demo"};
+  Usage u{4, 2, -1};
+  json::Value c = parseJson(completeResponse(h, "Hi", "length", u, nullptr));
+  EXPECT_EQ(c.find("object")->asString(), "text_completion");
+  EXPECT_EQ(c.find("id")->asString(), "cmpl-1");
+  EXPECT_EQ(c.find("choices")->items()[0].find("text")->asString(), "Hi");
+  EXPECT_EQ(c.find("choices")->items()[0].find("finish_reason")->asString(), "length");
+  EXPECT_EQ(c.find("usage")->find("total_tokens")->asInt(), 6);
+  EXPECT_EQ(c.find("usage")->find("prompt_tokens_details"), nullptr);
+
+  h.endpoint = Endpoint::kChat;
+  std::vector<TokenLogprob> lps{{"Hi", -0.5f, {{"Hi", -0.5f}, {"Ho", -1.5f}}}};
+  json::Value chat = parseJson(completeResponse(h, "Hi", "stop", Usage{4, 1, 2}, &lps));
+  EXPECT_EQ(chat.find("object")->asString(), "chat.completion");
+  const json::Value &choice = chat.find("choices")->items()[0];
+  EXPECT_EQ(choice.find("message")->find("role")->asString(), "assistant");
+  EXPECT_EQ(choice.find("message")->find("content")->asString(), "Hi");
+  const json::Value &lp = choice.find("logprobs")->find("content")->items()[0];
+  EXPECT_EQ(lp.find("token")->asString(), "Hi");
+  EXPECT_EQ(lp.find("bytes")->items().size(), 2u);
+  EXPECT_EQ(lp.find("top_logprobs")->items().size(), 2u);
+  EXPECT_EQ(chat.find("usage")->find("prompt_tokens_details")->find("cached_tokens")->asInt(), 2);
+
+  json::Value role = parseJson(streamChunk(h, "", "", nullptr, 0, true));
+  EXPECT_EQ(role.find("object")->asString(), "chat.completion.chunk");
+  EXPECT_EQ(role.find("choices")->items()[0].find("delta")->find("role")->asString(),
+            "assistant");
+  json::Value last = parseJson(streamChunk(h, "", "stop", nullptr, 0));
+  EXPECT_EQ(last.find("choices")->items()[0].find("delta")->size(), 0u);
+  EXPECT_EQ(last.find("choices")->items()[0].find("finish_reason")->asString(), "stop");
+  json::Value usage = parseJson(usageChunk(h, u));
+  EXPECT_EQ(usage.find("choices")->size(), 0u);
+  EXPECT_EQ(usage.find("usage")->find("completion_tokens")->asInt(), 2);
+
+  h.endpoint = Endpoint::kCompletions;
+  std::vector<TokenLogprob> two{{"a", -1.f, {{"a", -1.f}}}, {"bc", -2.f, {{"bc", -2.f}}}};
+  json::Value cl = parseJson(streamChunk(h, "abc", "", &two, 5));
+  const json::Value *l = cl.find("choices")->items()[0].find("logprobs");
+  EXPECT_EQ(l->find("tokens")->items()[1].asString(), "bc");
+  EXPECT_EQ(l->find("text_offset")->items()[0].asInt(), 5);
+  EXPECT_EQ(l->find("text_offset")->items()[1].asInt(), 6);
+  EXPECT_EQ(l->find("top_logprobs")->items()[0].find("a")->asDouble(), -1.0);
+}
+
+// ---------------------------------------------------------------------------
+// Chat templates
+// ---------------------------------------------------------------------------
+
+TEST(ChatTemplate, Formats) {
+  std::vector<ChatMessage> m{{"system", "S"}, {"user", "U"}};
+  EXPECT_EQ(ChatTemplate(ChatTemplate::Format::kChatML).render(m, true),
+            "<|im_start|>system\nS<|im_end|>\n<|im_start|>user\nU<|im_end|>\n"
+            "<|im_start|>assistant\n");
+  EXPECT_EQ(ChatTemplate(ChatTemplate::Format::kLlama3).render(m, false),
+            "<|begin_of_text|><|start_header_id|>system<|end_header_id|>\n\nS<|eot_id|>"
+            "<|start_header_id|>user<|end_header_id|>\n\nU<|eot_id|>");
+  EXPECT_EQ(ChatTemplate(ChatTemplate::Format::kPlain).render(m, true),
+            "system: S\nuser: U\nassistant:");
+  EXPECT_TRUE(ChatTemplate(ChatTemplate::Format::kPlain).addSpecialTokens());
+  EXPECT_FALSE(ChatTemplate(ChatTemplate::Format::kChatML).addSpecialTokens());
+}
+
+TEST(ChatTemplate, Choose) {
+  EXPECT_EQ(ChatTemplate::choose("auto", nullptr)->format(), ChatTemplate::Format::kPlain);
+  EXPECT_EQ(ChatTemplate::choose("llama3", nullptr)->format(), ChatTemplate::Format::kLlama3);
+  StatusOr<ChatTemplate> bad = ChatTemplate::choose("{{ messages }}", nullptr);
+  ASSERT_FALSE(bad.isOk());
+  EXPECT_NE(bad.status().message().find("auto, chatml, llama3, plain"), std::string::npos);
+  const char *chatml = R"({"version":"1.0","added_tokens":[
+      {"id":0,"content":"<|im_start|>","single_word":false,"lstrip":false,"rstrip":false,"normalized":false,"special":true},
+      {"id":1,"content":"<|im_end|>","single_word":false,"lstrip":false,"rstrip":false,"normalized":false,"special":true}],
+    "normalizer":null,"pre_tokenizer":null,"post_processor":null,"decoder":null,
+    "model":{"type":"BPE","vocab":{"<|im_start|>":0,"<|im_end|>":1,"a":2},"merges":[]}})";
+  StatusOr<tok::Tokenizer> t = tok::Tokenizer::fromJson(chatml);
+  ASSERT_TRUE(t.isOk()) << t.status().message();
+  EXPECT_EQ(ChatTemplate::choose("auto", &*t)->format(), ChatTemplate::Format::kChatML);
+}
+
+// ---------------------------------------------------------------------------
+// Metrics
+// ---------------------------------------------------------------------------
+
+/// name{labels} -> value for every sample line; fails the test on a line
+/// that is not valid Prometheus text.
+std::map<std::string, double> scrape(const std::string &text) {
+  static const std::regex sample(
+      R"(^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{[a-zA-Z_][a-zA-Z0-9_]*="(?:[^"\\]|\\.)*"(?:,[a-zA-Z_][a-zA-Z0-9_]*="(?:[^"\\]|\\.)*")*\})? ([-+]?(?:[0-9.]+(?:[eE][-+]?[0-9]+)?|Inf|NaN))$)");
+  static const std::regex meta(R"(^# (HELP|TYPE) [a-zA-Z_:][a-zA-Z0-9_:]* .+$)");
+  std::map<std::string, double> out;
+  size_t pos = 0;
+  while (pos < text.size()) {
+    size_t nl = text.find('\n', pos);
+    EXPECT_NE(nl, std::string::npos) << "the text must end with a newline";
+    if (nl == std::string::npos)
+      break;
+    std::string line = text.substr(pos, nl - pos);
+    pos = nl + 1;
+    std::smatch m;
+    if (line.rfind("#", 0) == 0) {
+      EXPECT_TRUE(std::regex_match(line, meta)) << line;
+      continue;
+    }
+    EXPECT_TRUE(std::regex_match(line, m, sample)) << line;
+    if (!m.empty())
+      out[m[1].str() + m[2].str()] = std::stod(m[3].str() == "+Inf" ? "inf" : m[3].str());
+  }
+  return out;
+}
+
+TEST(Metrics, PrometheusText) {
+  Metrics metrics("demo");
+  metrics.observeTtft(0.003);
+  metrics.observeTtft(0.2);
+  metrics.observeTtft(100.0);
+  metrics.observeItl(0.01);
+  metrics.observeE2e(1.0);
+  metrics.observeQueueTime(0.0001);
+  metrics.requestFinished("stop", 4, 10);
+  metrics.requestFinished("abort", 4, 3);
+  metrics.requestRejected("admission");
+  metrics.httpResponse(200);
+  metrics.httpResponse(429);
+  serve::SchedulerStats st;
+  st.running = 3;
+  st.waiting = 2;
+  st.kvBlocksTotal = 100;
+  st.kvBlocksUsed = 25;
+  st.prefixCacheQueries = 50;
+  st.prefixCacheHits = 20;
+  st.promptTokensTotal = 8;
+  st.generationTokensTotal = 13;
+  Metrics::ServerGauges g;
+  g.openConnections = 7;
+  g.admission.limit = 128;
+  std::string text = metrics.render(st, g);
+  std::map<std::string, double> s = scrape(text);
+  const std::string m = "{model_name=\"demo\"}";
+  EXPECT_EQ(s["accel:num_requests_running" + m], 3);
+  EXPECT_EQ(s["accel:num_requests_waiting" + m], 2);
+  EXPECT_DOUBLE_EQ(s["accel:kv_cache_usage_perc" + m], 0.25);
+  EXPECT_EQ(s["accel:kv_cache_blocks_used" + m], 25);
+  EXPECT_EQ(s["accel:prefix_cache_hits_total" + m], 20);
+  EXPECT_EQ(s["accel:prefix_cache_queries_total" + m], 50);
+  EXPECT_EQ(s["accel:prompt_tokens_total" + m], 8);
+  EXPECT_EQ(s["accel:generation_tokens_total" + m], 13);
+  EXPECT_EQ(s["accel:http_open_connections" + m], 7);
+  EXPECT_EQ(s["accel:admission_limit" + m], 128);
+  EXPECT_EQ(s["accel:request_success_total{model_name=\"demo\",finished_reason=\"stop\"}"], 1);
+  EXPECT_EQ(s["accel:request_success_total{model_name=\"demo\",finished_reason=\"abort\"}"], 1);
+  EXPECT_EQ(s["accel:request_success_total{model_name=\"demo\",finished_reason=\"length\"}"], 0);
+  EXPECT_EQ(s["accel:request_rejected_total{model_name=\"demo\",reason=\"admission\"}"], 1);
+  EXPECT_EQ(s["accel:http_responses_total{model_name=\"demo\",code=\"429\"}"], 1);
+  // Histograms: cumulative buckets, +Inf == count, sum.
+  const std::string ttft = "accel:time_to_first_token_seconds";
+  EXPECT_EQ(s[ttft + "_bucket{model_name=\"demo\",le=\"0.001\"}"], 0);
+  EXPECT_EQ(s[ttft + "_bucket{model_name=\"demo\",le=\"0.005\"}"], 1);
+  EXPECT_EQ(s[ttft + "_bucket{model_name=\"demo\",le=\"0.25\"}"], 2);
+  EXPECT_EQ(s[ttft + "_bucket{model_name=\"demo\",le=\"80.0\"}"], 2);
+  EXPECT_EQ(s[ttft + "_bucket{model_name=\"demo\",le=\"+Inf\"}"], 3);
+  EXPECT_EQ(s[ttft + "_count" + m], 3);
+  EXPECT_NEAR(s[ttft + "_sum" + m], 100.203, 1e-9);
+  for (const char *h : {"accel:inter_token_latency_seconds", "accel:e2e_request_latency_seconds",
+                        "accel:request_queue_time_seconds", "accel:request_prompt_tokens",
+                        "accel:request_generation_tokens"}) {
+    EXPECT_NE(text.find(std::string("# TYPE ") + h + " histogram"), std::string::npos) << h;
+    EXPECT_EQ(s[std::string(h) + "_count" + m], std::string(h).find("tokens") != std::string::npos
+                                                    ? 2
+                                                    : 1)
+        << h;
+  }
+  // Every family is declared once.
+  std::regex type(R"(# TYPE (\S+) )");
+  std::map<std::string, int> seen;
+  for (auto it = std::sregex_iterator(text.begin(), text.end(), type); it != std::sregex_iterator();
+       ++it)
+    EXPECT_EQ(++seen[(*it)[1].str()], 1) << (*it)[1].str();
+}
+
+TEST(Metrics, HistogramBuckets) {
+  Histogram h({1.0, 2.0});
+  h.observe(1.0); // le is inclusive
+  h.observe(1.5);
+  h.observe(5.0);
+  EXPECT_EQ(h.cumulativeCounts(), (std::vector<int64_t>{1, 2}));
+  EXPECT_EQ(h.count(), 3);
+  EXPECT_DOUBLE_EQ(h.sum(), 7.5);
+}
+
+// ---------------------------------------------------------------------------
+// Admission
+// ---------------------------------------------------------------------------
+
+TEST(Admission, BoundedAndAdaptive) {
+  AdmissionOptions o;
+  o.minLimit = 4;
+  o.maxInFlight = 20;
+  o.targetTtftP95 = 1.0;
+  o.window = 10;
+  Admission a(o);
+  EXPECT_EQ(a.snapshot().limit, 20); // starts at the ceiling
+  for (int i = 0; i < 20; ++i)
+    EXPECT_TRUE(a.tryAcquire());
+  EXPECT_FALSE(a.tryAcquire()); // the bounded queue
+  EXPECT_EQ(a.snapshot().rejected, 1);
+  a.release();
+  EXPECT_TRUE(a.tryAcquire());
+
+  // Slow (p95 over the target): multiplicative decrease, not below the floor.
+  for (int i = 0; i < 10; ++i)
+    a.observeTtft(i == 9 ? 5.0 : 0.1); // p95 of 10 samples = the largest
+  EXPECT_EQ(a.snapshot().limit, 16);
+  EXPECT_DOUBLE_EQ(a.snapshot().lastWindowP95, 5.0);
+  for (int w = 0; w < 10; ++w)
+    for (int i = 0; i < 10; ++i)
+      a.observeTtft(i == 9 ? 5.0 : 0.1);
+  EXPECT_EQ(a.snapshot().limit, 4);
+  EXPECT_GE(a.snapshot().decreases, 4);
+  EXPECT_FALSE(a.tryAcquire()); // 20 in flight > 4
+  EXPECT_EQ(a.retryAfterSeconds(), 1);
+  for (int i = 0; i < 17; ++i)
+    a.release();
+  EXPECT_TRUE(a.tryAcquire()); // 3 in flight < 4: 4
+  EXPECT_FALSE(a.tryAcquire());
+
+  // Fast and at the limit: additive increase.
+  for (int i = 0; i < 10; ++i)
+    a.observeTtft(0.1);
+  EXPECT_EQ(a.snapshot().limit, 5);
+  EXPECT_EQ(a.snapshot().increases, 1);
+
+  // Back to fast while the limit binds: grows up to the ceiling, not past it.
+  for (int w = 0; w < 200; ++w) {
+    a.tryAcquire();
+    for (int i = 0; i < 10; ++i)
+      a.observeTtft(0.01);
+  }
+  EXPECT_EQ(a.snapshot().limit, 20);
+}
+
+TEST(Admission, KvPressureAndIdle) {
+  AdmissionOptions o;
+  o.minLimit = 2;
+  o.maxInFlight = 100;
+  o.targetTtftP95 = 0; // latency ignored
+  o.window = 4;
+  Admission a(o);
+  EXPECT_EQ(a.snapshot().limit, 100);
+  // Latency ignored: no change.
+  for (int i = 0; i < 8; ++i)
+    a.observeTtft(100.0);
+  EXPECT_EQ(a.snapshot().limit, 100);
+  // KV full with requests waiting: shrink.
+  a.observeLoad(0.99, 3);
+  for (int i = 0; i < 4; ++i)
+    a.observeTtft(0.01);
+  EXPECT_EQ(a.snapshot().limit, 80);
+  // KV full but nobody waits: no pressure; idle (limit never reached): no growth.
+  a.observeLoad(0.99, 0);
+  for (int i = 0; i < 4; ++i)
+    a.observeTtft(0.01);
+  EXPECT_EQ(a.snapshot().limit, 80);
+}
+
+TEST(Admission, Quantile) {
+  std::vector<double> v{5, 1, 4, 2, 3};
+  EXPECT_EQ(quantile(v, 0.5), 3);
+  EXPECT_EQ(quantile(v, 0.95), 5);
+  EXPECT_EQ(quantile(v, 0.0), 1);
+}
+
+TEST(Serve, ByteSizes) {
+  EXPECT_EQ(*parseByteSize("1024"), 1024);
+  EXPECT_EQ(*parseByteSize("512MiB"), 512ll << 20);
+  EXPECT_EQ(*parseByteSize("1.5GiB"), 3ll << 29);
+  EXPECT_EQ(*parseByteSize("64m"), 64ll << 20);
+  EXPECT_EQ(*parseByteSize("2KB"), 2048);
+  EXPECT_FALSE(parseByteSize("lots").isOk());
+  EXPECT_FALSE(parseByteSize("5 parsecs").isOk());
+  EXPECT_FALSE(parseByteSize("-1").isOk());
+  EXPECT_EQ(defaultModelName("/tmp/x/demo.plan"), "demo");
+  EXPECT_EQ(defaultModelName("m"), "m");
+}
+
+// ---------------------------------------------------------------------------
+// The routes, with a fake scheduler and a fake exchange
+// ---------------------------------------------------------------------------
+
+class FakeScheduler : public serve::Scheduler {
+public:
+  struct Entry {
+    serve::Request req;
+    serve::RequestCallbacks cb;
+  };
+  Status submit(serve::Request r, serve::RequestCallbacks cb) override {
+    if (!nextStatus.isOk()) {
+      Status s = nextStatus;
+      nextStatus = Status::ok();
+      return s;
+    }
+    std::lock_guard<std::mutex> lock(mu);
+    std::string id = r.id;
+    entries[id] = Entry{std::move(r), std::move(cb)};
+    order.push_back(id);
+    return Status::ok();
+  }
+  void cancel(const std::string &id) override {
+    std::lock_guard<std::mutex> lock(mu);
+    cancelled.push_back(id);
+  }
+  StatusOr<bool> step() override { return false; }
+  void start() override {}
+  void stop() override {}
+  serve::SchedulerStats stats() const override { return statsValue; }
+
+  // Test drivers (call callbacks like the scheduler thread would).
+  void token(const std::string &id, int64_t t, std::string text, float lp = 0.0f,
+             std::vector<std::pair<int64_t, float>> top = {}) {
+    serve::TokenEvent ev;
+    ev.token = t;
+    ev.textDelta = std::move(text);
+    ev.logprob = lp;
+    ev.topLogprobs = std::move(top);
+    entries.at(id).cb.onToken(ev);
+  }
+  void finish(const std::string &id, serve::FinishReason r, int64_t completion,
+              std::string text = "") {
+    serve::FinishEvent ev;
+    ev.reason = r;
+    ev.textDelta = std::move(text);
+    ev.promptTokens = int64_t(entries.at(id).req.promptIds.size());
+    ev.completionTokens = completion;
+    entries.at(id).cb.onFinish(ev);
+  }
+  const std::string &last() const { return order.back(); }
+
+  std::mutex mu;
+  std::map<std::string, Entry> entries;
+  std::vector<std::string> order, cancelled;
+  Status nextStatus;
+  serve::SchedulerStats statsValue;
+};
+
+class FakeExchange : public HttpExchange {
+public:
+  void respond(int s, std::string ct, std::string b, Headers h) override {
+    if (!open)
+      return;
+    status = s;
+    contentType = std::move(ct);
+    body = std::move(b);
+    headers = std::move(h);
+    open = false;
+    ended = true;
+  }
+  void startStream(int s, std::string ct, Headers h) override {
+    if (!open)
+      return;
+    status = s;
+    contentType = std::move(ct);
+    headers = std::move(h);
+    streaming = true;
+  }
+  void write(std::string d) override {
+    if (open && streaming)
+      body += d;
+  }
+  void endStream() override {
+    if (!open)
+      return;
+    open = false;
+    ended = true;
+  }
+  void post(std::function<void()> fn) override { queue.push_back(std::move(fn)); }
+  void onClose(std::function<void()> fn) override { closeFn = std::move(fn); }
+  bool isOpen() const override { return open; }
+
+  void drain() {
+    while (!queue.empty()) {
+      auto q = std::move(queue);
+      queue.clear();
+      for (auto &f : q)
+        f();
+    }
+  }
+  void disconnect() {
+    open = false;
+    if (closeFn)
+      closeFn();
+  }
+  std::string header(const std::string &name) const {
+    for (const auto &[k, v] : headers)
+      if (k == name)
+        return v;
+    return "";
+  }
+  json::Value bodyJson() const { return parseJson(body); }
+
+  int status = 0;
+  std::string contentType, body;
+  Headers headers;
+  bool open = true, ended = false, streaming = false;
+  std::vector<std::function<void()>> queue;
+  std::function<void()> closeFn;
+};
+
+struct ApiFixture : ::testing::Test {
+  FakeScheduler sched;
+  Metrics metrics{"demo"};
+  std::unique_ptr<Admission> admission;
+  std::unique_ptr<OpenAiApi> api;
+
+  void SetUp() override { make(AdmissionOptions{}); }
+  void make(AdmissionOptions ao, std::shared_ptr<const tok::Tokenizer> tokenizer = nullptr) {
+    admission = std::make_unique<Admission>(ao);
+    ApiOptions o;
+    o.modelNames = {"demo", "alias"};
+    o.maxModelLen = 32;
+    o.vocabSize = 100;
+    api = std::make_unique<OpenAiApi>(sched, tokenizer, metrics, *admission, o);
+  }
+  std::shared_ptr<FakeExchange> call(const std::string &method, const std::string &path,
+                                     const std::string &body = "") {
+    HttpRequest r;
+    r.method = method;
+    r.path = r.target = path;
+    r.body = body;
+    r.arrival = std::chrono::steady_clock::now();
+    auto ex = std::make_shared<FakeExchange>();
+    api->handle(r, ex);
+    return ex;
+  }
+  const ApiError parseErr(const FakeExchange &ex) {
+    json::Value v = ex.bodyJson();
+    ApiError e;
+    e.status = ex.status;
+    const json::Value *err = v.find("error");
+    EXPECT_TRUE(err) << ex.body;
+    if (!err)
+      return e;
+    e.message = err->find("message")->asString();
+    e.type = err->find("type")->asString();
+    e.param = err->find("param")->isNull() ? "" : err->find("param")->asString();
+    e.code = err->find("code")->isNull() ? "" : err->find("code")->asString();
+    return e;
+  }
+};
+
+TEST_F(ApiFixture, CompletionWhole) {
+  auto ex = call("POST", "/v1/completions", R"({"model":"demo","prompt":[1,2,3],"max_tokens":4})");
+  ASSERT_EQ(sched.order.size(), 1u) << ex->body;
+  const serve::Request &r = sched.entries.at(sched.last()).req;
+  EXPECT_EQ(r.promptIds, (std::vector<int64_t>{1, 2, 3}));
+  EXPECT_EQ(r.maxTokens, 4);
+  EXPECT_EQ(r.id.rfind("cmpl-", 0), 0u);
+  EXPECT_EQ(api->activeRequests(), 1);
+  sched.token(r.id, 10, "Hello");
+  sched.token(r.id, 11, "");
+  sched.token(r.id, 12, " world");
+  EXPECT_EQ(ex->status, 0); // nothing until the strand runs the events
+  sched.finish(r.id, serve::FinishReason::kLength, 4, "!");
+  ex->drain();
+  ASSERT_EQ(ex->status, 200) << ex->body;
+  json::Value v = ex->bodyJson();
+  EXPECT_EQ(v.find("id")->asString(), r.id);
+  EXPECT_EQ(v.find("model")->asString(), "demo");
+  EXPECT_EQ(v.find("choices")->items()[0].find("text")->asString(), "Hello world!");
+  EXPECT_EQ(v.find("choices")->items()[0].find("finish_reason")->asString(), "length");
+  EXPECT_EQ(v.find("usage")->find("prompt_tokens")->asInt(), 3);
+  EXPECT_EQ(v.find("usage")->find("completion_tokens")->asInt(), 4);
+  EXPECT_EQ(api->activeRequests(), 0);
+  EXPECT_EQ(admission->snapshot().inFlight, 0);
+  std::map<std::string, double> s = scrape(metrics.render({}, {}));
+  EXPECT_EQ(s["accel:request_success_total{model_name=\"demo\",finished_reason=\"length\"}"], 1);
+  EXPECT_EQ(s["accel:time_to_first_token_seconds_count{model_name=\"demo\"}"], 1);
+  EXPECT_EQ(s["accel:inter_token_latency_seconds_count{model_name=\"demo\"}"], 2);
+}
+
+TEST_F(ApiFixture, DefaultsAndAliases) {
+  // No model (allowed), no max_tokens (16, within the context).
+  call("POST", "/v1/completions", R"({"prompt":[1,2,3]})");
+  EXPECT_EQ(sched.entries.at(sched.last()).req.maxTokens, 16);
+  EXPECT_EQ(sched.entries.at(sched.last()).req.sampling.temperature, 1.0f);
+  // A second served name; chat without max_tokens: the rest of the context.
+  // (No tokenizer: chat is refused; see NoTokenizer.)
+  auto ex = call("POST", "/v1/completions", R"({"model":"alias","prompt":[1],"max_tokens":31})");
+  EXPECT_EQ(sched.entries.at(sched.last()).req.maxTokens, 31);
+  EXPECT_EQ(ex->status, 0);
+}
+
+TEST_F(ApiFixture, Streaming) {
+  auto ex = call("POST", "/v1/completions",
+                 R"({"prompt":[5],"max_tokens":3,"stream":true,
+                     "stream_options":{"include_usage":true}})");
+  ASSERT_TRUE(ex->streaming);
+  EXPECT_EQ(ex->status, 200);
+  EXPECT_EQ(ex->contentType, sse::kContentType);
+  const std::string id = sched.last();
+  sched.token(id, 1, "a");
+  sched.token(id, 2, "");
+  sched.token(id, 3, "b");
+  sched.finish(id, serve::FinishReason::kStop, 3);
+  ex->drain();
+  EXPECT_TRUE(ex->ended);
+  std::vector<std::string> events = sse::parse(ex->body);
+  ASSERT_EQ(events.size(), 5u) << ex->body; // a, b, finish, usage, [DONE]
+  EXPECT_EQ(events.back(), "[DONE]");
+  std::string text;
+  for (size_t i = 0; i + 2 < events.size(); ++i) {
+    json::Value c = parseJson(events[i]);
+    EXPECT_EQ(c.find("object")->asString(), "text_completion");
+    text += c.find("choices")->items()[0].find("text")->asString();
+  }
+  EXPECT_EQ(text, "ab");
+  json::Value fin = parseJson(events[2]);
+  EXPECT_EQ(fin.find("choices")->items()[0].find("finish_reason")->asString(), "stop");
+  json::Value usage = parseJson(events[3]);
+  EXPECT_EQ(usage.find("usage")->find("completion_tokens")->asInt(), 3);
+}
+
+TEST_F(ApiFixture, DisconnectCancels) {
+  auto ex = call("POST", "/v1/completions", R"({"prompt":[5],"max_tokens":20,"stream":true})");
+  const std::string id = sched.last();
+  sched.token(id, 1, "a");
+  ex->drain();
+  ex->disconnect();
+  ASSERT_EQ(sched.cancelled, (std::vector<std::string>{id}));
+  EXPECT_EQ(admission->snapshot().inFlight, 1); // until the scheduler confirms
+  sched.finish(id, serve::FinishReason::kCancelled, 1);
+  ex->drain();
+  EXPECT_EQ(admission->snapshot().inFlight, 0);
+  EXPECT_EQ(api->activeRequests(), 0);
+  std::map<std::string, double> s = scrape(metrics.render({}, {}));
+  EXPECT_EQ(s["accel:request_success_total{model_name=\"demo\",finished_reason=\"abort\"}"], 1);
+}
+
+TEST_F(ApiFixture, Logprobs) {
+  auto ex = call("POST", "/v1/completions", R"({"prompt":[5],"max_tokens":2,"logprobs":1})");
+  const std::string id = sched.last();
+  EXPECT_EQ(sched.entries.at(id).req.logprobs, 1);
+  sched.token(id, 7, "x", -0.25f, {{7, -0.25f}});
+  sched.finish(id, serve::FinishReason::kStop, 1);
+  ex->drain();
+  json::Value v = ex->bodyJson();
+  const json::Value *lp = v.find("choices")->items()[0].find("logprobs");
+  ASSERT_TRUE(lp && lp->isObject()) << ex->body;
+  EXPECT_EQ(lp->find("tokens")->items()[0].asString(), "token_id:7"); // no tokenizer
+  EXPECT_DOUBLE_EQ(lp->find("token_logprobs")->items()[0].asDouble(), -0.25);
+}
+
+TEST_F(ApiFixture, Errors) {
+  auto badJson = call("POST", "/v1/completions", "{\"prompt\": ");
+  EXPECT_EQ(badJson->status, 400);
+  EXPECT_EQ(parseErr(*badJson).type, "invalid_request_error");
+
+  auto wrongType = call("POST", "/v1/completions", R"({"prompt":[1],"top_p":"x"})");
+  EXPECT_EQ(wrongType->status, 400);
+  EXPECT_EQ(parseErr(*wrongType).param, "top_p");
+
+  auto unknown = call("POST", "/v1/completions", R"({"model":"gpt-4","prompt":[1]})");
+  EXPECT_EQ(unknown->status, 404);
+  EXPECT_EQ(parseErr(*unknown).code, "model_not_found");
+  EXPECT_NE(parseErr(*unknown).message.find("gpt-4"), std::string::npos);
+
+  std::string longPrompt = "[";
+  for (int i = 0; i < 32; ++i)
+    longPrompt += (i ? ",1" : "1");
+  longPrompt += "]";
+  auto tooLong = call("POST", "/v1/completions", "{\"prompt\":" + longPrompt + "}");
+  EXPECT_EQ(tooLong->status, 400);
+  EXPECT_EQ(parseErr(*tooLong).code, "context_length_exceeded");
+  EXPECT_EQ(parseErr(*tooLong).param, "prompt");
+
+  auto tooMany = call("POST", "/v1/completions", R"({"prompt":[1,2],"max_tokens":31})");
+  EXPECT_EQ(tooMany->status, 400);
+  EXPECT_EQ(parseErr(*tooMany).param, "max_tokens");
+  EXPECT_NE(parseErr(*tooMany).message.find("you requested 33 tokens"), std::string::npos);
+
+  auto outside = call("POST", "/v1/completions", R"({"prompt":[1,100]})");
+  EXPECT_EQ(outside->status, 400);
+  EXPECT_NE(parseErr(*outside).message.find("prompt[1] = 100"), std::string::npos);
+
+  auto n2 = call("POST", "/v1/chat/completions",
+                 R"({"messages":[{"role":"user","content":"x"}],"n":2})");
+  EXPECT_EQ(n2->status, 400);
+  EXPECT_EQ(parseErr(*n2).param, "n");
+
+  EXPECT_TRUE(sched.order.empty()); // nothing reached the scheduler
+  std::map<std::string, double> s = scrape(metrics.render({}, {}));
+  EXPECT_EQ(s["accel:http_responses_total{model_name=\"demo\",code=\"400\"}"], 6);
+  EXPECT_EQ(s["accel:http_responses_total{model_name=\"demo\",code=\"404\"}"], 1);
+}
+
+TEST_F(ApiFixture, NoTokenizer) {
+  auto chat = call("POST", "/v1/chat/completions", R"({"messages":[{"role":"user","content":"x"}]})");
+  EXPECT_EQ(chat->status, 400);
+  EXPECT_NE(parseErr(*chat).message.find("no tokenizer"), std::string::npos);
+  auto text = call("POST", "/v1/completions", R"({"prompt":"hello"})");
+  EXPECT_EQ(text->status, 400);
+  EXPECT_NE(parseErr(*text).message.find("token ids"), std::string::npos);
+}
+
+TEST_F(ApiFixture, SchedulerRefusals) {
+  sched.nextStatus = Status(StatusCode::kResourceExhausted, "the waiting queue is full (1024)");
+  auto full = call("POST", "/v1/completions", R"({"prompt":[1]})");
+  EXPECT_EQ(full->status, 429);
+  EXPECT_EQ(parseErr(*full).message, "the waiting queue is full (1024)");
+  EXPECT_FALSE(full->header("Retry-After").empty());
+  sched.nextStatus = invalidArgument("top_k is odd");
+  auto bad = call("POST", "/v1/completions", R"({"prompt":[1]})");
+  EXPECT_EQ(bad->status, 400);
+  EXPECT_EQ(admission->snapshot().inFlight, 0);
+  EXPECT_EQ(api->activeRequests(), 0);
+}
+
+TEST_F(ApiFixture, AdmissionLimit) {
+  AdmissionOptions ao;
+  ao.minLimit = 1;
+  ao.maxInFlight = 1;
+  make(ao);
+  auto first = call("POST", "/v1/completions", R"({"prompt":[1],"stream":true})");
+  auto second = call("POST", "/v1/completions", R"({"prompt":[1]})");
+  EXPECT_EQ(second->status, 429);
+  EXPECT_EQ(parseErr(*second).code, "rate_limit_exceeded");
+  EXPECT_EQ(second->header("Retry-After"), "1");
+  sched.finish(sched.last(), serve::FinishReason::kStop, 0);
+  first->drain();
+  auto third = call("POST", "/v1/completions", R"({"prompt":[1]})");
+  EXPECT_EQ(third->status, 0); // admitted, in flight
+  EXPECT_EQ(sched.order.size(), 2u);
+}
+
+TEST_F(ApiFixture, ChatWithTokenizer) {
+  StatusOr<tok::Tokenizer> t = tok::Tokenizer::fromFile(ACCEL_TEST_FIXTURES "/demo/tokenizer.json");
+  ASSERT_TRUE(t.isOk()) << t.status().message();
+  auto tokenizer = std::make_shared<const tok::Tokenizer>(std::move(*t));
+  make(AdmissionOptions{}, tokenizer);
+  auto ex = call("POST", "/v1/chat/completions",
+                 R"({"model":"demo","messages":[{"role":"user","content":"Hi"}],"stream":true,
+                     "max_tokens":3})");
+  ASSERT_TRUE(ex->streaming) << ex->body;
+  const serve::Request &r = sched.entries.at(sched.last()).req;
+  EXPECT_EQ(r.id.rfind("chatcmpl-", 0), 0u);
+  std::vector<int32_t> want = *tokenizer->encode("user: Hi\nassistant:", true);
+  EXPECT_EQ(r.promptIds, std::vector<int64_t>(want.begin(), want.end()));
+  sched.token(r.id, 1, " And");
+  sched.finish(r.id, serve::FinishReason::kStop, 1);
+  ex->drain();
+  std::vector<std::string> events = sse::parse(ex->body);
+  ASSERT_EQ(events.size(), 4u) << ex->body; // role, " And", finish, [DONE]
+  json::Value role = parseJson(events[0]);
+  EXPECT_EQ(role.find("choices")->items()[0].find("delta")->find("role")->asString(), "assistant");
+  json::Value tokenChunk = parseJson(events[1]);
+  EXPECT_EQ(tokenChunk.find("choices")->items()[0].find("delta")->find("content")->asString(),
+            " And");
+  // Text completion through the tokenizer.
+  auto c = call("POST", "/v1/completions", R"({"prompt":"In the beginning","max_tokens":2})");
+  EXPECT_EQ(sched.entries.at(sched.last()).req.promptIds,
+            (std::vector<int64_t>{1143, 259, 1796, 1239}));
+}
+
+TEST_F(ApiFixture, OtherRoutes) {
+  auto health = call("GET", "/health");
+  EXPECT_EQ(health->status, 200);
+  auto models = call("GET", "/v1/models");
+  EXPECT_EQ(models->status, 200);
+  json::Value m = models->bodyJson();
+  EXPECT_EQ(m.find("object")->asString(), "list");
+  ASSERT_EQ(m.find("data")->items().size(), 2u);
+  EXPECT_EQ(m.find("data")->items()[0].find("id")->asString(), "demo");
+  EXPECT_EQ(m.find("data")->items()[0].find("max_model_len")->asInt(), 32);
+  EXPECT_EQ(call("GET", "/v1/models/alias")->status, 200);
+  EXPECT_EQ(parseErr(*call("GET", "/v1/models/nope")).code, "model_not_found");
+  sched.statsValue.running = 5;
+  auto metricsEx = call("GET", "/metrics");
+  EXPECT_EQ(metricsEx->status, 200);
+  EXPECT_EQ(metricsEx->contentType.rfind("text/plain; version=0.0.4", 0), 0u);
+  EXPECT_EQ(scrape(metricsEx->body)["accel:num_requests_running{model_name=\"demo\"}"], 5);
+  EXPECT_EQ(call("GET", "/nope")->status, 404);
+  auto wrong = call("GET", "/v1/completions");
+  EXPECT_EQ(wrong->status, 405);
+  EXPECT_EQ(wrong->header("Allow"), "POST");
+}
+
+// ---------------------------------------------------------------------------
+// The HTTP transport over real sockets
+// ---------------------------------------------------------------------------
+
+int connectTo(uint16_t port) {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(port);
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (::connect(fd, reinterpret_cast<sockaddr *>(&a), sizeof a) != 0) {
+    ::close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+void sendAll(int fd, const std::string &s) {
+  size_t off = 0;
+  while (off < s.size()) {
+    ssize_t n = ::send(fd, s.data() + off, s.size() - off, MSG_NOSIGNAL);
+    if (n <= 0)
+      return;
+    off += size_t(n);
+  }
+}
+
+/// Reads until `done(buffer)` or EOF or the timeout.
+std::string recvUntil(int fd, const std::function<bool(const std::string &)> &done,
+                      int timeoutMs = 5000) {
+  std::string buf;
+  auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeoutMs);
+  while (!done(buf)) {
+    int left = int(std::chrono::duration_cast<std::chrono::milliseconds>(
+                       end - std::chrono::steady_clock::now())
+                       .count());
+    if (left <= 0)
+      break;
+    pollfd p{fd, POLLIN, 0};
+    if (::poll(&p, 1, left) <= 0)
+      break;
+    char tmp[4096];
+    ssize_t n = ::recv(fd, tmp, sizeof tmp, 0);
+    if (n <= 0)
+      break;
+    buf.append(tmp, size_t(n));
+  }
+  return buf;
+}
+
+/// A complete Content-Length response at the start of `b`.
+bool haveWholeResponse(const std::string &b) {
+  size_t h = b.find("\r\n\r\n");
+  if (h == std::string::npos)
+    return false;
+  size_t cl = b.find("Content-Length: ");
+  if (cl == std::string::npos || cl > h)
+    return true;
+  return b.size() >= h + 4 + std::stoul(b.substr(cl + 16));
+}
+
+struct TransportFixture : ::testing::Test {
+  std::unique_ptr<HttpServer> server;
+  std::mutex mu;
+  std::condition_variable cv;
+  int closes = 0;
+  std::vector<std::shared_ptr<HttpExchange>> streams;
+
+  void start(HttpServerOptions o = {}) {
+    o.host = "127.0.0.1";
+    o.port = 0;
+    auto s = HttpServer::create(o, [this](HttpRequest r, std::shared_ptr<HttpExchange> ex) {
+      if (r.path == "/echo") {
+        ex->respond(200, "text/plain", r.method + " " + r.body);
+      } else if (r.path == "/stream") {
+        // Streams from another thread, as the scheduler does.
+        ex->startStream(200, sse::kContentType);
+        ex->onClose([this]() {
+          std::lock_guard<std::mutex> lock(mu);
+          ++closes;
+          cv.notify_all();
+        });
+        std::lock_guard<std::mutex> lock(mu);
+        streams.push_back(ex);
+        cv.notify_all();
+      } else {
+        ex->respond(404, "text/plain", "no");
+      }
+    });
+    ASSERT_TRUE(s.isOk()) << s.status().message();
+    server = std::move(*s);
+    server->start();
+  }
+  void TearDown() override {
+    if (server)
+      server->stop();
+  }
+};
+
+TEST_F(TransportFixture, KeepAliveAndPipelining) {
+  start();
+  int fd = connectTo(server->port());
+  ASSERT_GE(fd, 0);
+  sendAll(fd, "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\nhello");
+  std::string r1 = recvUntil(fd, haveWholeResponse);
+  EXPECT_EQ(r1.rfind("HTTP/1.1 200 OK\r\n", 0), 0u) << r1;
+  EXPECT_NE(r1.find("\r\n\r\nPOST hello"), std::string::npos) << r1;
+  // Same connection, two pipelined requests: both answered, in order.
+  sendAll(fd, "GET /echo HTTP/1.1\r\nHost: x\r\n\r\nGET /nope HTTP/1.1\r\nHost: x\r\n\r\n");
+  std::string r2 = recvUntil(fd, [](const std::string &b) {
+    return b.find("\r\n\r\nno") != std::string::npos;
+  });
+  size_t a = r2.find("200 OK"), b = r2.find("404 Not Found");
+  EXPECT_NE(a, std::string::npos) << r2;
+  EXPECT_NE(b, std::string::npos) << r2;
+  EXPECT_LT(a, b);
+  ::close(fd);
+}
+
+TEST_F(TransportFixture, Limits) {
+  HttpServerOptions o;
+  o.maxBodyBytes = 100;
+  o.maxHeaderBytes = 512;
+  start(o);
+  auto ask = [&](const std::string &req) {
+    int fd = connectTo(server->port());
+    sendAll(fd, req);
+    std::string r = recvUntil(fd, haveWholeResponse);
+    ::close(fd);
+    return r;
+  };
+  std::string big = ask("POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n" +
+                        std::string(1000, 'x'));
+  EXPECT_EQ(big.rfind("HTTP/1.1 413 ", 0), 0u) << big;
+  std::string hdr = ask("GET /echo HTTP/1.1\r\nHost: x\r\nX-Big: " + std::string(2000, 'y') +
+                        "\r\n\r\n");
+  EXPECT_EQ(hdr.rfind("HTTP/1.1 431 ", 0), 0u) << hdr;
+  std::string junk = ask("NOT HTTP AT ALL\r\n\r\n");
+  EXPECT_EQ(junk.rfind("HTTP/1.1 400 ", 0), 0u) << junk;
+  EXPECT_NE(junk.find("\"error\""), std::string::npos);
+}
+
+TEST_F(TransportFixture, IdleTimeout) {
+  HttpServerOptions o;
+  o.requestTimeout = std::chrono::milliseconds(200);
+  start(o);
+  int fd = connectTo(server->port());
+  sendAll(fd, "GET /echo HTTP/1.1\r\n"); // never finished
+  auto t0 = std::chrono::steady_clock::now();
+  std::string r = recvUntil(fd, [](const std::string &) { return false; }, 3000);
+  double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_LT(waited, 2.0); // closed by the server, not by our timeout
+  ::close(fd);
+}
+
+TEST_F(TransportFixture, StreamAndDisconnect) {
+  start();
+  int fd = connectTo(server->port());
+  sendAll(fd, "POST /stream HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n");
+  {
+    std::unique_lock<std::mutex> lock(mu);
+    ASSERT_TRUE(cv.wait_for(lock, std::chrono::seconds(5), [&] { return streams.size() == 1; }));
+  }
+  std::thread producer([&]() {
+    std::shared_ptr<HttpExchange> ex = streams[0];
+    ex->write(sse::event("{\"n\":1}"));
+    ex->write(sse::event("{\"n\":2}"));
+  });
+  producer.join();
+  std::string r = recvUntil(fd, [](const std::string &b) {
+    return b.find("{\"n\":2}") != std::string::npos;
+  });
+  EXPECT_NE(r.find("Transfer-Encoding: chunked"), std::string::npos) << r;
+  EXPECT_NE(r.find("Content-Type: text/event-stream"), std::string::npos) << r;
+  EXPECT_NE(r.find("data: {\"n\":1}\n\n"), std::string::npos) << r;
+  // The client goes away mid-stream: noticed at once, without a write.
+  ::close(fd);
+  {
+    std::unique_lock<std::mutex> lock(mu);
+    EXPECT_TRUE(cv.wait_for(lock, std::chrono::seconds(2), [&] { return closes == 1; }));
+  }
+  EXPECT_FALSE(streams[0]->isOpen());
+  streams[0]->write("ignored"); // harmless after close
+  streams[0]->endStream();
+}
+
+TEST_F(TransportFixture, StreamEndsAndConnectionIsReused) {
+  start();
+  int fd = connectTo(server->port());
+  sendAll(fd, "GET /stream HTTP/1.1\r\nHost: x\r\n\r\n");
+  {
+    std::unique_lock<std::mutex> lock(mu);
+    ASSERT_TRUE(cv.wait_for(lock, std::chrono::seconds(5), [&] { return streams.size() == 1; }));
+  }
+  streams[0]->write(sse::event("x"));
+  streams[0]->write(sse::done());
+  streams[0]->endStream();
+  std::string r = recvUntil(fd, [](const std::string &b) {
+    return b.find("\r\n0\r\n\r\n") != std::string::npos;
+  });
+  EXPECT_NE(r.find("data: [DONE]"), std::string::npos) << r;
+  sendAll(fd, "GET /echo HTTP/1.1\r\nHost: x\r\n\r\n");
+  std::string r2 = recvUntil(fd, haveWholeResponse);
+  EXPECT_EQ(r2.rfind("HTTP/1.1 200 OK", 0), 0u) << r2;
+  EXPECT_EQ(closes, 0);
+  ::close(fd);
+}
+
+TEST_F(TransportFixture, ManyConcurrentStreams) {
+  // Both ends of every connection live in this process: 2 descriptors each.
+  const int kConns = 400;
+  struct rlimit rl;
+  getrlimit(RLIMIT_NOFILE, &rl);
+  if (rl.rlim_cur < rl.rlim_max) {
+    rl.rlim_cur = rl.rlim_max;
+    setrlimit(RLIMIT_NOFILE, &rl);
+  }
+  if (rl.rlim_cur < rlim_t(2 * kConns + 64))
+    GTEST_SKIP() << "file descriptor limit " << rl.rlim_cur;
+  HttpServerOptions o;
+  o.ioThreads = 1;
+  start(o);
+  std::vector<int> fds;
+  for (int i = 0; i < kConns; ++i) {
+    int fd = connectTo(server->port());
+    ASSERT_GE(fd, 0) << i;
+    sendAll(fd, "GET /stream HTTP/1.1\r\nHost: x\r\n\r\n");
+    fds.push_back(fd);
+  }
+  {
+    std::unique_lock<std::mutex> lock(mu);
+    ASSERT_TRUE(
+        cv.wait_for(lock, std::chrono::seconds(20), [&] { return int(streams.size()) == kConns; }));
+  }
+  EXPECT_EQ(server->openConnections(), kConns);
+  // 20 tokens to every stream from one producer thread.
+  std::thread producer([&]() {
+    for (int t = 0; t < 20; ++t)
+      for (auto &ex : streams)
+        ex->write(sse::event("{\"t\":" + std::to_string(t) + "}"));
+    for (auto &ex : streams) {
+      ex->write(sse::done());
+      ex->endStream();
+    }
+  });
+  producer.join();
+  int complete = 0;
+  for (int fd : fds) {
+    std::string r = recvUntil(fd, [](const std::string &b) {
+      return b.find("\r\n0\r\n\r\n") != std::string::npos;
+    });
+    complete += r.find("{\"t\":19}") != std::string::npos &&
+                r.find("data: [DONE]") != std::string::npos;
+    ::close(fd);
+  }
+  EXPECT_EQ(complete, kConns);
+}
+
+} // namespace
