@@ -32,14 +32,22 @@ import sys
 import time
 import urllib.request
 
-try:
-    import openai
-except ImportError:  # pragma: no cover
-    sys.exit("serve_load.py needs the openai package (pip install openai; scripts/setup.sh)")
-try:  # the HTTP library the openai client is built on (httpx2 in newer releases)
-    import httpx2 as httpx
-except ImportError:
-    import httpx
+openai = httpx = None  # imported by load_openai() for --client openai only
+
+
+def load_openai():
+    """--client openai needs the openai package; --client raw needs nothing."""
+    global openai, httpx
+    try:
+        import openai as _openai
+    except ImportError:  # pragma: no cover
+        sys.exit("--client openai needs the openai package (pip install openai; "
+                 "scripts/setup.sh); --client raw needs none")
+    try:  # the HTTP library the openai client is built on (httpx2 in newer releases)
+        import httpx2 as _httpx
+    except ImportError:
+        import httpx as _httpx
+    openai, httpx = _openai, _httpx
 
 WORDS = ("and the LORD said unto him in the beginning God created heaven earth light "
          "darkness waters spirit face deep day night evening morning firmament land seas "
@@ -189,6 +197,7 @@ async def run(args, base_url):
         results["peak"] = peak[1]
         return model, results, time.perf_counter() - t0
 
+    load_openai()
     limits = httpx.Limits(max_connections=args.concurrency + 16,
                           max_keepalive_connections=args.concurrency + 16)
     client = openai.AsyncOpenAI(base_url=base_url + "/v1", api_key="none", max_retries=0,
