@@ -321,8 +321,14 @@ LogicalResult GraphImporter::importNode(
       continue;
     }
     Type t;
-    if (const ::onnx::TypeProto *tp = scope.types.lookup(out); tp && tp->has_tensor_type() &&
-                                                             tp->tensor_type().elem_type())
+    // A Constant's type is its value's: onnxruntime-genai's builder declares
+    // value_info of shape [] for its [1]-shaped constants, and onnxruntime
+    // goes by the value too.
+    if (node.op_type() == "Constant" && (node.domain().empty() || node.domain() == "ai.onnx"))
+      t = fallbackResultType(node.op_type(), operands, attrs, i);
+    if (t) {
+    } else if (const ::onnx::TypeProto *tp = scope.types.lookup(out);
+               tp && tp->has_tensor_type() && tp->tensor_type().elem_type())
       t = convertType(*tp, loc);
     if (!t)
       t = fallbackResultType(node.op_type(), operands, attrs, i);

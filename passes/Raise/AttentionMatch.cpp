@@ -498,3 +498,154 @@ bool raise::proveAttention(func::FuncOp func, AttentionSite &site, std::string &
   }
   return true;
 }
+
+std::optional<AttentionSite> raise::matchGroupQueryAttention(Operation *o, std::string &why) {
+  auto op = dyn_cast<onnx::MsGroupQueryAttentionOp>(o);
+  if (!op) {
+    why = "not a GroupQueryAttention";
+    return std::nullopt;
+  }
+  if (op.getAttentionBias() || op.getHeadSink() || op.getKScale() || op.getVScale()) {
+    why = "attention_bias, head_sink or a quantized KV cache is used";
+    return std::nullopt;
+  }
+  if (op.getPositionIds()) {
+    why = "explicit position_ids are not supported";
+    return std::nullopt;
+  }
+  if ((op.getSmoothSoftmax() && *op.getSmoothSoftmax() != 0) || op.getQkOutput() != 0 ||
+      op.getOutputQk()) {
+    why = "smooth_softmax or output_qk is used";
+    return std::nullopt;
+  }
+  auto qt = dyn_cast<RankedTensorType>(op.getQuery().getType());
+  if (!qt || qt.getRank() != 3 || qt.isDynamicDim(2)) {
+    why = "query is not [batch, seq, hidden] with a static hidden size";
+    return std::nullopt;
+  }
+  AttentionSite s;
+  s.gqa = op;
+  s.softmax = op;
+  s.numHeads = op.getNumHeads();
+  s.numKvHeads = op.getKvNumHeads();
+  if (s.numHeads <= 0 || s.numKvHeads <= 0 || s.numHeads % s.numKvHeads) {
+    why = "num_heads is not a multiple of kv_num_heads";
+    return std::nullopt;
+  }
+  const bool packed = !op.getKey();
+  if (!packed != bool(op.getValue())) {
+    why = "key and value are not given together";
+    return std::nullopt;
+  }
+  const int64_t width = packed ? s.numHeads + 2 * s.numKvHeads : s.numHeads;
+  if (qt.getDimSize(2) % width) {
+    why = "the query width does not split into heads";
+    return std::nullopt;
+  }
+  s.headDim = qt.getDimSize(2) / width;
+  s.q = op.getQuery();
+  s.k = packed ? op.getQuery() : op.getKey();
+  s.v = packed ? op.getQuery() : op.getValue();
+  for (Value kv : {s.k, s.v}) {
+    auto t = dyn_cast<RankedTensorType>(kv.getType());
+    if (!t || t.getRank() != 3 || (!packed && t.getDimSize(2) != s.numKvHeads * s.headDim)) {
+      why = "key/value are not [batch, seq, kv_num_heads * head_size]";
+      return std::nullopt;
+    }
+  }
+  // Past: graph inputs; present: only returned.
+  auto func = op->getParentOfType<func::FuncOp>();
+  for (auto [past, role] : {std::pair{op.getPastKey(), ArgRole::PastKey},
+                            std::pair{op.getPastValue(), ArgRole::PastValue}}) {
+    if (!past)
+      continue;
+    auto arg = dyn_cast<BlockArgument>(past);
+    if (!arg || arg.getOwner()->getParentOp() != func.getOperation() ||
+        classifyArg(func, arg.getArgNumber()) != role) {
+      why = "past_key/past_value are not the graph's past_key_values inputs";
+      return std::nullopt;
+    }
+  }
+  if (bool(op.getPastKey()) != bool(op.getPastValue())) {
+    why = "past_key and past_value are not given together";
+    return std::nullopt;
+  }
+  s.pastK = op.getPastKey();
+  s.pastV = op.getPastValue();
+  for (Value present : {op.getPresentKey(), op.getPresentValue()})
+    for (Operation *user : present.getUsers())
+      if (!isa<func::ReturnOp>(user)) {
+        why = "present_key/present_value are used by something other than the graph outputs";
+        return std::nullopt;
+      }
+  s.presentK = op.getPresentKey();
+  s.presentV = op.getPresentValue();
+  s.scale = op.getScaleAttr() && op.getScaleAttr().getValueAsDouble() != 0.0
+                ? op.getScaleAttr().getValueAsDouble()
+                : 1.0 / std::sqrt(double(s.headDim));
+  const double softcap = op.getSoftcap().convertToDouble();
+  if (softcap > 0)
+    s.softcap = softcap;
+  s.causal = true;
+  // The getter is unsigned: -1 (no window) must be read as signed.
+  if (int64_t window = int64_t(op.getLocalWindowSize()); window > 0)
+    s.slidingWindow = window; // keys (p - W, p], as onnxruntime
+  if (op.getDoRotary() != 0) {
+    if (!op.getCosCache() || !op.getSinCache()) {
+      why = "do_rotary without cos_cache/sin_cache";
+      return std::nullopt;
+    }
+    s.cosCache = op.getCosCache();
+    s.sinCache = op.getSinCache();
+    s.rotaryInterleaved = op.getRotaryInterleaved() != 0;
+  }
+  return s;
+}
+
+bool raise::proveGroupQueryAttention(func::FuncOp func, AttentionSite &site, std::string &why) {
+  auto op = cast<onnx::MsGroupQueryAttentionOp>(site.gqa);
+  if (site.cosCache) {
+    if (!dependsOnlyOnShapesAnd(site.cosCache, {}) || !dependsOnlyOnShapesAnd(site.sinCache, {})) {
+      why = "the rotary cos/sin caches depend on graph inputs";
+      return false;
+    }
+    for (Value t : {site.cosCache, site.sinCache}) {
+      auto tt = dyn_cast<RankedTensorType>(t.getType());
+      if (!tt || tt.getRank() != 2 || !tt.hasStaticShape() ||
+          !isa<FloatType>(tt.getElementType()) || 2 * tt.getDimSize(1) > site.headDim ||
+          tt != site.cosCache.getType()) {
+        why = "the rotary cos/sin caches are not static [max_position, rotary_dim / 2] tables";
+        return false;
+      }
+    }
+  }
+  SmallVector<std::pair<int64_t, int64_t>> probes = {{5, 0}, {7, 0}, {1, 6}};
+  if (site.pastK)
+    probes.push_back({4, 3});
+  for (auto [S, P] : probes) {
+    if (P > 0 && !site.pastK)
+      continue;
+    eval::Evaluator ev;
+    if (llvm::Error e = bindProbeInputs(ev, func, S, P)) {
+      why = llvm::toString(std::move(e));
+      return false;
+    }
+    for (auto [v, want, what] :
+         {std::tuple{op.getSeqlensK(), P + S - 1, "seqlens_k"},
+          std::tuple{op.getTotalSequenceLength(), P + S, "total_sequence_length"}}) {
+      llvm::Expected<rt::Tensor> t = ev.evaluate(v);
+      if (!t) {
+        why = std::string(what) + " cannot be evaluated: " + llvm::toString(t.takeError());
+        return false;
+      }
+      std::vector<int64_t> got = t->toInt64s();
+      if (got.size() != 1 || got[0] != want) {
+        why = std::string(what) + " is not " + std::to_string(want) + " for " +
+              std::to_string(S) + " new tokens after " + std::to_string(P) +
+              " cached ones: the op does not see an unpadded batch over the cache";
+        return false;
+      }
+    }
+  }
+  return true;
+}

@@ -45,6 +45,14 @@ struct AttentionSite {
   /// The op itself is causal (opset-23 Attention's is_causal) on top of
   /// any mask.
   bool causalAttr = false;
+  /// com.microsoft GroupQueryAttention: the op itself. q, k and v are then
+  /// its (possibly packed) query [batch, seq, hidden], `out` is unused, and
+  /// the op is replaced as a whole (it is causal by definition).
+  mlir::Operation *gqa = nullptr;
+  /// GQA's fused rotary (do_rotary): the [max_position, rotary_dim / 2]
+  /// tables, and the pairing.
+  mlir::Value cosCache, sinCache;
+  bool rotaryInterleaved = false;
 };
 
 /// Finds the structure of the attention around `softmax`; on failure,
@@ -55,6 +63,18 @@ std::optional<AttentionSite> matchAttention(mlir::Operation *softmax, std::strin
 /// past inputs.
 std::optional<AttentionSite> matchOnnxAttention(mlir::Operation *attention,
                                                 std::string &why);
+
+/// com.microsoft GroupQueryAttention whose past/present are graph
+/// inputs/outputs (or absent) and whose extras (attention_bias, head_sink,
+/// quantized KV, smooth softmax, qk output, position_ids) are not used.
+std::optional<AttentionSite> matchGroupQueryAttention(mlir::Operation *op, std::string &why);
+
+/// Proves a GQA site by evaluation: under probes of S new tokens after P
+/// cached ones (attention_mask all ones), seqlens_k must be P + S - 1 and
+/// total_sequence_length P + S, i.e. the op sees an unpadded batch whose
+/// past is the paged cache; the rotary tables must evaluate to
+/// [max_position, rotary_dim / 2] without any graph input.
+bool proveGroupQueryAttention(mlir::func::FuncOp func, AttentionSite &site, std::string &why);
 
 /// Proves `site` by evaluation and fills in causal / sliding_window.
 /// Returns false with `why` when the subgraph is not the attention it looks

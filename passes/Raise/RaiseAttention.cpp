@@ -79,6 +79,69 @@ SmallVector<Operation *> findPositionRanges(func::FuncOp func, bool hasPast) {
   return found;
 }
 
+/// GroupQueryAttention → [rotary →] transformer.attention on the token-major
+/// query (split when packed); its output replaces the op's first result.
+void rewriteGroupQueryAttention(OpBuilder &b, const AttentionSite &s, int64_t layer, Value cache,
+                                Value batch, Value positions) {
+  auto op = cast<onnx::MsGroupQueryAttentionOp>(s.gqa);
+  b.setInsertionPoint(op);
+  Location l = op.getLoc();
+  Type elem = getElementTypeOrSelf(s.q.getType());
+  const int64_t qw = s.numHeads * s.headDim, kw = s.numKvHeads * s.headDim;
+  auto rows = [&](Value x) {
+    int64_t w = cast<RankedTensorType>(x.getType()).getDimSize(2);
+    return reshape(b, l, x, {-1, w}, RankedTensorType::get({ShapedType::kDynamic, w}, elem));
+  };
+  auto heads = [&](Value x, int64_t n) {
+    return reshape(b, l, x, {-1, n, s.headDim},
+                   RankedTensorType::get({ShapedType::kDynamic, n, s.headDim}, elem));
+  };
+  Value q, k, v;
+  if (!op.getKey()) {
+    auto part = [&](int64_t w) { return RankedTensorType::get({ShapedType::kDynamic, w}, elem); };
+    OperationState st(l, "transformer.split");
+    st.addOperands(rows(s.q));
+    st.addTypes({part(qw), part(kw), part(kw)});
+    Operation *split = b.create(st);
+    q = heads(split->getResult(0), s.numHeads);
+    k = heads(split->getResult(1), s.numKvHeads);
+    v = heads(split->getResult(2), s.numKvHeads);
+  } else {
+    q = heads(rows(s.q), s.numHeads);
+    k = heads(rows(s.k), s.numKvHeads);
+    v = heads(rows(s.v), s.numKvHeads);
+  }
+  if (s.cosCache) {
+    int64_t half = cast<RankedTensorType>(s.cosCache.getType()).getDimSize(1);
+    auto rotate = [&](Value x) {
+      return buildOp(
+          b, l, "transformer.rotary", {x, positions, s.cosCache, s.sinCache}, x.getType(),
+          {b.getNamedAttr("style", transformer::RotaryStyleAttr::get(
+                                       b.getContext(), s.rotaryInterleaved
+                                                           ? transformer::RotaryStyle::Interleaved
+                                                           : transformer::RotaryStyle::HalfSplit)),
+           b.getNamedAttr("rotary_dim", b.getI64IntegerAttr(2 * half)),
+           b.getNamedAttr("operandSegmentSizes", b.getDenseI32ArrayAttr({1, 1, 1, 1}))});
+    };
+    q = rotate(q);
+    k = rotate(k);
+  }
+  SmallVector<NamedAttribute> attrs = {
+      b.getNamedAttr("layer", b.getI64IntegerAttr(layer)),
+      b.getNamedAttr("num_heads", b.getI64IntegerAttr(s.numHeads)),
+      b.getNamedAttr("num_kv_heads", b.getI64IntegerAttr(s.numKvHeads)),
+      b.getNamedAttr("head_dim", b.getI64IntegerAttr(s.headDim)),
+      b.getNamedAttr("scale", b.getF64FloatAttr(s.scale)),
+      b.getNamedAttr("causal", b.getUnitAttr())};
+  if (s.slidingWindow)
+    attrs.push_back(b.getNamedAttr("sliding_window", b.getI64IntegerAttr(*s.slidingWindow)));
+  if (s.softcap)
+    attrs.push_back(b.getNamedAttr("softcap", b.getF64FloatAttr(*s.softcap)));
+  Value att = buildOp(b, l, "transformer.attention", {q, k, v, cache, batch}, q.getType(), attrs);
+  Value out = reshape(b, l, att, {1, -1, qw}, op.getOutput().getType());
+  op.getOutput().replaceAllUsesWith(out);
+}
+
 struct RaiseAttentionPass
     : public accel::impl::RaiseAttentionBase<RaiseAttentionPass> {
   using RaiseAttentionBase::RaiseAttentionBase;
@@ -101,6 +164,17 @@ struct RaiseAttentionPass
     unsigned unproved = 0;
     llvm::DenseMap<Value, int64_t> maskWindows; // layers share their mask
     func.walk([&](Operation *op) {
+      if (isa<onnx::MsGroupQueryAttentionOp>(op)) {
+        std::string why;
+        std::optional<AttentionSite> site = matchGroupQueryAttention(op, why);
+        if (!site || !proveGroupQueryAttention(func, *site, why)) {
+          op->emitWarning() << "attention subgraph could not be raised: " << why;
+          ++unproved;
+          return;
+        }
+        sites.push_back(*site);
+        return;
+      }
       bool fused = isa<onnx::AttentionOp>(op);
       if (!fused && !isa<onnx::SoftmaxOp>(op))
         return;
@@ -204,6 +278,10 @@ struct RaiseAttentionPass
 
     // Each site → transformer.attention over its layer of the cache.
     for (auto [layer, s] : llvm::enumerate(sites)) {
+      if (s.gqa) {
+        rewriteGroupQueryAttention(b, s, int64_t(layer), cache, batch, positions);
+        continue;
+      }
       Operation *pv = s.out.getDefiningOp();
       b.setInsertionPointAfter(pv);
       Location l = s.softmax->getLoc();
@@ -268,6 +346,9 @@ struct RaiseAttentionPass
           RankedTensorType::get({ShapedType::kDynamic, t.getDimSize(2)}, t.getElementType())));
     }
     ret->setOperands(results);
+    for (const AttentionSite &s : sites)
+      if (s.gqa)
+        s.gqa->erase();
     eraseDeadOps(body);
 
     // The old arguments must be dead now.

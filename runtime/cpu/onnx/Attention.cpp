@@ -302,8 +302,244 @@ Status kAttention(KernelContext &ctx) {
   return Status::ok();
 }
 
+/// com.microsoft GroupQueryAttention (onnxruntime's contrib op, CPU
+/// semantics). query [B, S, N*H] (or packed [B, S, (N + 2*Nkv)*H] with key
+/// and value absent); past_key/past_value [B, Nkv, P, H] (BNSH); seqlens_k
+/// [B] i32 = total length - 1 per sequence; total_sequence_length a scalar.
+/// The first prompt (S == total_sequence_length) has no past; otherwise
+/// sequence b's past is seqlens_k[b] + 1 - S tokens. The new keys/values
+/// (rotated when do_rotary) are written after that past into present
+/// [B, Nkv, max(total, P), H]; query s attends keys up to past + s (and at
+/// most the last local_window_size of them when it is >= 0), with
+/// scores scale * q.k, softcapped when softcap > 0.
+Status kGroupQueryAttention(KernelContext &ctx) {
+  const Tensor &q0 = *ctx.in(0);
+  const Tensor *k0 = ctx.in(1), *v0 = ctx.in(2), *pastK = ctx.in(3), *pastV = ctx.in(4);
+  const Tensor *seqlens = ctx.in(5), *totalT = ctx.in(6), *cosT = ctx.in(7), *sinT = ctx.in(8);
+  const Tensor *posIds = ctx.in(9);
+  if (!seqlens || !totalT)
+    return ctx.error("seqlens_k and total_sequence_length are required");
+  for (size_t i : {10u, 11u, 12u, 13u})
+    if (ctx.in(i))
+      return ctx.unsupported(i == 10 ? "attention_bias" : i == 11 ? "head_sink"
+                                                                  : "quantized KV (k_scale/v_scale)");
+  if (ctx.attrInt("smooth_softmax", 0) != 0)
+    return ctx.unsupported("smooth_softmax=1");
+  if (ctx.attrInt("qk_output", 0) != 0 || ctx.wants(3))
+    return ctx.unsupported("output_qk");
+  ACCEL_RT_RETURN_IF_ERROR(checkAllowed(ctx, q0, kAllowFloat));
+  const int64_t n = ctx.attrInt("num_heads", 0), nkv = ctx.attrInt("kv_num_heads", 0);
+  if (n <= 0 || nkv <= 0 || n % nkv)
+    return ctx.error("num_heads (" + std::to_string(n) + ") must be a positive multiple of "
+                     "kv_num_heads (" + std::to_string(nkv) + ")");
+  if (q0.rank() != 3)
+    return ctx.error("query must be [batch, seq, hidden], got " + q0.describe());
+  if ((k0 == nullptr) != (v0 == nullptr))
+    return ctx.error("key and value must be given together");
+  const bool packed = k0 == nullptr;
+  const int64_t B = q0.dim(0), S = q0.dim(1);
+  const int64_t H = packed ? q0.dim(2) / (n + 2 * nkv) : q0.dim(2) / n;
+  if (H <= 0 || (packed ? q0.dim(2) != (n + 2 * nkv) * H : q0.dim(2) != n * H))
+    return ctx.error("query " + q0.describe() + " does not split into " + std::to_string(n) +
+                     (packed ? " + 2 x " + std::to_string(nkv) : std::string()) + " heads");
+  if (!packed) {
+    if (k0->rank() != 3 || v0->rank() != 3 || k0->dim(0) != B || k0->dim(1) != S ||
+        k0->shape() != v0->shape() || k0->dim(2) != nkv * H)
+      return ctx.error("key " + k0->describe() + " and value " + v0->describe() +
+                       " must be [batch, seq, kv_num_heads * head_size]");
+    if (k0->dtype() != q0.dtype() || v0->dtype() != q0.dtype())
+      return ctx.error("query, key and value must have the same type");
+  }
+  if ((pastK == nullptr) != (pastV == nullptr))
+    return ctx.error("past_key and past_value must be given together");
+  int64_t P = 0;
+  if (pastK) {
+    if (pastK->rank() != 4 || pastK->dim(0) != B || pastK->dim(1) != nkv ||
+        pastK->shape() != pastV->shape() || (pastK->dim(2) > 0 && pastK->dim(3) != H))
+      return ctx.error("past_key " + pastK->describe() + " / past_value " + pastV->describe() +
+                       " must be [batch, kv_num_heads, past, head_size] = [" +
+                       std::to_string(B) + ", " + std::to_string(nkv) + ", past, " +
+                       std::to_string(H) + "]");
+    P = pastK->dim(2);
+  }
+  std::vector<int64_t> sk, tot;
+  ACCEL_RT_ASSIGN_OR_RETURN(sk, readIndexTensor(ctx, *seqlens, "seqlens_k"));
+  ACCEL_RT_ASSIGN_OR_RETURN(tot, readIndexTensor(ctx, *totalT, "total_sequence_length"));
+  if (int64_t(sk.size()) != B)
+    return ctx.error("seqlens_k must hold one length per batch, got " + seqlens->describe());
+  if (tot.size() != 1)
+    return ctx.error("total_sequence_length must be a scalar, got " + totalT->describe());
+  const int64_t total = tot[0];
+  const bool firstPrompt = S == total;
+  const int64_t present = std::max(total, P);
+  std::vector<int64_t> pastLen(static_cast<size_t>(B)), validLen(static_cast<size_t>(B));
+  for (int64_t b = 0; b < B; ++b) {
+    const int64_t t = sk[size_t(b)] + 1;
+    const int64_t p = firstPrompt ? 0 : t - S;
+    if (t < 1 || t > total || p < 0 || p > P || (!firstPrompt && p + S > present))
+      return ctx.error("seqlens_k[" + std::to_string(b) + "] = " + std::to_string(t - 1) +
+                       " is inconsistent with " + std::to_string(S) + " new tokens, a past of " +
+                       std::to_string(P) + " and total_sequence_length " +
+                       std::to_string(total));
+    pastLen[size_t(b)] = p;
+    validLen[size_t(b)] = firstPrompt ? t : p + S;
+  }
+  const bool rotary = ctx.attrInt("do_rotary", 0) != 0;
+  const bool interleaved = ctx.attrInt("rotary_interleaved", 0) != 0;
+  int64_t half = 0;
+  if (rotary) {
+    if (!cosT || !sinT)
+      return ctx.error("do_rotary=1 needs cos_cache and sin_cache");
+    if (cosT->rank() != 2 || cosT->shape() != sinT->shape() || 2 * cosT->dim(1) > H)
+      return ctx.error("cos_cache " + cosT->describe() + " and sin_cache " + sinT->describe() +
+                       " must be [max_position, rotary_dim / 2] with rotary_dim <= head size " +
+                       std::to_string(H));
+    half = cosT->dim(1);
+  }
+  std::vector<int64_t> pos;
+  if (rotary && posIds) {
+    ACCEL_RT_ASSIGN_OR_RETURN(pos, readIndexTensor(ctx, *posIds, "position_ids"));
+    if (int64_t(pos.size()) != B * S)
+      return ctx.error("position_ids must be [batch, seq], got " + posIds->describe());
+  }
+  const double scale = ctx.hasAttr("scale") && ctx.attrFloat("scale", 0.0f) != 0.0f
+                           ? double(ctx.attrFloat("scale", 1.0f))
+                           : 1.0 / std::sqrt(double(H));
+  const double softcap = ctx.attrFloat("softcap", 0.0f);
+  const int64_t window = ctx.attrInt("local_window_size", -1);
+
+  const DType ct = computeType(q0.dtype());
+  Tensor qw, kw, vw, cw, sw;
+  ACCEL_RT_ASSIGN_OR_RETURN(qw, convertTo(q0, ct));
+  if (!packed) {
+    ACCEL_RT_ASSIGN_OR_RETURN(kw, convertTo(*k0, ct));
+    ACCEL_RT_ASSIGN_OR_RETURN(vw, convertTo(*v0, ct));
+  }
+  if (rotary) {
+    ACCEL_RT_ASSIGN_OR_RETURN(cw, convertTo(*cosT, ct));
+    ACCEL_RT_ASSIGN_OR_RETURN(sw, convertTo(*sinT, ct));
+  }
+  Tensor pk, pv;
+  if (pastK && P > 0) {
+    ACCEL_RT_ASSIGN_OR_RETURN(pk, convertTo(*pastK, ct));
+    ACCEL_RT_ASSIGN_OR_RETURN(pv, convertTo(*pastV, ct));
+  }
+  Tensor y, presK, presV;
+  ACCEL_RT_ASSIGN_OR_RETURN(y, Tensor::allocate(ct, {B, S, n * H}));
+  presK = Tensor::zeros(ct, {B, nkv, present, H});
+  presV = Tensor::zeros(ct, {B, nkv, present, H});
+  if (!presK.defined() || !presV.defined())
+    return ctx.error("cannot allocate present_key/present_value");
+  const int64_t maxPos = rotary ? cosT->dim(0) : 0;
+  Status st = Status::ok();
+  dispatchAllowed<kAllowFloat>(ct, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T ninf = -std::numeric_limits<T>::infinity();
+    const int64_t qStride = packed ? (n + 2 * nkv) * H : n * H;
+    const int64_t kvStride = packed ? (n + 2 * nkv) * H : nkv * H;
+    const T *qp = qw.data<T>();
+    const T *kp = packed ? qp + n * H : kw.data<T>();
+    const T *vp = packed ? qp + (n + nkv) * H : vw.data<T>();
+    std::vector<T> qh(static_cast<size_t>(S * H)), scores(static_cast<size_t>(present));
+    auto rotate = [&](T *x, int64_t p) {
+      const T *cr = cw.data<T>() + p * half, *sr = sw.data<T>() + p * half;
+      for (int64_t i = 0; i < half; ++i) {
+        const int64_t i1 = interleaved ? 2 * i : i, i2 = interleaved ? 2 * i + 1 : i + half;
+        const T x1 = x[i1], x2 = x[i2];
+        x[i1] = cr[i] * x1 - sr[i] * x2;
+        x[i2] = sr[i] * x1 + cr[i] * x2;
+      }
+    };
+    for (int64_t b = 0; b < B && st.isOk(); ++b) {
+      const int64_t past = pastLen[size_t(b)];
+      auto position = [&](int64_t s) -> int64_t {
+        if (!pos.empty())
+          return pos[size_t(b * S + s)];
+        return firstPrompt ? (s < validLen[size_t(b)] ? s : 1) : past + s;
+      };
+      if (rotary)
+        for (int64_t s = 0; s < S; ++s)
+          if (position(s) < 0 || position(s) >= maxPos) {
+            st = ctx.error("position " + std::to_string(position(s)) +
+                           " is outside the cos/sin cache of " + std::to_string(maxPos) +
+                           " positions");
+            return;
+          }
+      // present = past[0, past) ++ new (rotated).
+      for (int64_t h = 0; h < nkv; ++h) {
+        T *ok = presK.data<T>() + (b * nkv + h) * present * H;
+        T *ov = presV.data<T>() + (b * nkv + h) * present * H;
+        if (past > 0) {
+          std::copy_n(pk.data<T>() + (b * nkv + h) * P * H, past * H, ok);
+          std::copy_n(pv.data<T>() + (b * nkv + h) * P * H, past * H, ov);
+        }
+        for (int64_t s = 0; s < S; ++s) {
+          T *dk = ok + (past + s) * H, *dv = ov + (past + s) * H;
+          std::copy_n(kp + (b * S + s) * kvStride + h * H, H, dk);
+          std::copy_n(vp + (b * S + s) * kvStride + h * H, H, dv);
+          if (rotary)
+            rotate(dk, position(s));
+        }
+      }
+      for (int64_t h = 0; h < n; ++h) {
+        const int64_t kvh = h / (n / nkv);
+        const T *K = presK.data<T>() + (b * nkv + kvh) * present * H;
+        const T *V = presV.data<T>() + (b * nkv + kvh) * present * H;
+        for (int64_t s = 0; s < S; ++s) {
+          T *x = qh.data() + s * H;
+          std::copy_n(qp + (b * S + s) * qStride + h * H, H, x);
+          if (rotary)
+            rotate(x, position(s));
+          T *out = y.data<T>() + (b * S + s) * n * H + h * H;
+          const int64_t end = std::min(past + s + 1, validLen[size_t(b)]);
+          const int64_t start = window > 0 ? std::max<int64_t>(0, past + s + 1 - window) : 0;
+          if (end <= start) {
+            std::fill(out, out + H, T(0));
+            continue;
+          }
+          T m = ninf;
+          for (int64_t j = start; j < end; ++j) {
+            T acc = 0;
+            for (int64_t d = 0; d < H; ++d)
+              acc += x[d] * K[j * H + d];
+            acc = T(acc * scale);
+            if (softcap > 0)
+              acc = T(softcap * std::tanh(acc / softcap));
+            scores[size_t(j)] = acc;
+            m = std::max(m, acc);
+          }
+          T sum = 0;
+          for (int64_t j = start; j < end; ++j) {
+            scores[size_t(j)] = std::exp(scores[size_t(j)] - m);
+            sum += scores[size_t(j)];
+          }
+          std::fill(out, out + H, T(0));
+          for (int64_t j = start; j < end; ++j) {
+            const T w = scores[size_t(j)] / sum;
+            for (int64_t d = 0; d < H; ++d)
+              out[d] += w * V[j * H + d];
+          }
+        }
+      }
+    }
+  });
+  ACCEL_RT_RETURN_IF_ERROR(st);
+  ACCEL_RT_ASSIGN_OR_RETURN(ctx.outputs[0], convertTo(y, q0.dtype()));
+  if (ctx.wants(1)) {
+    ACCEL_RT_ASSIGN_OR_RETURN(ctx.outputs[1], convertTo(presK, q0.dtype()));
+  }
+  if (ctx.wants(2)) {
+    ACCEL_RT_ASSIGN_OR_RETURN(ctx.outputs[2], convertTo(presV, q0.dtype()));
+  }
+  return Status::ok();
+}
+
 } // namespace
 
 void addAttentionKernels(KernelTable &t) { t["Attention"] = {kAttention, 3, 7, 4}; }
+
+void addMicrosoftAttentionKernels(KernelTable &ms) {
+  ms["GroupQueryAttention"] = {kGroupQueryAttention, 1, 14, 4};
+}
 
 } // namespace accel::rt::onnx

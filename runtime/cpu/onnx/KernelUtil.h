@@ -83,6 +83,7 @@ void addNormKernels(KernelTable &onnx, KernelTable &microsoft);
 void addAttentionKernels(KernelTable &onnx);
 void addRotaryKernels(KernelTable &onnx);
 void addMicrosoftRotaryKernel(KernelTable &microsoft);
+void addMicrosoftAttentionKernels(KernelTable &microsoft);
 void addQuantizeKernels(KernelTable &onnx);
 void addGenerateKernels(KernelTable &onnx);
 void addEinsumKernels(KernelTable &onnx);

@@ -188,6 +188,8 @@ void addNormKernels(KernelTable &t, KernelTable &ms) {
   t["LayerNormalization"] = {kLayerNorm, 2, 3, 3};
   t["RMSNormalization"] = {kRmsNorm<false>, 2, 2, 1};
   t["SimplifiedLayerNormalization"] = {kRmsNorm<true>, 2, 2, 2};
+  // The importer names it onnx.ms_SimplifiedLayerNormalization in either domain.
+  ms["SimplifiedLayerNormalization"] = {kRmsNorm<true>, 2, 2, 2};
   ms["SkipLayerNormalization"] = {kSkipNorm<false>, 3, 5, 4};
   ms["SkipSimplifiedLayerNormalization"] = {kSkipNorm<true>, 3, 4, 4};
 }

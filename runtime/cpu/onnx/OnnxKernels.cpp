@@ -21,6 +21,7 @@ struct Registry {
     addAttentionKernels(onnx);
     addRotaryKernels(onnx);
     addMicrosoftRotaryKernel(microsoft);
+    addMicrosoftAttentionKernels(microsoft);
     addQuantizeKernels(onnx);
     addGenerateKernels(onnx);
     addEinsumKernels(onnx);
