@@ -164,6 +164,9 @@ typedef struct accel_load_options {
                             when the plan does not know them */
   int verify_checksums;  /* nonzero (the default): check every section's
                             CRC at load (reads every weight byte once) */
+  const char *gpu_dtype; /* plans for a GPU target: "f32" (NULL, the
+                            default), "bf16" or "f16" */
+  int gpu_device;        /* plans for a GPU target: the CUDA device (0) */
 } accel_load_options;
 
 ACCEL_API void accel_load_options_init(accel_load_options *options);

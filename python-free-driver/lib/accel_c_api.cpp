@@ -13,6 +13,7 @@
 #include "accel/Driver/Compile.h"
 
 #include "runtime/engine/Engine.h"
+#include "runtime/engine/GpuExecutor.h"
 #include "runtime/engine/TextGeneration.h"
 #include "runtime/support/Status.h"
 
@@ -380,6 +381,20 @@ extern "C" accel_status accel_model_load(const char *plan_path, const accel_load
     engine::EngineOptions eo;
     eo.maxModelLen = o.max_model_len;
     eo.load.verifyChecksums = o.verify_checksums != 0;
+    engine::GpuExecutorOptions gpu;
+    if (o.gpu_dtype) {
+      std::optional<accel::rt::DType> d = accel::rt::dtypeFromName(o.gpu_dtype);
+      if (!d || (*d != accel::rt::DType::kF32 && *d != accel::rt::DType::kBF16 &&
+                 *d != accel::rt::DType::kF16))
+        return invalid(fn, std::string("options->gpu_dtype must be \"f32\", \"bf16\" or "
+                                       "\"f16\", got \"") + o.gpu_dtype + "\"");
+      gpu.dtype = *d;
+    }
+    if (o.gpu_device < 0)
+      return invalid(fn, "options->gpu_device must not be negative, got " +
+                             std::to_string(o.gpu_device));
+    gpu.device = o.gpu_device;
+    eo.gpuBackend = engine::makeGpuBackend(gpu);
     auto model = std::make_unique<accel_model>();
     model->path = plan_path;
     accel::rt::StatusOr<std::unique_ptr<engine::Engine>> e = engine::Engine::open(plan_path, eo);

@@ -389,6 +389,34 @@ TEST(CApiLoad, MissingPlanFile) {
   EXPECT_EQ(m, nullptr);
 }
 
+TEST(CApiLoad, GpuPlanWithoutADriver) {
+  // A plan for sm_90 goes to the GPU backend; with no driver (ACCEL_LIBCUDA
+  // names no library, as on a machine without a GPU) it fails in one sentence.
+  std::string dir = makeTempDir();
+  std::string plan = dir + "/h100.plan";
+  std::string onnx = kFixture + "/model.onnx";
+  accel_compile_options co;
+  accel_compile_options_init(&co);
+  co.onnx_path = onnx.c_str();
+  co.output_path = plan.c_str();
+  co.target = "h100";
+  ASSERT_EQ(accel_compile(&co), ACCEL_OK) << accel_last_error();
+  accel_load_options lo;
+  accel_load_options_init(&lo);
+  accel_model *m = nullptr;
+  lo.gpu_dtype = "f64";
+  expectError(accel_model_load(plan.c_str(), &lo, &m), ACCEL_ERROR_INVALID_ARGUMENT,
+              {"gpu_dtype", "f64"});
+  lo.gpu_dtype = "bf16";
+  std::string missing = dir + "/no-libcuda.so";
+  setenv("ACCEL_LIBCUDA", missing.c_str(), 1);
+  expectError(accel_model_load(plan.c_str(), &lo, &m), ACCEL_ERROR_UNAVAILABLE,
+              {"no NVIDIA driver", "no-libcuda.so"});
+  unsetenv("ACCEL_LIBCUDA");
+  EXPECT_EQ(m, nullptr);
+  std::system(("rm -rf '" + dir + "'").c_str());
+}
+
 TEST(CApiLoad, GarbagePlanFile) {
   // Not a plan at all: the loader says so (a wrong file, not a damaged one).
   std::string dir = makeTempDir();

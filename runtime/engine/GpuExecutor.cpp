@@ -304,4 +304,14 @@ std::string GpuExecutor::describe() const {
 
 std::size_t GpuExecutor::deviceBytes() const { return impl_->gpu->bytesReserved(); }
 
+GpuBackend makeGpuBackend(const GpuExecutorOptions &options) {
+  return [options](std::shared_ptr<const plan::PlanFile> plan) -> StatusOr<StepRunner> {
+    ACCEL_RT_ASSIGN_OR_RETURN(std::unique_ptr<GpuExecutor> ex,
+                              GpuExecutor::create(std::move(plan), options));
+    std::shared_ptr<GpuExecutor> shared = std::move(ex);
+    return StepRunner([shared](const Tensor &ids, kv::BlockPool &pool,
+                               const kv::StepMetadata &meta) { return shared->run(ids, pool, meta); });
+  };
+}
+
 } // namespace accel::rt::engine

@@ -29,6 +29,7 @@
 #ifndef ACCEL_RUNTIME_ENGINE_GPUEXECUTOR_H
 #define ACCEL_RUNTIME_ENGINE_GPUEXECUTOR_H
 
+#include "runtime/engine/Engine.h"
 #include "runtime/kv/BlockPool.h"
 #include "runtime/kv/StepMetadata.h"
 #include "runtime/plan/PlanFile.h"
@@ -84,6 +85,10 @@ private:
   GpuExecutor() = default;
   std::unique_ptr<GpuExecutorImpl> impl_;
 };
+
+/// The Engine's GPU backend: a GpuExecutor with `options` for each plan
+/// built for a GPU target (EngineOptions::gpuBackend).
+GpuBackend makeGpuBackend(const GpuExecutorOptions &options);
 
 } // namespace accel::rt::engine
 

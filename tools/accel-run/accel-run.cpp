@@ -449,16 +449,7 @@ int main(int argc, char **argv) {
   engine::GpuExecutorOptions gpu;
   gpu.dtype = f.dtype;
   gpu.device = int(f.device);
-  options.gpuBackend = [gpu](std::shared_ptr<const plan::PlanFile> p)
-      -> StatusOr<engine::StepRunner> {
-    ACCEL_RT_ASSIGN_OR_RETURN(std::unique_ptr<engine::GpuExecutor> ex,
-                              engine::GpuExecutor::create(std::move(p), gpu));
-    std::shared_ptr<engine::GpuExecutor> shared = std::move(ex);
-    return engine::StepRunner(
-        [shared](const Tensor &ids, kv::BlockPool &pool, const kv::StepMetadata &m) {
-          return shared->run(ids, pool, m);
-        });
-  };
+  options.gpuBackend = engine::makeGpuBackend(gpu);
   if (!scoring && !generating) {
     // Serve mode: the OpenAI-compatible HTTP server (docs/serving.md).
     f.serve.planPath = f.plan;
