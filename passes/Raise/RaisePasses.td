@@ -438,7 +438,11 @@ def RaiseRotary : Pass<"accel-raise-rotary", "mlir::ModuleOp"> {
     interleaved), rotary_dim and theta are read off the result, which must
     equal rotary(x) for random x. The fused opset-23 `RotaryEmbedding` on
     4-D input, with cos/sin tables computed from the positions, is proved
-    and raised the same way.
+    and raised the same way. onnxruntime's `com.microsoft` `RotaryEmbedding`
+    (3-D or 4-D input, cos/sin caches) becomes `transformer.rotary` with the
+    caches as tables once its position input is proved to evaluate to the
+    token positions; packed batching, scale != 1 and a scalar position
+    offset are left alone with a warning.
 
     ```mlir
     // before: Cos/Sin of positions × inv_freq, Slice/Neg/Concat, Mul, Add

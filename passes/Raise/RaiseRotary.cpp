@@ -9,6 +9,17 @@
 // interleaved) and the frequencies, which must follow theta^(-2i/d); then x
 // bound to random values must come out as rotary(x) computed here.
 //
+// onnxruntime's com.microsoft RotaryEmbedding (onnx.ms_RotaryEmbedding, what
+// onnxruntime-genai's builder writes when RoPE stays out of
+// GroupQueryAttention) carries its own [max_position, rotary_dim / 2] cos/sin
+// tables: it becomes transformer.rotary with cos_sin(tables) once its
+// position_ids are proved, by evaluation at chosen positions, to be the
+// token positions (batch 1, [1, tokens] or [tokens]). 3-D input [1, tokens,
+// heads * head_dim] is split into heads by a reshape, 4-D [1, heads, tokens,
+// head_dim] by a transpose and a reshape. Not raised (a warning says why):
+// a scalar position offset (not one sequence's positions in a ragged batch),
+// is_packed_batching, scale other than 1, tables that depend on graph inputs.
+//
 //===----------------------------------------------------------------------===//
 #include "IRBuilders.h"
 #include "Probe.h"
@@ -190,6 +201,110 @@ bool prove(func::FuncOp func, Value positions, RotarySite &site, std::string &wh
   return false;
 }
 
+/// A com.microsoft RotaryEmbedding raised with its own cos/sin tables.
+struct MsRotarySite {
+  onnx::MsRotaryEmbeddingOp op;
+  int64_t heads = 0, headDim = 0, rotaryDim = 0;
+};
+
+/// Whether `posIds` evaluates to the token positions: bound to chosen
+/// positions, it must come out as [1, T] (or [T]) holding them.
+bool provePositions(func::FuncOp func, Value positions, Value posIds, std::string &why) {
+  if (!dependsOnlyOnShapesAnd(posIds, positions)) {
+    why = "its position_ids are not computed from the token positions";
+    return false;
+  }
+  const std::vector<int64_t> pos = {1, 0, 5, 17, 100, 3, 42};
+  const int64_t T = int64_t(pos.size());
+  eval::Evaluator ev;
+  for (BlockArgument arg : func.getArguments())
+    if (auto t = dyn_cast<RankedTensorType>(arg.getType()))
+      if (std::optional<rt::DType> dt = eval::toDType(t.getElementType()))
+        ev.bind(arg, rt::Tensor::zeros(*dt, {T}));
+  std::optional<rt::DType> posType = eval::toDType(getElementTypeOrSelf(positions.getType()));
+  if (!posType) {
+    why = "the token positions have an unsupported type";
+    return false;
+  }
+  rt::StatusOr<rt::Tensor> p =
+      rt::Tensor::fromDoubles(*posType, {T}, std::vector<double>(pos.begin(), pos.end()));
+  ev.bind(positions, std::move(*p));
+  llvm::Expected<rt::Tensor> got = ev.evaluate(posIds);
+  if (!got) {
+    why = "its position_ids cannot be evaluated: " + llvm::toString(got.takeError());
+    return false;
+  }
+  const rt::Shape &shape = got->shape();
+  if (shape != rt::Shape{1, T} && shape != rt::Shape{T}) {
+    why = "its position_ids are " + got->describe() + ", not the token positions [1, tokens]";
+    return false;
+  }
+  std::vector<double> v = got->toDoubles();
+  for (int64_t i = 0; i < T; ++i)
+    if (v[size_t(i)] != double(pos[size_t(i)])) {
+      why = "its position_ids are not the token positions";
+      return false;
+    }
+  return true;
+}
+
+std::optional<MsRotarySite> matchMsRotary(func::FuncOp func, Value positions,
+                                          onnx::MsRotaryEmbeddingOp op, std::string &why) {
+  if (op.getIsPackedBatching() != 0) {
+    why = "is_packed_batching = 1";
+    return std::nullopt;
+  }
+  if (op.getScale().convertToFloat() != 1.0f) {
+    why = "scale is not 1";
+    return std::nullopt;
+  }
+  auto xt = dyn_cast<RankedTensorType>(op.getInput().getType());
+  auto ct = dyn_cast<RankedTensorType>(op.getCosCache().getType());
+  if (!xt || !ct || ct != op.getSinCache().getType() || ct.getRank() != 2 ||
+      !ct.hasStaticShape() || !isa<FloatType>(ct.getElementType())) {
+    why = "its cos/sin caches are not static [max_position, rotary_dim / 2] tables";
+    return std::nullopt;
+  }
+  if (!dependsOnlyOnShapesAnd(op.getCosCache(), {}) ||
+      !dependsOnlyOnShapesAnd(op.getSinCache(), {})) {
+    why = "its cos/sin caches depend on graph inputs";
+    return std::nullopt;
+  }
+  MsRotarySite site;
+  site.op = op;
+  const int64_t half = ct.getDimSize(1);
+  const int64_t numHeads = int64_t(op.getNumHeads());
+  const int64_t rotAttr = int64_t(op.getRotaryEmbeddingDim());
+  if (xt.getRank() == 4) {
+    if (xt.isDynamicDim(1) || xt.isDynamicDim(3)) {
+      why = "its input's heads or head size are not static";
+      return std::nullopt;
+    }
+    site.heads = xt.getDimSize(1);
+    site.headDim = xt.getDimSize(3);
+  } else if (xt.getRank() == 3 && !xt.isDynamicDim(2)) {
+    const int64_t hidden = xt.getDimSize(2);
+    // As onnxruntime does: without num_heads the head size is the tables'.
+    site.heads = numHeads > 0 ? numHeads : (half > 0 ? hidden / (2 * half) : 0);
+    if (site.heads <= 0 || hidden % site.heads) {
+      why = "its hidden size does not split into heads";
+      return std::nullopt;
+    }
+    site.headDim = hidden / site.heads;
+  } else {
+    why = "its input is not [batch, seq, hidden] with a static hidden size";
+    return std::nullopt;
+  }
+  site.rotaryDim = rotAttr > 0 ? rotAttr : site.headDim;
+  if (site.rotaryDim % 2 || site.rotaryDim > site.headDim || 2 * half != site.rotaryDim) {
+    why = "its cos/sin caches are not [max_position, rotary_dim / 2]";
+    return std::nullopt;
+  }
+  if (!provePositions(func, positions, op.getPositionIds(), why))
+    return std::nullopt;
+  return site;
+}
+
 struct RaiseRotaryPass : public accel::impl::RaiseRotaryBase<RaiseRotaryPass> {
   void runOnOperation() override {
     func::FuncOp func;
@@ -226,6 +341,14 @@ struct RaiseRotaryPass : public accel::impl::RaiseRotaryBase<RaiseRotaryPass> {
       }
       sites.push_back(site);
     });
+    SmallVector<MsRotarySite> msSites;
+    func.walk([&](onnx::MsRotaryEmbeddingOp op) {
+      std::string why;
+      if (std::optional<MsRotarySite> site = matchMsRotary(func, positions, op, why))
+        msSites.push_back(*site);
+      else
+        op.emitWarning() << "rotary embedding could not be raised: " << why;
+    });
     func.walk([&](onnx::AddOp add) {
       std::optional<RotarySite> site = match(add, positions);
       if (!site)
@@ -259,6 +382,35 @@ struct RaiseRotaryPass : public accel::impl::RaiseRotaryBase<RaiseRotaryPass> {
       Value back = transpose(b, loc, reshape(b, loc, rot, {1, -1, s.heads, s.headDim}, t4),
                              {0, 2, 1, 3}, s.target->getResult(0).getType());
       s.target->getResult(0).replaceAllUsesWith(back);
+    }
+    for (MsRotarySite &s : msSites) {
+      onnx::MsRotaryEmbeddingOp op = s.op;
+      OpBuilder b(op);
+      Location loc = op.getLoc();
+      Value x = op.getInput();
+      auto xt = cast<RankedTensorType>(x.getType());
+      Type elem = xt.getElementType();
+      auto t3 = RankedTensorType::get({ShapedType::kDynamic, s.heads, s.headDim}, elem);
+      const bool fourD = xt.getRank() == 4;
+      auto t4 = RankedTensorType::get(
+          {ShapedType::kDynamic, ShapedType::kDynamic, s.heads, s.headDim}, elem);
+      // [1, T, N*D] -> [T, N, D]; [1, N, T, D] -> [1, T, N, D] -> [T, N, D].
+      Value tokens = fourD ? reshape(b, loc, transpose(b, loc, x, {0, 2, 1, 3}, t4),
+                                     {-1, s.heads, s.headDim}, t3)
+                           : reshape(b, loc, x, {-1, s.heads, s.headDim}, t3);
+      Value rot = buildOp(
+          b, loc, "transformer.rotary",
+          {tokens, positions, op.getCosCache(), op.getSinCache()}, t3,
+          {b.getNamedAttr("style", transformer::RotaryStyleAttr::get(
+                                       b.getContext(), op.getInterleaved() != 0
+                                                           ? transformer::RotaryStyle::Interleaved
+                                                           : transformer::RotaryStyle::HalfSplit)),
+           b.getNamedAttr("rotary_dim", b.getI64IntegerAttr(s.rotaryDim)),
+           b.getNamedAttr("operandSegmentSizes", b.getDenseI32ArrayAttr({1, 1, 1, 1}))});
+      Value back = fourD ? transpose(b, loc, reshape(b, loc, rot, {1, -1, s.heads, s.headDim}, t4),
+                                     {0, 2, 1, 3}, op.getType())
+                         : reshape(b, loc, rot, {1, -1, s.heads * s.headDim}, op.getType());
+      op.getResult().replaceAllUsesWith(back);
     }
     eraseDeadOps(func.getBody().front());
   }
