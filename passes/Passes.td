@@ -10,5 +10,6 @@
 #define ACCEL_PASSES
 
 include "Raise/RaisePasses.td"
+include "Fusion/FusionPasses.td"
 
 #endif // ACCEL_PASSES

@@ -12,6 +12,7 @@
 #include "accel/Driver/Pipeline.h"
 #include "accel/Import/OnnxImporter.h"
 #include "accel/Plan/PlanWriter.h"
+#include "accel/Target/Target.h"
 #include "accel/passes/Passes.h"
 
 #include "mlir/IR/Diagnostics.h"
@@ -54,10 +55,9 @@ std::error_code CompileError::convertToErrorCode() const {
 }
 
 std::string accel::checkTargetName(const std::string &target) {
-  static const char *kTargets[] = {"cpu", "a100", "h100", "h200"};
-  if (llvm::find(kTargets, target) != std::end(kTargets))
+  if (accel::target::lookup(target))
     return "";
-  return "unknown target '" + target + "' (expected cpu, a100, h100 or h200)";
+  return "unknown target '" + target + "' (expected " + accel::target::describeNames() + ")";
 }
 
 namespace {
@@ -206,9 +206,7 @@ llvm::Error accel::compileToPlan(const CompileOptions &options) {
   // GPU targets share the CPU schedule (issue 5: the GPU backend runs the same
   // steps); the plan names the SM they are for.
   plan::PlanOptions opts;
-  opts.target = options.target == "a100"                               ? "sm_80"
-                : options.target == "h100" || options.target == "h200" ? "sm_90"
-                                                                       : options.target;
+  opts.target = std::string(accel::target::lookup(options.target)->arch);
   opts.accelcVersion = options.compilerVersion;
   opts.source = options.onnxPath;
   std::string tok = options.noTokenizer             ? ""
@@ -253,7 +251,8 @@ llvm::Error accel::compileToPlan(const CompileOptions &options) {
     return diagnosticError(CompileErrorKind::InvalidArgument,
                            "the -mlir pass manager options do not apply");
   std::string pipelineError;
-  if (mlir::failed(accel::buildRaisePipeline(pm, pipelineError)))
+  if (mlir::failed(accel::buildRaisePipeline(pm, pipelineError)) ||
+      mlir::failed(accel::buildFusionPipeline(pm, pipelineError)))
     return compileError(CompileErrorKind::Internal, "internal error: " + pipelineError);
   if (mlir::failed(pm.run(*module)))
     return diagnosticError(CompileErrorKind::InvalidModel,

@@ -20,3 +20,14 @@ LogicalResult accel::buildRaisePipeline(OpPassManager &pm, std::string &error) {
   llvm::raw_string_ostream os(error);
   return parsePassPipeline(kRaise, pm, os);
 }
+
+LogicalResult accel::buildFusionPipeline(OpPassManager &pm, std::string &error) {
+  // After raising, on the token-major function. Gate/up and QKV first (they
+  // only touch linears and the MLP); the residual add + norm last. Each pass
+  // erases the weights it replaced, so no cleanup is needed.
+  //   accel-opt --pass-pipeline='builtin.module(<this>)' raised.mlir
+  static const char *kFusion =
+      "func.func(accel-fuse-gate-up,accel-fuse-qkv,accel-fuse-add-rms-norm)";
+  llvm::raw_string_ostream os(error);
+  return parsePassPipeline(kFusion, pm, os);
+}

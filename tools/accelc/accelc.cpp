@@ -37,7 +37,7 @@
 namespace cl = llvm::cl;
 
 namespace {
-enum class EmitLevel { Onnx, Transformer, Exec, Plan };
+enum class EmitLevel { Onnx, Transformer, Fused, Exec, Plan };
 
 cl::opt<std::string> inputFilename(cl::Positional, cl::desc("<model.onnx>"), cl::Required);
 cl::opt<std::string> outputFilename("o", cl::desc("Output file ('-' for stdout)"),
@@ -47,6 +47,8 @@ cl::opt<EmitLevel> emitLevel(
     cl::values(clEnumValN(EmitLevel::Onnx, "onnx", "the onnx dialect, as imported"),
                clEnumValN(EmitLevel::Transformer, "transformer",
                           "the transformer dialect, after raising"),
+               clEnumValN(EmitLevel::Fused, "fused",
+                          "the transformer dialect after raising and fusion (what plans hold)"),
                clEnumValN(EmitLevel::Exec, "exec", "the exec schedule (not yet)"),
                clEnumValN(EmitLevel::Plan, "plan", "a plan file (the default; needs -o)")));
 cl::opt<std::string> target("target", cl::desc("Target: cpu, a100, h100, h200"),
@@ -261,6 +263,8 @@ int main(int argc, char **argv) {
       return 1;
     std::string error;
     if (mlir::failed(accel::buildRaisePipeline(pm, error)))
+      return fail("internal error: " + error);
+    if (emitLevel == EmitLevel::Fused && mlir::failed(accel::buildFusionPipeline(pm, error)))
       return fail("internal error: " + error);
     if (mlir::failed(pm.run(*module)))
       return 1;

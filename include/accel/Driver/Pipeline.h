@@ -12,6 +12,12 @@ namespace accel {
 /// `accelc -emit=transformer` stops after it.
 mlir::LogicalResult buildRaisePipeline(mlir::OpPassManager &pm, std::string &error);
 
+/// transformer dialect → fused transformer dialect: gate/up and QKV weight
+/// concatenation, residual add + rms_norm. Runs after buildRaisePipeline in
+/// `accelc -o model.plan` (and accel_compile); `-emit=transformer` shows
+/// the IR before it.
+mlir::LogicalResult buildFusionPipeline(mlir::OpPassManager &pm, std::string &error);
+
 } // namespace accel
 
 #endif // ACCEL_DRIVER_PIPELINE_H

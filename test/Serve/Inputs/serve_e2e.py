@@ -237,8 +237,12 @@ def run_tests(base, prompt, hf_text, args):
           "a running stream holds KV blocks")
     sock.close()
     t0 = time.time()
+    abort_key = 'accel:request_success_total{model_name="demo",finished_reason="abort"}'
+    # The blocks are freed at once; the abort is counted when the scheduler's
+    # next step reports the cancelled request: wait for both.
     after = wait_metrics(base, lambda ms: serve_load.metric(ms, "accel:kv_cache_blocks_used") == 0
-                         and serve_load.metric(ms, "accel:num_requests_running") == 0)
+                         and serve_load.metric(ms, "accel:num_requests_running") == 0
+                         and ms.get(abort_key, 0) >= aborted0 + 1)
     freed_in = time.time() - t0
     aborted = after.get('accel:request_success_total{model_name="demo",finished_reason="abort"}', 0)
     check(serve_load.metric(after, "accel:kv_cache_blocks_used") == 0 and aborted == aborted0 + 1,
