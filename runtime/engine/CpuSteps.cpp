@@ -7,6 +7,8 @@
 //===----------------------------------------------------------------------===//
 #include "runtime/engine/CpuSteps.h"
 
+#include "runtime/engine/StepAttrs.h"
+
 #include "runtime/cpu/onnx/OnnxKernels.h"
 #include "runtime/cpu/transformer/TransformerKernels.h"
 
@@ -24,102 +26,7 @@ namespace {
 
 Status invalid(const std::string &msg) { return Status(StatusCode::kDataLoss, msg); }
 
-/// The attributes of a step by name.
-class Attrs {
-public:
-  Attrs(const plan::PlanFile &plan, const pb::Step &step) : plan_(plan) {
-    for (const pb::Attribute &a : step.attributes())
-      map_.emplace(a.name(), &a);
-  }
-  const pb::Attribute *get(const std::string &name) const {
-    auto it = map_.find(name);
-    return it == map_.end() ? nullptr : it->second;
-  }
-  StatusOr<int64_t> i(const std::string &name, std::optional<int64_t> dflt = {}) const {
-    const pb::Attribute *a = get(name);
-    if (!a) {
-      if (dflt)
-        return *dflt;
-      return invalid("attribute '" + name + "' is missing");
-    }
-    if (a->value_case() != pb::Attribute::kI)
-      return invalid("attribute '" + name + "' is not an integer");
-    return a->i();
-  }
-  StatusOr<double> f(const std::string &name, std::optional<double> dflt = {}) const {
-    const pb::Attribute *a = get(name);
-    if (!a) {
-      if (dflt)
-        return *dflt;
-      return invalid("attribute '" + name + "' is missing");
-    }
-    if (a->value_case() != pb::Attribute::kF)
-      return invalid("attribute '" + name + "' is not a float");
-    return a->f();
-  }
-  StatusOr<std::string> s(const std::string &name, std::optional<std::string> dflt = {}) const {
-    const pb::Attribute *a = get(name);
-    if (!a) {
-      if (dflt)
-        return *dflt;
-      return invalid("attribute '" + name + "' is missing");
-    }
-    if (a->value_case() != pb::Attribute::kS)
-      return invalid("attribute '" + name + "' is not a string");
-    return a->s();
-  }
-  StatusOr<std::vector<int64_t>> ints(const std::string &name) const {
-    const pb::Attribute *a = get(name);
-    if (!a || a->value_case() != pb::Attribute::kInts)
-      return invalid("attribute '" + name + "' is missing or not a list of integers");
-    return std::vector<int64_t>(a->ints().values().begin(), a->ints().values().end());
-  }
-  StatusOr<DType> dtype(const std::string &name) const {
-    ACCEL_RT_ASSIGN_OR_RETURN(std::string n, s(name));
-    if (std::optional<DType> d = dtypeFromName(n))
-      return *d;
-    return invalid("attribute '" + name + "' names unknown element type '" + n + "'");
-  }
-  /// Every attribute in the ONNX kernels' form.
-  StatusOr<onnx::AttrMap> onnxAttrs() const {
-    onnx::AttrMap out;
-    for (auto &[name, a] : map_) {
-      if (name.rfind("accel.", 0) == 0)
-        continue; // the plan's own bookkeeping, not an ONNX attribute
-      switch (a->value_case()) {
-      case pb::Attribute::kI:
-        out[name] = a->i();
-        break;
-      case pb::Attribute::kF:
-        out[name] = float(a->f());
-        break;
-      case pb::Attribute::kS:
-        out[name] = a->s();
-        break;
-      case pb::Attribute::kInts:
-        out[name] = std::vector<int64_t>(a->ints().values().begin(), a->ints().values().end());
-        break;
-      case pb::Attribute::kFloats:
-        out[name] = std::vector<float>(a->floats().values().begin(), a->floats().values().end());
-        break;
-      case pb::Attribute::kStrings:
-        out[name] =
-            std::vector<std::string>(a->strings().values().begin(), a->strings().values().end());
-        break;
-      case pb::Attribute::kTensor:
-        out[name] = plan_.constant(a->tensor());
-        break;
-      default:
-        return invalid("attribute '" + name + "' has no value");
-      }
-    }
-    return out;
-  }
-
-private:
-  const plan::PlanFile &plan_;
-  std::map<std::string, const pb::Attribute *> map_;
-};
+using Attrs = StepAttrs;
 
 /// A kernel of one result.
 template <typename Fn> Kernel one(Fn fn) {
@@ -130,26 +37,6 @@ template <typename Fn> Kernel one(Fn fn) {
     out.push_back(std::move(*t));
     return Status::ok();
   };
-}
-
-Status needInputs(const pb::Step &step, size_t required, size_t max) {
-  size_t n = size_t(step.inputs_size());
-  if (n < required || n > max)
-    return invalid("it has " + std::to_string(n) + " operands, " +
-                   (required == max ? std::to_string(required)
-                                    : std::to_string(required) + " to " + std::to_string(max)) +
-                   " expected");
-  for (size_t i = 0; i < required; ++i)
-    if (step.inputs(int(i)) < 0)
-      return invalid("operand " + std::to_string(i) + " is required");
-  return Status::ok();
-}
-
-Status needOutputs(const pb::Step &step, size_t n) {
-  if (size_t(step.outputs_size()) != n)
-    return invalid("it has " + std::to_string(step.outputs_size()) + " results, " +
-                   std::to_string(n) + " expected");
-  return Status::ok();
 }
 
 StatusOr<tk::ActivationKind> activationKind(const Attrs &a) {

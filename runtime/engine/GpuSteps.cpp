@@ -8,6 +8,8 @@
 //===----------------------------------------------------------------------===//
 #include "runtime/engine/GpuSteps.h"
 
+#include "runtime/engine/StepAttrs.h"
+
 #include "runtime/cpu/onnx/OnnxKernels.h"
 #include "runtime/cpu/transformer/TransformerKernels.h"
 
@@ -150,118 +152,7 @@ void GpuRunState::noteFallback(const std::string &op) {
 
 namespace {
 
-//===----------------------------------------------------------------------===//
-// Attributes (as CpuSteps.cpp reads them)
-//===----------------------------------------------------------------------===//
-
-class Attrs {
-public:
-  Attrs(const plan::PlanFile &plan, const pb::Step &step) : plan_(plan) {
-    for (const pb::Attribute &a : step.attributes())
-      map_.emplace(a.name(), &a);
-  }
-  const pb::Attribute *get(const std::string &name) const {
-    auto it = map_.find(name);
-    return it == map_.end() ? nullptr : it->second;
-  }
-  StatusOr<int64_t> i(const std::string &name, std::optional<int64_t> dflt = {}) const {
-    const pb::Attribute *a = get(name);
-    if (!a) {
-      if (dflt)
-        return *dflt;
-      return invalid("attribute '" + name + "' is missing");
-    }
-    if (a->value_case() != pb::Attribute::kI)
-      return invalid("attribute '" + name + "' is not an integer");
-    return a->i();
-  }
-  StatusOr<double> f(const std::string &name, std::optional<double> dflt = {}) const {
-    const pb::Attribute *a = get(name);
-    if (!a) {
-      if (dflt)
-        return *dflt;
-      return invalid("attribute '" + name + "' is missing");
-    }
-    if (a->value_case() != pb::Attribute::kF)
-      return invalid("attribute '" + name + "' is not a float");
-    return a->f();
-  }
-  StatusOr<std::string> s(const std::string &name, std::optional<std::string> dflt = {}) const {
-    const pb::Attribute *a = get(name);
-    if (!a) {
-      if (dflt)
-        return *dflt;
-      return invalid("attribute '" + name + "' is missing");
-    }
-    if (a->value_case() != pb::Attribute::kS)
-      return invalid("attribute '" + name + "' is not a string");
-    return a->s();
-  }
-  StatusOr<std::vector<int64_t>> ints(const std::string &name) const {
-    const pb::Attribute *a = get(name);
-    if (!a || a->value_case() != pb::Attribute::kInts)
-      return invalid("attribute '" + name + "' is missing or not a list of integers");
-    return std::vector<int64_t>(a->ints().values().begin(), a->ints().values().end());
-  }
-  StatusOr<onnx::AttrMap> onnxAttrs() const {
-    onnx::AttrMap out;
-    for (auto &[name, a] : map_) {
-      if (name.rfind("accel.", 0) == 0)
-        continue;
-      switch (a->value_case()) {
-      case pb::Attribute::kI:
-        out[name] = a->i();
-        break;
-      case pb::Attribute::kF:
-        out[name] = float(a->f());
-        break;
-      case pb::Attribute::kS:
-        out[name] = a->s();
-        break;
-      case pb::Attribute::kInts:
-        out[name] = std::vector<int64_t>(a->ints().values().begin(), a->ints().values().end());
-        break;
-      case pb::Attribute::kFloats:
-        out[name] = std::vector<float>(a->floats().values().begin(), a->floats().values().end());
-        break;
-      case pb::Attribute::kStrings:
-        out[name] =
-            std::vector<std::string>(a->strings().values().begin(), a->strings().values().end());
-        break;
-      case pb::Attribute::kTensor:
-        out[name] = plan_.constant(a->tensor());
-        break;
-      default:
-        return invalid("attribute '" + name + "' has no value");
-      }
-    }
-    return out;
-  }
-
-private:
-  const plan::PlanFile &plan_;
-  std::map<std::string, const pb::Attribute *> map_;
-};
-
-Status needInputs(const pb::Step &step, size_t required, size_t max) {
-  size_t n = size_t(step.inputs_size());
-  if (n < required || n > max)
-    return invalid("it has " + std::to_string(n) + " operands, " +
-                   (required == max ? std::to_string(required)
-                                    : std::to_string(required) + " to " + std::to_string(max)) +
-                   " expected");
-  for (size_t i = 0; i < required; ++i)
-    if (step.inputs(int(i)) < 0)
-      return invalid("operand " + std::to_string(i) + " is required");
-  return Status::ok();
-}
-
-Status needOutputs(const pb::Step &step, size_t n) {
-  if (size_t(step.outputs_size()) != n)
-    return invalid("it has " + std::to_string(step.outputs_size()) + " results, " +
-                   std::to_string(n) + " expected");
-  return Status::ok();
-}
+using Attrs = StepAttrs;
 
 GpuValue *at(const Inputs &in, size_t i) { return i < in.size() ? in[i] : nullptr; }
 

@@ -1,0 +1,49 @@
+//===- StepAttrs.h - reading a plan step's operands and attributes -*- C++ -*-===//
+//
+// What the CPU and GPU executors share when they prepare a step: the
+// attributes by name with typed getters (a missing or mistyped attribute is
+// one sentence naming it), the ONNX kernels' attribute map, and operand /
+// result count checks. Errors are kDataLoss: a plan that says something
+// else than its step table is damaged.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ACCEL_RUNTIME_ENGINE_STEPATTRS_H
+#define ACCEL_RUNTIME_ENGINE_STEPATTRS_H
+
+#include "runtime/cpu/onnx/OnnxKernels.h"
+#include "runtime/plan/PlanFile.h"
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace accel::rt::engine {
+
+class StepAttrs {
+public:
+  StepAttrs(const plan::PlanFile &plan, const accel::plan::Step &step);
+  const accel::plan::Attribute *get(const std::string &name) const;
+  StatusOr<int64_t> i(const std::string &name, std::optional<int64_t> dflt = {}) const;
+  StatusOr<double> f(const std::string &name, std::optional<double> dflt = {}) const;
+  StatusOr<std::string> s(const std::string &name, std::optional<std::string> dflt = {}) const;
+  StatusOr<std::vector<int64_t>> ints(const std::string &name) const;
+  StatusOr<DType> dtype(const std::string &name) const;
+  /// Every attribute in the ONNX kernels' form (the plan's own `accel.*`
+  /// bookkeeping left out).
+  StatusOr<onnx::AttrMap> onnxAttrs() const;
+
+private:
+  const plan::PlanFile &plan_;
+  std::map<std::string, const accel::plan::Attribute *> map_;
+};
+
+/// `step` has between `required` and `max` operands, the first `required`
+/// present.
+Status needInputs(const accel::plan::Step &step, size_t required, size_t max);
+/// `step` has exactly `n` results.
+Status needOutputs(const accel::plan::Step &step, size_t n);
+
+} // namespace accel::rt::engine
+
+#endif // ACCEL_RUNTIME_ENGINE_STEPATTRS_H
