@@ -63,45 +63,6 @@ StatusOr<tk::PagedAttentionParams> attentionParams(const Attrs &a) {
   return p;
 }
 
-StatusOr<tk::RotaryParams> rotaryParams(const Attrs &a) {
-  tk::RotaryParams p;
-  ACCEL_RT_ASSIGN_OR_RETURN(std::string style, a.s("style"));
-  if (style == "half_split")
-    p.style = tk::RotaryStyle::kHalfSplit;
-  else if (style == "interleaved")
-    p.style = tk::RotaryStyle::kInterleaved;
-  else
-    return invalid("unknown rotary style '" + style + "'");
-  ACCEL_RT_ASSIGN_OR_RETURN(p.rotaryDim, a.i("rotary_dim"));
-  ACCEL_RT_ASSIGN_OR_RETURN(p.theta, a.f("theta", 10000.0));
-  ACCEL_RT_ASSIGN_OR_RETURN(std::string kind, a.s("scaling.kind", std::string("none")));
-  static const std::map<std::string, tk::RopeScalingKind> kinds = {
-      {"none", tk::RopeScalingKind::kNone},
-      {"linear", tk::RopeScalingKind::kLinear},
-      {"dynamic_ntk", tk::RopeScalingKind::kDynamicNtk},
-      {"llama3", tk::RopeScalingKind::kLlama3},
-      {"yarn", tk::RopeScalingKind::kYarn}};
-  auto it = kinds.find(kind);
-  if (it == kinds.end())
-    return invalid("unknown rope scaling '" + kind + "'");
-  tk::RopeScaling &sc = p.scaling;
-  sc.kind = it->second;
-  ACCEL_RT_ASSIGN_OR_RETURN(double factor, a.f("scaling.factor", 1.0));
-  ACCEL_RT_ASSIGN_OR_RETURN(sc.originalMaxPosition, a.i("scaling.original_max_position", 0));
-  ACCEL_RT_ASSIGN_OR_RETURN(double lo, a.f("scaling.low_freq_factor", sc.lowFreqFactor));
-  ACCEL_RT_ASSIGN_OR_RETURN(double hi, a.f("scaling.high_freq_factor", sc.highFreqFactor));
-  ACCEL_RT_ASSIGN_OR_RETURN(double bf, a.f("scaling.beta_fast", sc.betaFast));
-  ACCEL_RT_ASSIGN_OR_RETURN(double bs, a.f("scaling.beta_slow", sc.betaSlow));
-  sc.factor = float(factor);
-  sc.lowFreqFactor = float(lo);
-  sc.highFreqFactor = float(hi);
-  sc.betaFast = float(bf);
-  sc.betaSlow = float(bs);
-  // Refuse at load what the kernel would refuse at every step.
-  if (sc.kind != tk::RopeScalingKind::kNone)
-    ACCEL_RT_RETURN_IF_ERROR(tk::rotaryInvFreq(p.rotaryDim, p.theta, sc).status());
-  return p;
-}
 
 //===----------------------------------------------------------------------===//
 // launch
@@ -183,7 +144,7 @@ StatusOr<Kernel> prepareLaunch(const plan::PlanFile &plan, const pb::Step &step,
   }
   if (op == "rotary") {
     ACCEL_RT_RETURN_IF_ERROR(needInputs(step, 2, 4));
-    ACCEL_RT_ASSIGN_OR_RETURN(tk::RotaryParams p, rotaryParams(a));
+    ACCEL_RT_ASSIGN_OR_RETURN(tk::RotaryParams p, readRotaryParams(a));
     return one([p](const StepContext &, const Inputs &in) {
       tk::RotaryParams q = p;
       q.cosTable = in.size() > 2 ? in[2] : nullptr;

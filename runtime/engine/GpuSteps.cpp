@@ -817,31 +817,11 @@ StatusOr<GpuKernel> prepareLaunch(const plan::PlanFile &plan, const pb::Step &st
   }
   if (op == "rotary") {
     ACCEL_RT_RETURN_IF_ERROR(needInputs(step, 2, 4));
-    ACCEL_RT_ASSIGN_OR_RETURN(std::string style, a.s("style"));
-    if (style != "half_split" && style != "interleaved")
-      return invalid("unknown rotary style '" + style + "'");
-    ACCEL_RT_ASSIGN_OR_RETURN(int64_t rotaryDim, a.i("rotary_dim"));
-    ACCEL_RT_ASSIGN_OR_RETURN(double theta, a.f("theta", 10000.0));
-    ACCEL_RT_ASSIGN_OR_RETURN(std::string kind, a.s("scaling.kind", std::string("none")));
-    static const std::map<std::string, tk::RopeScalingKind> kinds = {
-        {"none", tk::RopeScalingKind::kNone},
-        {"linear", tk::RopeScalingKind::kLinear},
-        {"dynamic_ntk", tk::RopeScalingKind::kDynamicNtk},
-        {"llama3", tk::RopeScalingKind::kLlama3},
-        {"yarn", tk::RopeScalingKind::kYarn}};
-    auto it = kinds.find(kind);
-    if (it == kinds.end())
-      return invalid("unknown rope scaling '" + kind + "'");
-    tk::RopeScaling sc;
-    sc.kind = it->second;
-    ACCEL_RT_ASSIGN_OR_RETURN(double factor, a.f("scaling.factor", 1.0));
-    ACCEL_RT_ASSIGN_OR_RETURN(sc.originalMaxPosition, a.i("scaling.original_max_position", 0));
-    ACCEL_RT_ASSIGN_OR_RETURN(double lo, a.f("scaling.low_freq_factor", sc.lowFreqFactor));
-    ACCEL_RT_ASSIGN_OR_RETURN(double hi, a.f("scaling.high_freq_factor", sc.highFreqFactor));
-    sc.factor = float(factor);
-    sc.lowFreqFactor = float(lo);
-    sc.highFreqFactor = float(hi);
-    const bool interleaved = style == "interleaved";
+    ACCEL_RT_ASSIGN_OR_RETURN(tk::RotaryParams rp, readRotaryParams(a));
+    const int64_t rotaryDim = rp.rotaryDim;
+    const double theta = rp.theta;
+    const tk::RopeScaling sc = rp.scaling;
+    const bool interleaved = rp.style == tk::RotaryStyle::kInterleaved;
     const bool tables = step.inputs_size() > 2 && step.inputs(2) >= 0;
     // inv_freq (the CPU's own function, scaling included), uploaded at the
     // first run; with explicit tables it is not needed.

@@ -11,6 +11,7 @@
 #define ACCEL_RUNTIME_ENGINE_STEPATTRS_H
 
 #include "runtime/cpu/onnx/OnnxKernels.h"
+#include "runtime/cpu/transformer/Rotary.h"
 #include "runtime/plan/PlanFile.h"
 
 #include <map>
@@ -37,6 +38,10 @@ private:
   const plan::PlanFile &plan_;
   std::map<std::string, const accel::plan::Attribute *> map_;
 };
+
+/// A rotary step's style, rotary_dim, theta and `scaling.*` attributes; a
+/// scaling the kernels cannot compute fails here, at load.
+StatusOr<cpu::transformer::RotaryParams> readRotaryParams(const StepAttrs &a);
 
 /// `step` has between `required` and `max` operands, the first `required`
 /// present.
