@@ -206,20 +206,15 @@ struct SkipLayerNorm : OpRewritePattern<onnx::MsSkipLayerNormalizationOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(onnx::MsSkipLayerNormalizationOp op,
                                 PatternRewriter &rewriter) const override {
-    // onnxruntime's default epsilon for SkipLayerNormalization.
-    double eps = op.getEpsilon() ? op.getEpsilon()->convertToDouble() : 1e-12;
+    const char *why = nullptr;
+    std::optional<double> eps = checkSkipNorm(op, why);
+    if (!eps)
+      return rewriter.notifyMatchFailure(op, why);
     Value input = op.getInput(), skip = op.getSkip();
-    Type type = input.getType();
-    if (op.getBias() || (op.getMean() && !op.getMean().use_empty()) ||
-        (op.getInvStdVar() && !op.getInvStdVar().use_empty()))
-      return rewriter.notifyMatchFailure(op, "bias, mean or inv_std_var used");
-    if (skip.getType() != type || op.getOutput().getType() != type ||
-        (op.getInputSkipBiasSum() &&
-         op.getInputSkipBiasSum().getType() != type) ||
-        !isFloatTensor(type) || !(eps > 0) ||
-        !isNormParameterFor(op.getGamma(), input) ||
+    if (!isNormParameterFor(op.getGamma(), input) ||
         (op.getBeta() && !isNormParameterFor(op.getBeta(), input)))
-      return rewriter.notifyMatchFailure(op, "types or parameters do not fit");
+      return rewriter.notifyMatchFailure(op, "gamma or beta does not fit");
+    Type type = input.getType();
     Location loc = op.getLoc();
     Value residual = flattenTokens(rewriter, loc, skip);
     Value branch = flattenTokens(rewriter, loc, input);
@@ -227,7 +222,7 @@ struct SkipLayerNorm : OpRewritePattern<onnx::MsSkipLayerNormalizationOp> {
         rewriter, loc, residual.getType(), residual, branch);
     Value norm = transformer::LayerNormOp::create(
         rewriter, loc, sum.getType(), sum, op.getGamma(), op.getBeta(),
-        rewriter.getF64FloatAttr(eps));
+        rewriter.getF64FloatAttr(*eps));
     if (Value sumResult = op.getInputSkipBiasSum())
       rewriter.replaceAllUsesWith(
           sumResult, unflattenTokens(rewriter, loc, sum, input, type));

@@ -213,19 +213,14 @@ struct SkipSimplifiedLayerNorm
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(onnx::MsSkipSimplifiedLayerNormalizationOp op,
                                 PatternRewriter &rewriter) const override {
-    // onnxruntime's default epsilon for the Skip norms.
-    double eps = op.getEpsilon() ? op.getEpsilon()->convertToDouble() : 1e-12;
+    const char *why = nullptr;
+    std::optional<double> eps = checkSkipNorm(op, why);
+    if (!eps)
+      return rewriter.notifyMatchFailure(op, why);
     Value input = op.getInput(), skip = op.getSkip();
+    if (!isNormWeightFor(op.getGamma(), input))
+      return rewriter.notifyMatchFailure(op, "gamma does not fit");
     Type type = input.getType();
-    if (op.getBias() || (op.getMean() && !op.getMean().use_empty()) ||
-        (op.getInvStdVar() && !op.getInvStdVar().use_empty()))
-      return rewriter.notifyMatchFailure(op, "bias, mean or inv_std_var used");
-    if (skip.getType() != type || op.getOutput().getType() != type ||
-        (op.getInputSkipBiasSum() &&
-         op.getInputSkipBiasSum().getType() != type) ||
-        !isFloatTensor(type) || !(eps > 0) ||
-        !isNormWeightFor(op.getGamma(), input))
-      return rewriter.notifyMatchFailure(op, "types or weight do not fit");
     Location loc = op.getLoc();
     Value residual = flattenTokens(rewriter, loc, skip);
     Value branch = flattenTokens(rewriter, loc, input);
@@ -233,7 +228,7 @@ struct SkipSimplifiedLayerNorm
         rewriter, loc, residual.getType(), residual, branch);
     Value norm = transformer::RmsNormOp::create(
         rewriter, loc, sum.getType(), sum, op.getGamma(),
-        rewriter.getF64FloatAttr(eps), FloatAttr());
+        rewriter.getF64FloatAttr(*eps), FloatAttr());
     if (Value sumResult = op.getInputSkipBiasSum())
       rewriter.replaceAllUsesWith(
           sumResult, unflattenTokens(rewriter, loc, sum, input, type));

@@ -184,6 +184,29 @@ bool flowsToGraphOutput(mlir::Value v);
 /// function.
 bool isLmHead(mlir::Value v, int64_t outFeatures);
 
+/// The checks onnxruntime's two Skip norms (SkipLayerNormalization,
+/// SkipSimplifiedLayerNormalization) share before they can become a residual
+/// add and a norm: no bias, mean / inv_std_var unused, skip, output and sum
+/// typed like the float input, a positive epsilon (onnxruntime's default
+/// 1e-12 when absent). Returns the epsilon, or fails with `why` set.
+template <typename SkipNormOp>
+std::optional<double> checkSkipNorm(SkipNormOp op, const char *&why) {
+  double eps = op.getEpsilon() ? op.getEpsilon()->convertToDouble() : 1e-12;
+  mlir::Type type = op.getInput().getType();
+  if (op.getBias() || (op.getMean() && !op.getMean().use_empty()) ||
+      (op.getInvStdVar() && !op.getInvStdVar().use_empty())) {
+    why = "bias, mean or inv_std_var used";
+    return std::nullopt;
+  }
+  if (op.getSkip().getType() != type || op.getOutput().getType() != type ||
+      (op.getInputSkipBiasSum() && op.getInputSkipBiasSum().getType() != type) ||
+      !isFloatTensor(type) || !(eps > 0)) {
+    why = "types or epsilon do not fit";
+    return std::nullopt;
+  }
+  return eps;
+}
+
 } // namespace accel::raise
 
 #endif // ACCEL_PASSES_RAISE_RAISEUTILS_H
