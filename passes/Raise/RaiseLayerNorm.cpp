@@ -210,25 +210,15 @@ struct SkipLayerNorm : OpRewritePattern<onnx::MsSkipLayerNormalizationOp> {
     std::optional<double> eps = checkSkipNorm(op, why);
     if (!eps)
       return rewriter.notifyMatchFailure(op, why);
-    Value input = op.getInput(), skip = op.getSkip();
+    Value input = op.getInput();
     if (!isNormParameterFor(op.getGamma(), input) ||
         (op.getBeta() && !isNormParameterFor(op.getBeta(), input)))
       return rewriter.notifyMatchFailure(op, "gamma or beta does not fit");
-    Type type = input.getType();
-    Location loc = op.getLoc();
-    Value residual = flattenTokens(rewriter, loc, skip);
-    Value branch = flattenTokens(rewriter, loc, input);
-    Value sum = transformer::ResidualAddOp::create(
-        rewriter, loc, residual.getType(), residual, branch);
-    Value norm = transformer::LayerNormOp::create(
-        rewriter, loc, sum.getType(), sum, op.getGamma(), op.getBeta(),
-        rewriter.getF64FloatAttr(*eps));
-    if (Value sumResult = op.getInputSkipBiasSum())
-      rewriter.replaceAllUsesWith(
-          sumResult, unflattenTokens(rewriter, loc, sum, input, type));
-    rewriter.replaceAllUsesWith(
-        op.getOutput(), unflattenTokens(rewriter, loc, norm, input, type));
-    rewriter.eraseOp(op);
+    rewriteSkipNorm(op, rewriter, [&](Value sum) -> Value {
+      return transformer::LayerNormOp::create(rewriter, op.getLoc(), sum.getType(), sum,
+                                              op.getGamma(), op.getBeta(),
+                                              rewriter.getF64FloatAttr(*eps));
+    });
     return success();
   }
 };

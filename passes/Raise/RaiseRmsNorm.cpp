@@ -217,24 +217,14 @@ struct SkipSimplifiedLayerNorm
     std::optional<double> eps = checkSkipNorm(op, why);
     if (!eps)
       return rewriter.notifyMatchFailure(op, why);
-    Value input = op.getInput(), skip = op.getSkip();
+    Value input = op.getInput();
     if (!isNormWeightFor(op.getGamma(), input))
       return rewriter.notifyMatchFailure(op, "gamma does not fit");
-    Type type = input.getType();
-    Location loc = op.getLoc();
-    Value residual = flattenTokens(rewriter, loc, skip);
-    Value branch = flattenTokens(rewriter, loc, input);
-    Value sum = transformer::ResidualAddOp::create(
-        rewriter, loc, residual.getType(), residual, branch);
-    Value norm = transformer::RmsNormOp::create(
-        rewriter, loc, sum.getType(), sum, op.getGamma(),
-        rewriter.getF64FloatAttr(*eps), FloatAttr());
-    if (Value sumResult = op.getInputSkipBiasSum())
-      rewriter.replaceAllUsesWith(
-          sumResult, unflattenTokens(rewriter, loc, sum, input, type));
-    rewriter.replaceAllUsesWith(
-        op.getOutput(), unflattenTokens(rewriter, loc, norm, input, type));
-    rewriter.eraseOp(op);
+    rewriteSkipNorm(op, rewriter, [&](Value sum) -> Value {
+      return transformer::RmsNormOp::create(rewriter, op.getLoc(), sum.getType(), sum,
+                                            op.getGamma(), rewriter.getF64FloatAttr(*eps),
+                                            FloatAttr());
+    });
     return success();
   }
 };

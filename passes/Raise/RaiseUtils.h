@@ -9,6 +9,8 @@
 #ifndef ACCEL_PASSES_RAISE_RAISEUTILS_H
 #define ACCEL_PASSES_RAISE_RAISEUTILS_H
 
+#include "accel/dialects/Transformer/TransformerOps.h"
+
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinTypes.h"
@@ -205,6 +207,26 @@ std::optional<double> checkSkipNorm(SkipNormOp op, const char *&why) {
     return std::nullopt;
   }
   return eps;
+}
+
+/// Rewrites a Skip norm that passed checkSkipNorm as
+/// `sum = residual_add(skip, input)` and `makeNorm(sum)` on token-major
+/// [tokens, hidden] values, and replaces the op's output (and its sum result,
+/// when used) with them in the op's own shape.
+template <typename SkipNormOp, typename MakeNorm>
+void rewriteSkipNorm(SkipNormOp op, mlir::PatternRewriter &rewriter, MakeNorm makeNorm) {
+  mlir::Value input = op.getInput();
+  mlir::Type type = input.getType();
+  mlir::Location loc = op.getLoc();
+  mlir::Value residual = flattenTokens(rewriter, loc, op.getSkip());
+  mlir::Value branch = flattenTokens(rewriter, loc, input);
+  mlir::Value sum = transformer::ResidualAddOp::create(rewriter, loc, residual.getType(),
+                                                       residual, branch);
+  mlir::Value norm = makeNorm(sum);
+  if (mlir::Value sumResult = op.getInputSkipBiasSum())
+    rewriter.replaceAllUsesWith(sumResult, unflattenTokens(rewriter, loc, sum, input, type));
+  rewriter.replaceAllUsesWith(op.getOutput(), unflattenTokens(rewriter, loc, norm, input, type));
+  rewriter.eraseOp(op);
 }
 
 } // namespace accel::raise
