@@ -67,9 +67,26 @@ bool fitsInt(int64_t m, int64_t n, int64_t k, int64_t lda, int64_t ldb,
 
 bool gemmUsesBlas() { return ACCEL_HAVE_CBLAS != 0; }
 
-void gemmF32(bool transA, bool transB, int64_t m, int64_t n, int64_t k,
-             float alpha, const float *a, int64_t lda, const float *b,
-             int64_t ldb, float beta, float *c, int64_t ldc) {
+namespace {
+
+#if ACCEL_HAVE_CBLAS
+void cblasGemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int m, int n, int k, float alpha,
+               const float *a, int lda, const float *b, int ldb, float beta, float *c,
+               int ldc) {
+  cblas_sgemm(CblasRowMajor, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+}
+void cblasGemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int m, int n, int k, double alpha,
+               const double *a, int lda, const double *b, int ldb, double beta, double *c,
+               int ldc) {
+  cblas_dgemm(CblasRowMajor, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+}
+#endif
+
+/// C = alpha * op(A) op(B) + beta * C through BLAS when the sizes fit its
+/// int arguments, else the plain loop.
+template <typename T>
+void gemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k, T alpha, const T *a,
+          int64_t lda, const T *b, int64_t ldb, T beta, T *c, int64_t ldc) {
   if (m <= 0 || n <= 0)
     return;
   if (k <= 0) {
@@ -78,37 +95,28 @@ void gemmF32(bool transA, bool transB, int64_t m, int64_t n, int64_t k,
   }
 #if ACCEL_HAVE_CBLAS
   if (fitsInt(m, n, k, lda, ldb, ldc)) {
-    if (beta == 0.0f)
-      scaleC(m, n, 0.0f, c, ldc); // never let NaN garbage in C through
-    cblas_sgemm(CblasRowMajor, transA ? CblasTrans : CblasNoTrans,
-                transB ? CblasTrans : CblasNoTrans, int(m), int(n), int(k),
-                alpha, a, int(lda), b, int(ldb), beta, c, int(ldc));
+    if (beta == T(0))
+      scaleC(m, n, T(0), c, ldc); // never let NaN garbage in C through
+    cblasGemm(transA ? CblasTrans : CblasNoTrans, transB ? CblasTrans : CblasNoTrans, int(m),
+              int(n), int(k), alpha, a, int(lda), b, int(ldb), beta, c, int(ldc));
     return;
   }
 #endif
   gemmLoop(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
 
+} // namespace
+
+void gemmF32(bool transA, bool transB, int64_t m, int64_t n, int64_t k,
+             float alpha, const float *a, int64_t lda, const float *b,
+             int64_t ldb, float beta, float *c, int64_t ldc) {
+  gemm(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+}
+
 void gemmF64(bool transA, bool transB, int64_t m, int64_t n, int64_t k,
              double alpha, const double *a, int64_t lda, const double *b,
              int64_t ldb, double beta, double *c, int64_t ldc) {
-  if (m <= 0 || n <= 0)
-    return;
-  if (k <= 0) {
-    scaleC(m, n, beta, c, ldc);
-    return;
-  }
-#if ACCEL_HAVE_CBLAS
-  if (fitsInt(m, n, k, lda, ldb, ldc)) {
-    if (beta == 0.0)
-      scaleC(m, n, 0.0, c, ldc);
-    cblas_dgemm(CblasRowMajor, transA ? CblasTrans : CblasNoTrans,
-                transB ? CblasTrans : CblasNoTrans, int(m), int(n), int(k),
-                alpha, a, int(lda), b, int(ldb), beta, c, int(ldc));
-    return;
-  }
-#endif
-  gemmLoop(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+  gemm(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
 
 } // namespace accel::rt::cpu
