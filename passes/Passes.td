@@ -11,5 +11,7 @@
 
 include "Raise/RaisePasses.td"
 include "Fusion/FusionPasses.td"
+include "Precision/PrecisionPasses.td"
+include "Partition/PartitionPasses.td"
 
 #endif // ACCEL_PASSES

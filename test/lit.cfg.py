@@ -21,5 +21,19 @@ llvm_config.use_default_substitutions()
 
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 tool_dirs = [config.accel_tools_dir, config.llvm_tools_dir]
-tools = ["accel-opt", "accelc", "accel-run"]
+tools = ["accel-opt", "accelc", "accel-run", "accel-bench"]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
+
+# lib/Codegen: PTX needs the CUDA toolkit's libdevice (feature `libdevice`);
+# assembling it needs ptxas (feature `ptxas`, substitution %ptxas).
+cuda_path = os.environ.get("CUDA_HOME") or os.environ.get("CUDA_PATH") or "/usr/local/cuda"
+if os.path.exists(os.path.join(cuda_path, "nvvm", "libdevice", "libdevice.10.bc")):
+    config.available_features.add("libdevice")
+    config.substitutions.append(("%cuda_path", cuda_path))
+ptxas = os.path.join(cuda_path, "bin", "ptxas")
+if not os.access(ptxas, os.X_OK):
+    import shutil
+    ptxas = shutil.which("ptxas")
+if ptxas:
+    config.available_features.add("ptxas")
+    config.substitutions.append(("%ptxas", ptxas))

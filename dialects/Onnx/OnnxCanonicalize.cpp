@@ -4,6 +4,7 @@
 // back, a reshape to [T, heads, D] and back); these patterns fold them:
 //
 //   Transpose(Transpose(x, p1), p2)  → Transpose(x, p1∘p2), or x when identity
+//                                      (x may be more static than the result)
 //   Reshape(Reshape(x, s1), s2)      → Reshape(x, s2)   (s2 constant, no 0s)
 //   Reshape(x, s)                    → x   when s keeps x's shape
 //
@@ -27,6 +28,26 @@ SmallVector<int64_t> permOf(TransposeOp op) {
   return rev;
 }
 
+/// Whether `x` may stand in for `op`'s result: the same element type and
+/// rank, every static dim of the result static and equal in `x` (x only knows
+/// more, e.g. [1, ?, 32, 128] for [?, ?, 32, 128]), and every user an onnx
+/// op (their verifiers accept a more static operand; other dialects' may
+/// not).
+bool refinesForOnnxUsers(Value x, Operation *op) {
+  auto from = dyn_cast<RankedTensorType>(x.getType());
+  auto to = dyn_cast<RankedTensorType>(op->getResult(0).getType());
+  if (!from || !to || from.getElementType() != to.getElementType() ||
+      from.getRank() != to.getRank())
+    return false;
+  for (int64_t i = 0; i < to.getRank(); ++i)
+    if (!to.isDynamicDim(i) && (from.isDynamicDim(i) || from.getDimSize(i) != to.getDimSize(i)))
+      return false;
+  for (Operation *user : op->getResult(0).getUsers())
+    if (user->getDialect() != op->getDialect())
+      return false;
+  return true;
+}
+
 struct ComposeTransposes : OpRewritePattern<TransposeOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(TransposeOp op, PatternRewriter &rewriter) const override {
@@ -43,12 +64,12 @@ struct ComposeTransposes : OpRewritePattern<TransposeOp> {
       identity &= composed.back() == int64_t(i);
     }
     Value x = inner.getData();
-    if (identity && x.getType() == op.getType()) {
+    if (identity && (x.getType() == op.getType() || refinesForOnnxUsers(x, op))) {
       rewriter.replaceOp(op, x);
       return success();
     }
     if (identity)
-      return failure(); // types differ in what is static: keep the ops
+      return failure(); // types differ in more than what is static: keep the ops
     rewriter.modifyOpInPlace(op, [&] {
       op.getDataMutable().assign(x);
       op.setPermAttr(rewriter.getDenseI64ArrayAttr(composed));

@@ -24,11 +24,11 @@ LogicalResult EmbeddingOp::verify() {
     return emitOpError("result has ")
            << dim(result.getDimSize(0)) << " tokens but ids has "
            << dim(ids.getDimSize(0));
-  if (result.getElementType() != table.getElementType())
+  if (!isCompatibleFloatWeight(table.getElementType(), result.getElementType()))
     return emitOpError("result element type ")
            << result.getElementType()
            << " does not match the table element type "
-           << table.getElementType();
+           << table.getElementType() << " (only an f32 result may read an f16 or bf16 table)";
   return verifyPositive(*this, "scale", getScale());
 }
 
@@ -44,11 +44,11 @@ LogicalResult LogitsOp::verify() {
   if (!compatible(lmHead.getDimSize(1), hidden.getDimSize(1)))
     return emitOpError("lm_head must be [vocab, hidden = ")
            << dim(hidden.getDimSize(1)) << "], got " << lmHead;
-  if (lmHead.getElementType() != hidden.getElementType())
+  if (!isCompatibleFloatWeight(lmHead.getElementType(), hidden.getElementType()))
     return emitOpError("lm_head element type ")
            << lmHead.getElementType()
            << " does not match the hidden element type "
-           << hidden.getElementType();
+           << hidden.getElementType() << " (only f32 hidden may read an f16 or bf16 lm_head)";
   if (!compatible(result.getDimSize(1), vocab))
     return emitOpError("result vocab size ")
            << dim(result.getDimSize(1))

@@ -141,9 +141,9 @@ LogicalResult LinearOp::verify() {
     return emitOpError("a float weight of ")
            << wElem
            << " takes no weight_scale, zero_point, granularity or group_size";
-  if (xElem != wElem)
+  if (!isCompatibleFloatWeight(wElem, xElem))
     return emitOpError("x element type ")
            << xElem << " does not match the float weight element type "
-           << wElem;
+           << wElem << " (only f32 x may read f16 or bf16 weights)";
   return success();
 }

@@ -79,10 +79,10 @@ LogicalResult GatedMlpOp::verify() {
     if (!weight)
       continue;
     Type elem = cast<RankedTensorType>(weight.getType()).getElementType();
-    if (elem != x.getElementType())
+    if (!isCompatibleFloatWeight(elem, x.getElementType()))
       return emitOpError("weight element type ")
              << elem << " does not match the x element type "
-             << x.getElementType();
+             << x.getElementType() << " (only f32 x may read f16 or bf16 weights)";
   }
   return success();
 }

@@ -49,6 +49,10 @@ bool isQuantizedElement(Type type) {
          type.isSignlessInteger(4);
 }
 
+bool isCompatibleFloatWeight(Type weight, Type x) {
+  return weight == x || (x.isF32() && (weight.isF16() || weight.isBF16()));
+}
+
 LogicalResult verifyPositive(Operation *op, StringRef name,
                              std::optional<llvm::APFloat> value) {
   if (value && !(value->convertToDouble() > 0.0))

@@ -42,6 +42,11 @@ bool isFloatElement(mlir::Type type);
 bool isFloat8Element(mlir::Type type);
 /// f8E4M3FN, f8E5M2, i8 or i4.
 bool isQuantizedElement(mlir::Type type);
+/// Whether a float weight of `weight` elements may feed activations of `x`
+/// elements: the same type, or f16/bf16 storage under f32 activations
+/// (the precision pass's weight-only narrowing: the CPU computes in f32, the
+/// GPU in the plan's compute dtype).
+bool isCompatibleFloatWeight(mlir::Type weight, mlir::Type x);
 
 /// Emits "<name> must be positive" when `value` is present and not > 0.
 mlir::LogicalResult verifyPositive(mlir::Operation *op, llvm::StringRef name,

@@ -7,6 +7,8 @@
 //
 //===----------------------------------------------------------------------===//
 #include "accel/Driver/Compile.h"
+
+#include "accel/Codegen/Codegen.h"
 #include "accel/Driver/Diagnostics.h"
 
 #include "accel/Driver/Pipeline.h"
@@ -52,6 +54,18 @@ std::error_code CompileError::convertToErrorCode() const {
     break;
   }
   return llvm::inconvertibleErrorCode();
+}
+
+std::string accel::checkPrecisionForTarget(const std::string &precision,
+                                           const std::string &target) {
+  const accel::target::TargetDesc *t = accel::target::lookup(target);
+  if (precision != "fp8" || !t || t->arch.rfind("sm_", 0) != 0)
+    return "";
+  const int sm = std::atoi(std::string(t->arch).c_str() + 3);
+  if (sm >= 89)
+    return "";
+  return "-precision=fp8 needs an sm_89 or newer GPU (Ada, Hopper: h100, h200), and -target=" +
+         target + " is " + std::string(t->arch) + "; use -precision=bf16 or int8-weight there";
 }
 
 std::string accel::checkTargetName(const std::string &target) {
@@ -203,12 +217,20 @@ llvm::Error accel::compileToPlan(const CompileOptions &options) {
                         "no output path given for the plan");
   if (std::string bad = checkTargetName(options.target); !bad.empty())
     return compileError(CompileErrorKind::InvalidArgument, bad);
+  if (std::string bad = checkPrecisionMode(options.precision); !bad.empty())
+    return compileError(CompileErrorKind::InvalidArgument, bad);
+  if (std::string bad = checkPrecisionForTarget(options.precision, options.target); !bad.empty())
+    return compileError(CompileErrorKind::InvalidArgument, bad);
   // GPU targets share the CPU schedule (issue 5: the GPU backend runs the same
   // steps); the plan names the SM they are for.
   plan::PlanOptions opts;
   opts.target = std::string(accel::target::lookup(options.target)->arch);
   opts.accelcVersion = options.compilerVersion;
   opts.source = options.onnxPath;
+  opts.precision = options.precision;
+  opts.computeDType = options.precision == "fp16"  ? "f16"
+                      : options.precision == "f32" ? ""
+                                                   : "bf16";
   std::string tok = options.noTokenizer             ? ""
                     : options.tokenizerPath.empty() ? besideModel(options.onnxPath,
                                                                   "tokenizer.json")
@@ -252,11 +274,51 @@ llvm::Error accel::compileToPlan(const CompileOptions &options) {
                            "the -mlir pass manager options do not apply");
   std::string pipelineError;
   if (mlir::failed(accel::buildRaisePipeline(pm, pipelineError)) ||
-      mlir::failed(accel::buildFusionPipeline(pm, pipelineError)))
+      mlir::failed(accel::buildPrecisionPipeline(pm, options.precision, /*beforeFusion=*/true,
+                                                 pipelineError)) ||
+      mlir::failed(accel::buildFusionPipeline(pm, pipelineError)) ||
+      mlir::failed(accel::buildPrecisionPipeline(pm, options.precision, /*beforeFusion=*/false,
+                                                 pipelineError)))
     return compileError(CompileErrorKind::Internal, "internal error: " + pipelineError);
+  if (mlir::failed(accel::buildKVCacheDtypePipeline(pm, options.kvCacheDtype, pipelineError)))
+    return compileError(CompileErrorKind::InvalidArgument, pipelineError);
+  if (mlir::failed(accel::buildPartitionPipeline(pm, options.tpSize, pipelineError)))
+    return compileError(CompileErrorKind::InvalidArgument, pipelineError);
   if (mlir::failed(pm.run(*module)))
     return diagnosticError(CompileErrorKind::InvalidModel,
                            "raising '" + options.onnxPath + "' failed");
+
+  // Generated kernels for GPU targets (docs/codegen.md).
+  codegen::GeneratedKernels kernels;
+  if (options.codegen && llvm::StringRef(opts.target).starts_with("sm_")) {
+    auto warn = [&](const std::string &msg) {
+      if (options.onDiagnostic)
+        options.onDiagnostic(options.onnxPath + ": warning: " + msg);
+    };
+    codegen::CodegenOptions cg;
+    cg.chip = opts.target;
+    cg.cudaPath = options.cudaPath;
+    mlir::func::FuncOp entry;
+    for (auto f : module->getOps<mlir::func::FuncOp>())
+      if (!f.isPrivate() && !f.isExternal() && !entry)
+        entry = f;
+    // Without a public function there is nothing to generate (writePlan
+    // says what is wrong with the module).
+    if (entry && codegen::findLibdevice(cg).empty()) {
+      warn("no generated kernels: the CUDA toolkit's libdevice was not found under '" +
+           codegen::cudaToolkitPath(cg) +
+           "' (set -cuda-path); the plan runs on the runtime's hand-written kernels");
+    } else if (entry) {
+      llvm::Expected<codegen::GeneratedKernels> k = codegen::generateKernels(entry, cg);
+      if (!k)
+        return compileError(CompileErrorKind::Internal,
+                            "kernel generation failed: " + llvm::toString(k.takeError()));
+      kernels = std::move(*k);
+      if (!kernels.empty() && kernels.cubin.empty())
+        warn(kernels.cubinAbsent);
+      opts.kernels = &kernels;
+    }
+  }
 
   if (llvm::Error e = plan::writePlan(*module, opts, options.outputPath)) {
     std::string msg =

@@ -31,3 +31,63 @@ LogicalResult accel::buildFusionPipeline(OpPassManager &pm, std::string &error) 
   llvm::raw_string_ostream os(error);
   return parsePassPipeline(kFusion, pm, os);
 }
+
+std::string accel::checkPrecisionMode(const std::string &mode) {
+  if (mode == "f32" || mode == "bf16" || mode == "fp16" || mode == "int8-weight" || mode == "fp8")
+    return "";
+  return "unknown precision '" + mode + "' (expected f32, bf16, fp16, int8-weight or fp8)";
+}
+
+LogicalResult accel::buildPrecisionPipeline(OpPassManager &pm, const std::string &mode,
+                                            bool beforeFusion, std::string &error) {
+  if (std::string bad = checkPrecisionMode(mode); !bad.empty()) {
+    error = bad;
+    return failure();
+  }
+  // bf16/fp16 run before fusion, so that fusion concatenates half-size
+  // weights (an 8B model's fused gate_up alone is 15 GB in f32).
+  std::string passes;
+  if (beforeFusion && mode == "bf16")
+    passes = "func.func(accel-narrow-weights{dtype=bf16})";
+  else if (beforeFusion && mode == "fp16")
+    passes = "func.func(accel-narrow-weights{dtype=f16})";
+  // Quantisation after fusion (the fused QKV and gate_up weights get one
+  // scale per output channel like any other); the lm head and the embedding
+  // table are then stored as bf16.
+  else if (!beforeFusion && mode == "int8-weight")
+    passes = "func.func(accel-quantize-weights{dtype=i8 granularity=per_channel},"
+             "accel-narrow-weights{dtype=bf16})";
+  else if (!beforeFusion && mode == "fp8")
+    passes = "func.func(accel-quantize-weights{dtype=f8E4M3FN granularity=per_channel},"
+             "accel-narrow-weights{dtype=bf16})";
+  if (passes.empty())
+    return success();
+  llvm::raw_string_ostream os(error);
+  return parsePassPipeline(passes, pm, os);
+}
+
+LogicalResult accel::buildPartitionPipeline(OpPassManager &pm, int64_t tpSize,
+                                            std::string &error) {
+  if (tpSize < 1) {
+    error = "-tp must be at least 1, got " + std::to_string(tpSize);
+    return failure();
+  }
+  if (tpSize == 1)
+    return success();
+  //   accel-opt --pass-pipeline='builtin.module(<this>)' fused.mlir
+  std::string passes = "func.func(accel-partition{tp-size=" + std::to_string(tpSize) + "})";
+  llvm::raw_string_ostream os(error);
+  return parsePassPipeline(passes, pm, os);
+}
+
+LogicalResult accel::buildKVCacheDtypePipeline(OpPassManager &pm, const std::string &dtype,
+                                               std::string &error) {
+  if (dtype.empty() || dtype == "auto")
+    return success();
+  if (dtype != "fp8") {
+    error = "unknown KV cache dtype '" + dtype + "' (expected auto or fp8)";
+    return failure();
+  }
+  llvm::raw_string_ostream os(error);
+  return parsePassPipeline("func.func(accel-kv-cache-dtype{dtype=f8E4M3FN})", pm, os);
+}

@@ -130,7 +130,14 @@ llvm::Error positions(Evaluator &ev, tf::PositionsOp op, Inputs, Outputs &out) {
 
 llvm::Error embedding(Evaluator &, tf::EmbeddingOp op, Inputs in, Outputs &out) {
   float scale = floatOr(op.getScale(), 1.0f);
-  return take(tk::embedding(*in[0], *in[1], scale), out);
+  rt::StatusOr<rt::Tensor> rows = tk::embedding(*in[0], *in[1], scale);
+  // A bf16/f16 table under f32 activations (accelc -precision): widen.
+  auto dt = dtypeOf(op.getResult());
+  if (!dt)
+    return dt.takeError();
+  if (rows && rows->dtype() != *dt)
+    rows = rows->astype(*dt);
+  return take(std::move(rows), out);
 }
 
 llvm::Error logits(Evaluator &ev, tf::LogitsOp op, Inputs in, Outputs &out) {

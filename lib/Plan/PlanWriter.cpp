@@ -9,6 +9,8 @@
 //===----------------------------------------------------------------------===//
 #include "accel/Plan/PlanWriter.h"
 
+#include "accel/Codegen/Codegen.h"
+
 #include "accel/Eval/Evaluator.h"
 #include "accel/Eval/Stepper.h"
 #include "accel/dialects/Onnx/OnnxOps.h"
@@ -81,6 +83,16 @@ public:
 
   /// A new constant value holding `t` (appended to the weights section).
   int32_t constant(accel::rt::Tensor t, const std::string &name, Value v = {}) {
+    std::vector<accel::rt::Tensor> shards;
+    shards.push_back(std::move(t));
+    return constant(std::move(shards), name, v);
+  }
+
+  /// A new constant with one tensor per tensor-parallel rank (or one for
+  /// all): every rank's weights section holds its shard at the same offset.
+  int32_t constant(std::vector<accel::rt::Tensor> shards, const std::string &name,
+                   Value v = {}) {
+    const accel::rt::Tensor &t = shards.front();
     pb::Value *pv = s_.add_values();
     pv->set_id(s_.values_size() - 1);
     pv->set_dtype(accel::rt::dtypeName(t.dtype()));
@@ -93,7 +105,8 @@ public:
     pv->set_offset(weightsSize_);
     pv->set_size(t.byteSize());
     weightsSize_ += t.byteSize();
-    constants_.push_back({weightsSize_ - t.byteSize(), std::move(t)});
+    uint64_t at = weightsSize_ - t.byteSize();
+    constants_.push_back({at, std::move(shards)});
     if (v)
       ids_[v] = pv->id();
     return pv->id();
@@ -112,7 +125,18 @@ public:
     st->set_kind(kind);
     st->set_op(op);
     st->set_location(locationName(from->getLoc()));
+    if (kernelOf_)
+      if (auto it = kernelOf_->find(from); it != kernelOf_->end()) {
+        pb::Attribute *a = st->add_attributes();
+        a->set_name("kernel"); // the generated kernel it launches
+        a->set_s(it->second);
+      }
     return *st;
+  }
+
+  /// The generated kernel of each op that has one (lib/Codegen).
+  void setKernels(const llvm::DenseMap<Operation *, std::string> *kernelOf) {
+    kernelOf_ = kernelOf;
   }
 
   /// Adds `v` (or -1 when null) as the next input of `st`.
@@ -140,7 +164,10 @@ public:
 
   struct Constant {
     uint64_t offset;
-    accel::rt::Tensor data;
+    std::vector<accel::rt::Tensor> shards; // one per rank, or one for all
+    const accel::rt::Tensor &forRank(size_t rank) const {
+      return shards.size() == 1 ? shards.front() : shards[rank];
+    }
   };
   const std::vector<Constant> &constants() const { return constants_; }
   uint64_t weightsSize() const { return weightsSize_; }
@@ -148,6 +175,7 @@ public:
 private:
   pb::PlanMetadata &meta_;
   pb::Schedule &s_;
+  const llvm::DenseMap<Operation *, std::string> *kernelOf_ = nullptr;
   llvm::DenseMap<Value, int32_t> ids_;
   std::vector<Constant> constants_;
   uint64_t weightsSize_ = 0;
@@ -216,7 +244,30 @@ llvm::Error onnxAttr(ScheduleBuilder &b, pb::Step &st, StringRef name, Attribute
 // Ops
 //===----------------------------------------------------------------------===//
 
-llvm::Error onnxConstant(ScheduleBuilder &b, Operation *op) {
+llvm::Error onnxConstant(ScheduleBuilder &b, Operation *op, int64_t tpSize) {
+  // A constant of a partitioned function (passes/Partition): one value per
+  // rank, all of one type.
+  if (auto shards = op->getAttrOfType<ArrayAttr>("accel.tp_shards")) {
+    if (int64_t(shards.size()) != tpSize)
+      return error(describeOp(op) + " has " + llvm::Twine(shards.size()) +
+                   " tensor-parallel shards but the function has " + llvm::Twine(tpSize) +
+                   " ranks");
+    std::vector<accel::rt::Tensor> tensors;
+    for (Attribute a : shards) {
+      auto e = dyn_cast<ElementsAttr>(a);
+      if (!e)
+        return error(describeOp(op) + " has a tensor-parallel shard that is not a tensor");
+      llvm::Expected<accel::rt::Tensor> t = accel::eval::toTensor(e);
+      if (!t)
+        return error(describeOp(op) + ": " + llvm::toString(t.takeError()));
+      if (!tensors.empty() && (t->shape() != tensors.front().shape() ||
+                               t->dtype() != tensors.front().dtype()))
+        return error(describeOp(op) + " has tensor-parallel shards of different types");
+      tensors.push_back(std::move(*t));
+    }
+    b.constant(std::move(tensors), locationName(op->getLoc()), op->getResult(0));
+    return llvm::Error::success();
+  }
   // Evaluate it with the same code the evaluator uses (value, value_float,
   // value_ints, ...).
   accel::eval::Evaluator ev;
@@ -371,16 +422,25 @@ llvm::Error transformerOp(ScheduleBuilder &b, Operation *o) {
   if (auto op = dyn_cast<tf::ResidualAddOp>(o))
     return done(launch(b, o, "residual_add", {op.getResidual(), op.getBranch()}));
   if (auto op = dyn_cast<tf::LinearOp>(o)) {
-    if (op.getWeightScale() || op.getInputScale())
-      return error(describeOp(o) + ": quantised linear layers cannot be written to a plan yet "
-                                   "(precision rewriting is issue 7)");
+    // Weight-only quantisation (docs/precision.md): an i8/fp8 weight with a
+    // per-channel or per-tensor scale as the fourth operand.
+    if (op.getInputScale() || op.getWeightZeroPoint() ||
+        op.getGranularity() == tf::QuantGranularity::PerGroup)
+      return error(describeOp(o) + ": quantised activations, zero points and per-group scales "
+                                   "cannot be written to a plan yet (weight-only i8/fp8 with "
+                                   "per-channel or per-tensor scales can)");
     pb::Step &st = b.step("gemm", "linear", o);
     for (Value v : {op.getX(), op.getWeight(), op.getBias()})
       if (llvm::Error e = b.input(st, v, o))
         return e;
+    if (op.getWeightScale())
+      if (llvm::Error e = b.input(st, op.getWeightScale(), o))
+        return e;
     if (llvm::Error e = b.outputs(st, o))
       return e;
     setS(st, "out_dtype", dtypeOf(op.getResult()));
+    if (std::optional<tf::QuantGranularity> g = op.getGranularity())
+      setS(st, "granularity", tf::stringifyQuantGranularity(*g).str());
     return llvm::Error::success();
   }
   if (auto op = dyn_cast<tf::LogitsOp>(o)) {
@@ -475,6 +535,7 @@ llvm::Error transformerOp(ScheduleBuilder &b, Operation *o) {
     if (llvm::Error e = b.outputs(st, o))
       return e;
     setI(st, "group_size", int64_t(op.getGroupSize()));
+    setS(st, "kind", tf::stringifyReduceKind(op.getKind()).str());
     return llvm::Error::success();
   }
   if (auto op = dyn_cast<tf::AllGatherOp>(o)) {
@@ -548,8 +609,20 @@ llvm::Error accel::plan::writePlan(ModuleOp module, const PlanOptions &options,
   pb::PlanMetadata meta;
   meta.set_accelc_version(options.accelcVersion);
   meta.set_target(options.target);
-  meta.set_tp_size(1);
+  // Tensor-parallel ranks: accel.tp_size, set by passes/Partition.
+  int64_t tpSize = 1;
+  if (auto tp = func->getAttrOfType<IntegerAttr>("accel.tp_size"))
+    tpSize = tp.getInt();
+  if (tpSize < 1 || tpSize > 4096)
+    return error(fn + " has an invalid accel.tp_size of " + llvm::Twine(tpSize));
+  meta.set_tp_size(int32_t(tpSize));
+  meta.set_precision(options.precision);
+  meta.set_compute_dtype(options.computeDType);
   ScheduleBuilder b(meta);
+  const codegen::GeneratedKernels *kernels =
+      options.kernels && !options.kernels->empty() ? options.kernels : nullptr;
+  if (kernels)
+    b.setKernels(&kernels->selection.kernelOf);
 
   // Arguments: the token ids; the batch and the cache are the runtime's.
   for (auto [i, arg] : llvm::enumerate(func.getArguments())) {
@@ -602,7 +675,7 @@ llvm::Error accel::plan::writePlan(ModuleOp module, const PlanOptions &options,
     }
     llvm::Error e = llvm::Error::success();
     if (isa<onnx::ConstantOp>(op)) {
-      e = onnxConstant(b, &op);
+      e = onnxConstant(b, &op, tpSize);
     } else if (op.getDialect() && op.getDialect()->getNamespace() == "onnx") {
       e = onnxOp(b, &op);
     } else if (op.getDialect() && op.getDialect()->getNamespace() == "transformer") {
@@ -618,20 +691,45 @@ llvm::Error accel::plan::writePlan(ModuleOp module, const PlanOptions &options,
   model->set_source(options.source);
   if (auto producer = module->getAttrOfType<StringAttr>("onnx.producer"))
     model->set_producer(producer.getValue().str());
-  model->set_max_position(options.maxPosition);
+  // Without config.json's max positions, a learned position table (GPT-2's
+  // wpe: an embedding read with the step's positions) bounds them.
+  int64_t maxPosition = options.maxPosition;
+  if (maxPosition == 0)
+    module.walk([&](tf::EmbeddingOp op) {
+      auto table = dyn_cast<RankedTensorType>(op.getTable().getType());
+      // Through the reshapes an exporter puts between them.
+      mlir::Value ids = op.getIds();
+      while (Operation *def = ids.getDefiningOp()) {
+        llvm::StringRef name = def->getName().getStringRef();
+        if (def->getNumOperands() == 0 ||
+            !llvm::is_contained({"onnx.Unsqueeze", "onnx.Squeeze", "onnx.Reshape", "onnx.Cast",
+                                 "transformer.flatten_tokens", "transformer.unflatten_tokens"},
+                                name))
+          break;
+        ids = def->getOperand(0);
+      }
+      if (ids.getDefiningOp<tf::PositionsOp>() && table && !table.isDynamicDim(0))
+        maxPosition = maxPosition ? std::min(maxPosition, table.getDimSize(0)) : table.getDimSize(0);
+    });
+  model->set_max_position(maxPosition);
   for (int32_t id : options.eosTokenIds)
     model->add_eos_token_ids(id);
   model->set_bos_token_id(options.bosTokenId);
 
   // Layout: header page, weights, tokenizer, metadata.
+  // One weights section per rank, all of one layout (constants name rank 0's).
   uint64_t offset = fmt::kSectionAlignment;
-  pb::Section *weights = meta.add_sections();
-  weights->set_name("weights.rank0");
-  weights->set_kind(pb::Section::WEIGHTS);
-  weights->set_rank(0);
-  weights->set_offset(offset);
-  weights->set_size(b.weightsSize());
-  offset = fmt::alignUp(offset + b.weightsSize(), fmt::kSectionAlignment);
+  std::vector<int> weightSections;
+  for (int64_t rank = 0; rank < tpSize; ++rank) {
+    pb::Section *weights = meta.add_sections();
+    weights->set_name("weights.rank" + std::to_string(rank));
+    weights->set_kind(pb::Section::WEIGHTS);
+    weights->set_rank(int32_t(rank));
+    weights->set_offset(offset);
+    weights->set_size(b.weightsSize());
+    weightSections.push_back(meta.sections_size() - 1);
+    offset = fmt::alignUp(offset + b.weightsSize(), fmt::kSectionAlignment);
+  }
   pb::Section *tokenizer = nullptr;
   if (!options.tokenizerJson.empty()) {
     tokenizer = meta.add_sections();
@@ -642,6 +740,29 @@ llvm::Error accel::plan::writePlan(ModuleOp module, const PlanOptions &options,
     tokenizer->set_crc32c(
         fmt::crc32c(options.tokenizerJson.data(), options.tokenizerJson.size()));
     offset = fmt::alignUp(offset + options.tokenizerJson.size(), fmt::kSectionAlignment);
+  }
+  // Generated kernels: PTX, then the cubin when there is one.
+  struct Image {
+    pb::Section *section;
+    const std::string *bytes;
+  };
+  std::vector<Image> images;
+  if (kernels) {
+    auto image = [&](const std::string &bytes, const std::string &name) -> int {
+      pb::Section *sec = meta.add_sections();
+      sec->set_name(name);
+      sec->set_kind(pb::Section::KERNEL_IMAGE);
+      sec->set_offset(offset);
+      sec->set_size(bytes.size());
+      sec->set_crc32c(fmt::crc32c(bytes.data(), bytes.size()));
+      offset = fmt::alignUp(offset + bytes.size(), fmt::kSectionAlignment);
+      images.push_back({sec, &bytes});
+      return meta.sections_size() - 1;
+    };
+    const int ptx = image(kernels->ptx, "kernels." + kernels->chip + ".ptx");
+    const int cubin =
+        kernels->cubin.empty() ? -1 : image(kernels->cubin, "kernels." + kernels->chip + ".cubin");
+    codegen::recordKernels(*kernels, ptx, cubin, meta);
   }
 
   std::string tmp = path + ".tmp";
@@ -654,22 +775,34 @@ llvm::Error accel::plan::writePlan(ModuleOp module, const PlanOptions &options,
     std::remove(tmp.c_str());
     return error("cannot write '" + path + "': " + what);
   };
-  // Weights, with their CRC computed as they go out (padding included).
-  if (!w.padTo(weights->offset()))
-    return fail(std::strerror(errno));
-  uint32_t wcrc = 0;
+  // Weights, rank by rank, with their CRC computed as they go out (padding
+  // included).
   static const char zeros[fmt::kTensorAlignment] = {};
-  for (const auto &c : b.constants()) {
-    uint64_t pad = weights->offset() + c.offset - w.pos();
-    wcrc = fmt::crc32c(zeros, size_t(pad), wcrc);
-    if (!w.padTo(weights->offset() + c.offset) || !w.write(c.data.rawData(), c.data.byteSize()))
+  for (size_t rank = 0; rank < weightSections.size(); ++rank) {
+    pb::Section *weights = meta.mutable_sections(weightSections[rank]);
+    if (!w.padTo(weights->offset()))
       return fail(std::strerror(errno));
-    wcrc = fmt::crc32c(c.data.rawData(), c.data.byteSize(), wcrc);
+    uint32_t wcrc = 0;
+    for (const auto &c : b.constants()) {
+      const rt::Tensor &data = c.forRank(rank);
+      uint64_t pad = weights->offset() + c.offset - w.pos();
+      wcrc = fmt::crc32c(zeros, size_t(pad), wcrc);
+      if (!w.padTo(weights->offset() + c.offset) || !w.write(data.rawData(), data.byteSize()))
+        return fail(std::strerror(errno));
+      wcrc = fmt::crc32c(data.rawData(), data.byteSize(), wcrc);
+    }
+    uint64_t tail = weights->offset() + weights->size() - w.pos();
+    wcrc = fmt::crc32c(zeros, size_t(tail), wcrc);
+    if (!w.padTo(weights->offset() + weights->size()))
+      return fail(std::strerror(errno));
+    weights->set_crc32c(wcrc);
   }
-  weights->set_crc32c(wcrc);
   if (tokenizer && (!w.padTo(tokenizer->offset()) ||
                     !w.write(options.tokenizerJson.data(), options.tokenizerJson.size())))
     return fail(std::strerror(errno));
+  for (const Image &img : images)
+    if (!w.padTo(img.section->offset()) || !w.write(img.bytes->data(), img.bytes->size()))
+      return fail(std::strerror(errno));
   if (!w.padTo(offset))
     return fail(std::strerror(errno));
   std::string metaBytes;
@@ -680,7 +813,7 @@ llvm::Error accel::plan::writePlan(ModuleOp module, const PlanOptions &options,
   h.metadataSize = metaBytes.size();
   h.metadataCrc = fmt::crc32c(metaBytes.data(), metaBytes.size());
   h.target = options.target;
-  h.tpSize = 1;
+  h.tpSize = uint32_t(tpSize);
   if (!w.write(metaBytes.data(), metaBytes.size()))
     return fail(std::strerror(errno));
   h.fileSize = w.pos();

@@ -32,10 +32,8 @@ ElementsAttr accel::fusion::getFloatConstant(Value v) {
   return value;
 }
 
-/// The bytes of `attr` (row-major, `count` elements of `width` bytes), or
-/// nullopt for an elided blob. A splat is expanded.
-static std::optional<SmallVector<char>> rawBytes(ElementsAttr attr, size_t width,
-                                                 int64_t count) {
+std::optional<SmallVector<char>> accel::fusion::rawBytes(ElementsAttr attr, size_t width,
+                                                        int64_t count) {
   SmallVector<char> bytes;
   if (auto dense = dyn_cast<DenseElementsAttr>(attr)) {
     ArrayRef<char> raw = dense.getRawData();

@@ -33,6 +33,11 @@ mlir::FailureOr<mlir::Value> concatConstants(mlir::RewriterBase &rewriter,
                                              llvm::ArrayRef<mlir::Value> parts,
                                              llvm::StringRef suffix);
 
+/// The bytes of `attr` (row-major, `count` elements of `width` bytes), or
+/// nullopt for an elided blob. A splat is expanded.
+std::optional<llvm::SmallVector<char>> rawBytes(mlir::ElementsAttr attr, size_t width,
+                                                int64_t count);
+
 /// Erases the op defining `v` when it has no side effects and `v` has no
 /// uses left (a weight that a fused constant replaced).
 void eraseIfDead(mlir::RewriterBase &rewriter, mlir::Value v);

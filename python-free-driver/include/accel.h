@@ -141,6 +141,11 @@ typedef struct accel_compile_options {
                                     there is one (max positions, BOS/EOS) */
   accel_diagnostic_callback on_diagnostic; /* NULL: warnings are dropped */
   void *user_data;            /* passed to on_diagnostic */
+  int tp_size;                /* tensor-parallel ranks to partition for
+                                 (accelc -tp, docs/passes/partition.md);
+                                 0 or 1: not partitioned. accel_model_load
+                                 runs such a plan on the CPU as tp_size
+                                 threads */
 } accel_compile_options;
 
 ACCEL_API void accel_compile_options_init(accel_compile_options *options);
@@ -167,6 +172,12 @@ typedef struct accel_load_options {
   const char *gpu_dtype; /* plans for a GPU target: "f32" (NULL, the
                             default), "bf16" or "f16" */
   int gpu_device;        /* plans for a GPU target: the CUDA device (0) */
+  double gpu_memory_utilization; /* plans for a GPU target: the fraction of
+                            the GPU's memory to use, the KV cache getting
+                            what the weights and activations leave (vLLM's
+                            --gpu-memory-utilization); 0 (the default): 0.9 */
+  int gpu_enforce_eager; /* plans for a GPU target: nonzero runs decode
+                            steps without CUDA graphs (0: graphs) */
 } accel_load_options;
 
 ACCEL_API void accel_load_options_init(accel_load_options *options);

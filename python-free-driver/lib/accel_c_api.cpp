@@ -305,6 +305,9 @@ extern "C" accel_status accel_compile(const accel_compile_options *options) {
     c.noTokenizer = o.no_tokenizer != 0;
     if (o.model_config_path)
       c.modelConfigPath = o.model_config_path;
+    if (o.tp_size < 0)
+      return invalid(fn, "options->tp_size must not be negative, got " + std::to_string(o.tp_size));
+    c.tpSize = o.tp_size ? o.tp_size : 1;
     c.compilerVersion = std::string("libaccel ") + accel_version_string();
     if (o.on_diagnostic) {
       accel_diagnostic_callback cb = o.on_diagnostic;
@@ -394,6 +397,15 @@ extern "C" accel_status accel_model_load(const char *plan_path, const accel_load
       return invalid(fn, "options->gpu_device must not be negative, got " +
                              std::to_string(o.gpu_device));
     gpu.device = o.gpu_device;
+    if (o.gpu_memory_utilization != 0.0) {
+      if (!(o.gpu_memory_utilization > 0.0 && o.gpu_memory_utilization <= 1.0))
+        return invalid(fn, "options->gpu_memory_utilization must be in (0, 1], got " +
+                               std::to_string(o.gpu_memory_utilization));
+      gpu.gpuMemoryUtilization = o.gpu_memory_utilization;
+    }
+    gpu.cudaGraphs = o.gpu_enforce_eager == 0;
+    gpu.maxModelLen = o.max_model_len;
+    gpu.graphMaxBatch = 1; // the C API runs one sequence at a time
     eo.gpuBackend = engine::makeGpuBackend(gpu);
     auto model = std::make_unique<accel_model>();
     model->path = plan_path;

@@ -256,6 +256,43 @@ TEST(CApiCompile, MissingOnnxFile) {
   rmdir(dir.c_str());
 }
 
+// A tensor-parallel plan (tp_size 2) compiles and loads like any other;
+// its logits are HF's. tp_size 3 does not divide the 4 heads: one sentence.
+TEST(CApiCompile, TensorParallelPlanScoresLikeHF) {
+  std::string dir = makeTempDir();
+  std::string onnx = kFixture + "/model.onnx", plan = dir + "/tp2.plan";
+  accel_compile_options co;
+  accel_compile_options_init(&co);
+  co.onnx_path = onnx.c_str();
+  co.output_path = plan.c_str();
+  co.tp_size = 2;
+  ASSERT_EQ(accel_compile(&co), ACCEL_OK) << accel_last_error();
+  accel_model *model = nullptr;
+  ASSERT_EQ(accel_model_load(plan.c_str(), nullptr, &model), ACCEL_OK) << accel_last_error();
+  auto ids = accel::rt::readNpy(kFixture + "/input_ids.npy");
+  auto want = accel::rt::readNpy(kFixture + "/logits.npy");
+  ASSERT_TRUE(ids.isOk() && want.isOk());
+  std::vector<int64_t> tokens = ids->toInt64s();
+  const int64_t vocab = want->dim(-1);
+  std::vector<float> logits(tokens.size() * size_t(vocab), NAN);
+  ASSERT_EQ(accel_score(model, tokens.data(), tokens.size(), 1, logits.data()), ACCEL_OK)
+      << accel_last_error();
+  float maxRef = 0, maxErr = 0;
+  for (size_t i = 0; i < logits.size(); ++i) {
+    maxRef = std::max(maxRef, std::fabs(want->data<float>()[i]));
+    maxErr = std::max(maxErr, std::fabs(logits[i] - want->data<float>()[i]));
+  }
+  EXPECT_LE(maxErr, 1e-4f * maxRef);
+  accel_model_free(model);
+  std::remove(plan.c_str());
+
+  co.tp_size = 3;
+  expectError(accel_compile(&co), ACCEL_ERROR_INVALID_MODEL,
+              {"-tp=3 does not divide the 4 attention heads of layer 0"});
+  EXPECT_FALSE(fileExists(plan));
+  rmdir(dir.c_str());
+}
+
 TEST(CApiCompile, GarbageOnnxFileNamesTheFile) {
   std::string dir = makeTempDir();
   std::string onnx = dir + "/garbage.onnx", plan = dir + "/out.plan";

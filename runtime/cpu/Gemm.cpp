@@ -1,6 +1,8 @@
 //===- Gemm.cpp - row-major GEMM on the CPU -------------------------------===//
 #include "runtime/cpu/Gemm.h"
 
+#include "runtime/tensor/DType.h"
+
 #include <algorithm>
 #include <climits>
 #include <vector>
@@ -66,6 +68,78 @@ bool fitsInt(int64_t m, int64_t n, int64_t k, int64_t lda, int64_t ldb,
 } // namespace
 
 bool gemmUsesBlas() { return ACCEL_HAVE_CBLAS != 0; }
+
+namespace {
+
+/// Decodes `count` elements of row `row` of W into `out`.
+void decodeRow(const void *w, WeightFormat format, int64_t ldw, int64_t row, int64_t count,
+               float scale, float *out) {
+  switch (format) {
+  case WeightFormat::kF32: {
+    const float *r = static_cast<const float *>(w) + row * ldw;
+    std::copy(r, r + count, out);
+    return;
+  }
+  case WeightFormat::kBF16: {
+    const uint16_t *r = static_cast<const uint16_t *>(w) + row * ldw;
+    for (int64_t i = 0; i < count; ++i)
+      out[i] = bf16ToF32(r[i]);
+    return;
+  }
+  case WeightFormat::kF16: {
+    const uint16_t *r = static_cast<const uint16_t *>(w) + row * ldw;
+    for (int64_t i = 0; i < count; ++i)
+      out[i] = f16ToF32(r[i]);
+    return;
+  }
+  case WeightFormat::kI8: {
+    const int8_t *r = static_cast<const int8_t *>(w) + row * ldw;
+    for (int64_t i = 0; i < count; ++i)
+      out[i] = float(r[i]) * scale;
+    return;
+  }
+  case WeightFormat::kF8E4M3FN: {
+    // 256 entries: decode through a table built once.
+    static const std::vector<float> table = [] {
+      std::vector<float> t(256);
+      for (int i = 0; i < 256; ++i)
+        t[size_t(i)] = f8E4M3FNToF32(uint8_t(i));
+      return t;
+    }();
+    const uint8_t *r = static_cast<const uint8_t *>(w) + row * ldw;
+    for (int64_t i = 0; i < count; ++i)
+      out[i] = table[r[i]] * scale;
+    return;
+  }
+  }
+}
+
+} // namespace
+
+void gemmF32Weights(int64_t m, int64_t n, int64_t k, const float *a, int64_t lda,
+                    const void *w, WeightFormat format, int64_t ldw, const float *scales,
+                    bool perChannel, float beta, float *c, int64_t ldc) {
+  if (m <= 0 || n <= 0)
+    return;
+  if (format == WeightFormat::kF32) {
+    gemmF32(false, true, m, n, k, 1.0f, a, lda, static_cast<const float *>(w), ldw, beta, c,
+            ldc);
+    return;
+  }
+  const bool scaled = format == WeightFormat::kI8 || format == WeightFormat::kF8E4M3FN;
+  // Blocks of output columns (weight rows): about 4 MiB of decoded f32.
+  const int64_t block =
+      std::max<int64_t>(1, std::min<int64_t>(n, (int64_t(1) << 20) / std::max<int64_t>(k, 1)));
+  std::vector<float> buf(size_t(block * k));
+  for (int64_t j0 = 0; j0 < n; j0 += block) {
+    const int64_t nb = std::min(block, n - j0);
+    for (int64_t j = 0; j < nb; ++j) {
+      const float s = !scaled ? 1.0f : scales[perChannel ? j0 + j : 0];
+      decodeRow(w, format, ldw, j0 + j, k, s, buf.data() + size_t(j * k));
+    }
+    gemmF32(false, true, m, nb, k, 1.0f, a, lda, buf.data(), k, beta, c + j0, ldc);
+  }
+}
 
 namespace {
 

@@ -21,6 +21,26 @@ void gemmF64(bool transA, bool transB, int64_t m, int64_t n, int64_t k,
              double alpha, const double *a, int64_t lda, const double *b,
              int64_t ldb, double beta, double *c, int64_t ldc);
 
+/// How the rows of a stored weight decode to f32 (gemmF32Weights).
+enum class WeightFormat {
+  kF32,
+  kBF16,    ///< uint16 bf16 bit patterns
+  kF16,     ///< uint16 IEEE half bit patterns
+  kI8,      ///< int8, times a scale
+  kF8E4M3FN ///< uint8 f8E4M3FN bit patterns, times a scale
+};
+
+/// C[m, n] = A[m, k] * dequant(W)[n, k]^T (+ beta * C): a linear layer's GEMM
+/// with a weight stored as torch's [out_features, in_features] rows of
+/// `format`. For kI8 and kF8E4M3FN, row j is multiplied by scales[j]
+/// (per-channel, `perChannel`) or by scales[0] (per-tensor); the other
+/// formats take no scales. The weight is decoded a block of rows at a time
+/// into a small f32 buffer and multiplied through gemmF32, so memory stays
+/// bounded whatever the weight's size. ldw is W's row stride in elements.
+void gemmF32Weights(int64_t m, int64_t n, int64_t k, const float *a, int64_t lda,
+                    const void *w, WeightFormat format, int64_t ldw, const float *scales,
+                    bool perChannel, float beta, float *c, int64_t ldc);
+
 /// Whether gemm calls go to a BLAS library.
 bool gemmUsesBlas();
 

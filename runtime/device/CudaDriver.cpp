@@ -64,6 +64,7 @@ Status CudaDriver::load(const std::string &path) {
   opt(api_.cuCtxSetCurrent, "cuCtxSetCurrent");
   opt(api_.cuCtxSynchronize, "cuCtxSynchronize");
   opt(api_.cuModuleLoadData, "cuModuleLoadData");
+  opt(api_.cuModuleLoadDataEx, "cuModuleLoadDataEx");
   opt(api_.cuModuleUnload, "cuModuleUnload");
   opt(api_.cuModuleGetFunction, "cuModuleGetFunction");
   opt(api_.cuLaunchKernel, "cuLaunchKernel");
@@ -78,6 +79,13 @@ Status CudaDriver::load(const std::string &path) {
   opt(api_.cuStreamCreate, "cuStreamCreate");
   opt(api_.cuStreamDestroy, "cuStreamDestroy_v2");
   opt(api_.cuStreamSynchronize, "cuStreamSynchronize");
+  opt(api_.cuStreamBeginCapture, "cuStreamBeginCapture_v2");
+  opt(api_.cuStreamEndCapture, "cuStreamEndCapture");
+  opt(api_.cuThreadExchangeStreamCaptureMode, "cuThreadExchangeStreamCaptureMode");
+  opt(api_.cuGraphInstantiateWithFlags, "cuGraphInstantiateWithFlags");
+  opt(api_.cuGraphLaunch, "cuGraphLaunch");
+  opt(api_.cuGraphExecDestroy, "cuGraphExecDestroy");
+  opt(api_.cuGraphDestroy, "cuGraphDestroy");
   if (Status s = check(cuInit_(0), "cuInit"); !s.isOk())
     return s;
   return check(cuDriverGetVersion_(&driverVersion_), "cuDriverGetVersion");

@@ -32,6 +32,8 @@ using CuModule = void *;
 using CuFunction = void *;
 using CuStream = void *;
 using CuDevicePtr = unsigned long long;
+using CuGraph = void *;
+using CuGraphExec = void *;
 
 /// cuda.h's CUDA_MEMCPY2D (for cuMemcpy2DAsync_v2), declared here so that the
 /// runtime needs no CUDA headers to build.
@@ -61,6 +63,9 @@ struct CudaApi {
   int (*cuCtxSetCurrent)(CuContext) = nullptr;
   int (*cuCtxSynchronize)() = nullptr;
   int (*cuModuleLoadData)(CuModule *, const void *) = nullptr;
+  // With JIT options (cuda.h's CUjit_option values are ints): the plan's
+  // generated kernels, whose PTX the driver may have to compile.
+  int (*cuModuleLoadDataEx)(CuModule *, const void *, unsigned, int *, void **) = nullptr;
   int (*cuModuleUnload)(CuModule) = nullptr;
   int (*cuModuleGetFunction)(CuFunction *, CuModule, const char *) = nullptr;
   int (*cuLaunchKernel)(CuFunction, unsigned, unsigned, unsigned, unsigned, unsigned,
@@ -76,6 +81,15 @@ struct CudaApi {
   int (*cuStreamCreate)(CuStream *, unsigned) = nullptr;
   int (*cuStreamDestroy)(CuStream) = nullptr;
   int (*cuStreamSynchronize)(CuStream) = nullptr;
+  // CUDA Graphs (decode steps replayed from stream captures): cuda.h's
+  // CUgraph and CUgraphExec are pointers, CUstreamCaptureMode an int.
+  int (*cuStreamBeginCapture)(CuStream, int) = nullptr; // cuStreamBeginCapture_v2
+  int (*cuStreamEndCapture)(CuStream, CuGraph *) = nullptr;
+  int (*cuThreadExchangeStreamCaptureMode)(int *) = nullptr;
+  int (*cuGraphInstantiateWithFlags)(CuGraphExec *, CuGraph, unsigned long long) = nullptr;
+  int (*cuGraphLaunch)(CuGraphExec, CuStream) = nullptr;
+  int (*cuGraphExecDestroy)(CuGraphExec) = nullptr;
+  int (*cuGraphDestroy)(CuGraph) = nullptr;
 };
 
 class CudaDriver {

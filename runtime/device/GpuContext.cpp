@@ -1,6 +1,8 @@
 //===- GpuContext.cpp - one GPU: context, stream, kernels, memory ---------===//
 #include "runtime/device/GpuContext.h"
 
+#include "runtime/device/DevicePool.h"
+
 #include <algorithm>
 
 namespace accel::rt::gpu {
@@ -121,6 +123,24 @@ StatusOr<CuFunction> GpuContext::function(const std::string &name) {
 }
 
 StatusOr<DeviceBuffer> GpuContext::allocate(std::size_t bytes) {
+  if (pool_) {
+    std::shared_ptr<DevicePool> pool = pool_;
+    const std::size_t want = (std::max<std::size_t>(bytes, 1) + 255) & ~std::size_t(255);
+    CuDevicePtr p = pool->take(want);
+    if (!p) {
+      if (int r = pool->grow(want); r != 0) {
+        Status s = check(r, "cuMemAlloc");
+        return Status(StatusCode::kResourceExhausted,
+                      "cannot allocate " + std::to_string(want) + " bytes for a CUDA graph on " +
+                          info_.name + ": " + s.message());
+      }
+      p = pool->take(want);
+    }
+    return DeviceBuffer(new DeviceBlock{p, want}, [pool](DeviceBlock *b) {
+      pool->give(b->ptr, b->bytes);
+      delete b;
+    });
+  }
   const std::size_t want = roundUp(std::max<std::size_t>(bytes, 1));
   std::shared_ptr<Allocator> a = allocator_;
   auto make = [a](CuDevicePtr ptr, std::size_t size) {
@@ -172,6 +192,9 @@ std::size_t GpuContext::bytesReserved() const {
 Status GpuContext::upload(CuDevicePtr dst, const void *src, std::size_t bytes) {
   if (bytes == 0)
     return Status::ok();
+  if (capturing_)
+    return Status(StatusCode::kInternal,
+                  "a step copies host data to the GPU inside a CUDA graph capture");
   return check(api_->cuMemcpyHtoDAsync(dst, src, bytes, stream_), "cuMemcpyHtoDAsync");
 }
 
@@ -199,6 +222,52 @@ Status GpuContext::copy2D(CuDevicePtr dst, std::size_t dstPitch, CuDevicePtr src
   return check(api_->cuMemcpy2DAsync(&p, stream_), "cuMemcpy2DAsync");
 }
 
+Status GpuContext::upload2D(CuDevicePtr dst, std::size_t dstPitch, const void *src,
+                            std::size_t srcPitch, std::size_t widthBytes, std::size_t height) {
+  if (widthBytes == 0 || height == 0)
+    return Status::ok();
+  if (capturing_)
+    return Status(StatusCode::kInternal,
+                  "a step copies host data to the GPU inside a CUDA graph capture");
+  if (widthBytes == srcPitch && widthBytes == dstPitch)
+    return upload(dst, src, widthBytes * height);
+  CuMemcpy2D p;
+  p.srcMemoryType = 1;
+  p.srcHost = src;
+  p.srcPitch = srcPitch;
+  p.dstMemoryType = 2;
+  p.dstDevice = dst;
+  p.dstPitch = dstPitch;
+  p.WidthInBytes = widthBytes;
+  p.Height = height;
+  return check(api_->cuMemcpy2DAsync(&p, stream_), "cuMemcpy2DAsync");
+}
+
+StatusOr<DeviceBuffer> GpuContext::allocateExact(std::size_t bytes) {
+  const std::size_t want = (std::max<std::size_t>(bytes, 1) + 255) & ~std::size_t(255);
+  CuDevicePtr p = 0;
+  if (int r = api_->cuMemAlloc(&p, want); r != 0) {
+    Status s = check(r, "cuMemAlloc");
+    return Status(StatusCode::kResourceExhausted, "cannot allocate " + std::to_string(want) +
+                                                      " bytes on " + info_.name + ": " +
+                                                      s.message());
+  }
+  std::shared_ptr<Allocator> a = allocator_;
+  {
+    std::lock_guard<std::mutex> lock(a->mu);
+    a->reserved += want;
+  }
+  const CudaApi *api = api_;
+  return DeviceBuffer(new DeviceBlock{p, want}, [a, api](DeviceBlock *b) {
+    api->cuMemFree(b->ptr);
+    {
+      std::lock_guard<std::mutex> lock(a->mu);
+      a->reserved -= b->bytes;
+    }
+    delete b;
+  });
+}
+
 Status GpuContext::zero(CuDevicePtr dst, std::size_t bytes) {
   if (bytes == 0)
     return Status::ok();
@@ -206,6 +275,9 @@ Status GpuContext::zero(CuDevicePtr dst, std::size_t bytes) {
 }
 
 Status GpuContext::download(void *dst, CuDevicePtr src, std::size_t bytes) {
+  if (capturing_)
+    return Status(StatusCode::kInternal,
+                  "a step reads device data on the host inside a CUDA graph capture");
   if (bytes)
     ACCEL_RT_RETURN_IF_ERROR(
         check(api_->cuMemcpyDtoHAsync(dst, src, bytes, stream_), "cuMemcpyDtoHAsync"));
@@ -214,6 +286,54 @@ Status GpuContext::download(void *dst, CuDevicePtr src, std::size_t bytes) {
 
 Status GpuContext::synchronize() {
   return check(api_->cuStreamSynchronize(stream_), "cuStreamSynchronize");
+}
+
+namespace {
+constexpr int kCaptureModeThreadLocal = 1; // CU_STREAM_CAPTURE_MODE_THREAD_LOCAL
+} // namespace
+
+Status GpuContext::beginCapture() {
+  ACCEL_RT_RETURN_IF_ERROR(
+      check(api_->cuStreamBeginCapture(stream_, kCaptureModeThreadLocal), "cuStreamBeginCapture"));
+  capturing_ = true;
+  return Status::ok();
+}
+
+StatusOr<CuGraphExec> GpuContext::endCapture() {
+  capturing_ = false;
+  rt::CuGraph graph = nullptr;
+  ACCEL_RT_RETURN_IF_ERROR(check(api_->cuStreamEndCapture(stream_, &graph), "cuStreamEndCapture"));
+  if (!graph)
+    return Status(StatusCode::kInternal, "the CUDA graph capture was invalidated");
+  CuGraphExec exec = nullptr;
+  Status s = check(api_->cuGraphInstantiateWithFlags(&exec, graph, 0), "cuGraphInstantiate");
+  api_->cuGraphDestroy(graph); // the instantiated graph does not need it
+  if (!s.isOk())
+    return s;
+  return exec;
+}
+
+void GpuContext::abortCapture() {
+  if (!capturing_)
+    return;
+  capturing_ = false;
+  rt::CuGraph graph = nullptr;
+  api_->cuStreamEndCapture(stream_, &graph);
+  if (graph)
+    api_->cuGraphDestroy(graph);
+}
+
+Status GpuContext::launchGraph(CuGraphExec graph) {
+  return check(api_->cuGraphLaunch(graph, stream_), "cuGraphLaunch");
+}
+
+void GpuContext::destroyGraph(CuGraphExec graph) {
+  if (graph)
+    api_->cuGraphExecDestroy(graph);
+}
+
+Status GpuContext::memoryInfo(std::size_t *freeBytes, std::size_t *totalBytes) {
+  return check(api_->cuMemGetInfo(freeBytes, totalBytes), "cuMemGetInfo");
 }
 
 } // namespace accel::rt::gpu

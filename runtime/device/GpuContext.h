@@ -32,6 +32,7 @@ namespace accel::rt::gpu {
 using rt::CuContext;
 using rt::CuDevicePtr;
 using rt::CuFunction;
+using rt::CuGraphExec;
 using rt::CuModule;
 using rt::CuStream;
 
@@ -48,6 +49,10 @@ using DeviceBuffer = std::shared_ptr<DeviceBlock>;
 struct Dim3 {
   unsigned x = 1, y = 1, z = 1;
 };
+
+/// A private pool of device memory (runtime/device/DevicePool.h): while it is
+/// a context's current pool (GpuContext::setPool), allocate() takes from it.
+struct DevicePool;
 
 class GpuContext {
 public:
@@ -83,8 +88,27 @@ public:
                  "cuLaunchKernel");
   }
 
-  /// Device memory of at least `bytes` (0 gives a valid empty buffer).
+  /// Device memory of at least `bytes` (0 gives a valid empty buffer), from
+  /// the current pool when one is set, else from the shared caching allocator.
   StatusOr<DeviceBuffer> allocate(std::size_t bytes);
+  /// Routes allocate() to `pool` (null: back to the shared allocator). A
+  /// CUDA graph's activations come from such a pool, so that no allocation
+  /// outside the graph ever reuses its addresses.
+  void setPool(std::shared_ptr<DevicePool> pool) { pool_ = std::move(pool); }
+
+  /// CUDA Graphs: every launch and copy on the stream between beginCapture()
+  /// and endCapture() is recorded, not run; endCapture() instantiates the
+  /// graph. While capturing, upload() and download() fail (a host copy
+  /// cannot be part of a graph that is replayed with new data). A capture
+  /// that failed midway must still be ended: abortCapture().
+  Status beginCapture();
+  StatusOr<CuGraphExec> endCapture();
+  void abortCapture();
+  bool capturing() const { return capturing_; }
+  Status launchGraph(CuGraphExec graph);
+  void destroyGraph(CuGraphExec graph);
+  /// Free and total device memory (cuMemGetInfo).
+  Status memoryInfo(std::size_t *freeBytes, std::size_t *totalBytes);
   /// Stream-ordered copies. Host memory is pageable: the call returns once
   /// the driver staged the bytes, so `src` may be reused at once.
   Status upload(CuDevicePtr dst, const void *src, std::size_t bytes);
@@ -92,6 +116,14 @@ public:
   /// `height` rows of `widthBytes` from pitch `srcPitch` to pitch `dstPitch`.
   Status copy2D(CuDevicePtr dst, std::size_t dstPitch, CuDevicePtr src, std::size_t srcPitch,
                 std::size_t widthBytes, std::size_t height);
+  /// The same from (pageable) host memory.
+  Status upload2D(CuDevicePtr dst, std::size_t dstPitch, const void *src, std::size_t srcPitch,
+                  std::size_t widthBytes, std::size_t height);
+  /// Exactly `bytes` of device memory straight from the driver, given back
+  /// to it when released (large, long-lived buffers such as the KV pool:
+  /// the caching allocator's size classes would round them up by up to
+  /// 1/8).
+  StatusOr<DeviceBuffer> allocateExact(std::size_t bytes);
   Status zero(CuDevicePtr dst, std::size_t bytes);
   /// Copies to the host and waits for it (and everything before it).
   Status download(void *dst, CuDevicePtr src, std::size_t bytes);
@@ -113,6 +145,8 @@ private:
   CuModule module_ = nullptr;
   std::unordered_map<std::string, CuFunction> functions_;
   std::shared_ptr<Allocator> allocator_;
+  std::shared_ptr<DevicePool> pool_;
+  bool capturing_ = false;
 };
 
 } // namespace accel::rt::gpu

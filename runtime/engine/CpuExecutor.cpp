@@ -8,14 +8,14 @@ namespace accel::rt::engine {
 namespace pb = accel::plan;
 
 StatusOr<std::unique_ptr<CpuExecutor>>
-CpuExecutor::create(std::shared_ptr<const plan::PlanFile> plan) {
+CpuExecutor::create(std::shared_ptr<const plan::PlanFile> plan, int rank) {
   std::unique_ptr<CpuExecutor> ex(new CpuExecutor());
   const pb::Schedule &s = plan->schedule();
   const int32_t n = s.values_size();
   ex->constants_.resize(size_t(n));
   for (int32_t id = 0; id < n; ++id)
     if (s.values(id).is_constant())
-      ex->constants_[size_t(id)] = plan->constant(id);
+      ex->constants_[size_t(id)] = plan->constant(id, rank);
   ex->tokenDType_ = *dtypeFromName(s.values(s.token_ids()).dtype());
 
   // Last reader of every non-constant value; the logits are never freed.
@@ -46,7 +46,7 @@ CpuExecutor::create(std::shared_ptr<const plan::PlanFile> plan) {
 }
 
 StatusOr<Tensor> CpuExecutor::run(const Tensor &tokenIds, kv::BlockPool &pool,
-                                  const kv::StepMetadata &meta) {
+                                  const kv::StepMetadata &meta, comm::Communicator *comm) {
   const pb::Schedule &s = plan_->schedule();
   if (tokenIds.rank() != 1 || !isInteger(tokenIds.dtype()))
     return Status(StatusCode::kInvalidArgument,
@@ -59,7 +59,7 @@ StatusOr<Tensor> CpuExecutor::run(const Tensor &tokenIds, kv::BlockPool &pool,
   values[size_t(s.token_ids())] =
       tokenIds.dtype() == tokenDType_ ? tokenIds : tokenIds.astype(tokenDType_);
 
-  StepContext ctx{&pool, &meta};
+  StepContext ctx{&pool, &meta, comm};
   std::vector<const Tensor *> inputs;
   std::vector<Tensor> outputs;
   for (Prepared &p : steps_) {

@@ -14,6 +14,7 @@
 #ifndef ACCEL_RUNTIME_ENGINE_CPUEXECUTOR_H
 #define ACCEL_RUNTIME_ENGINE_CPUEXECUTOR_H
 
+#include "runtime/comm/Communicator.h"
 #include "runtime/kv/BlockPool.h"
 #include "runtime/kv/StepMetadata.h"
 #include "runtime/plan/PlanFile.h"
@@ -28,19 +29,25 @@ namespace accel::rt::engine {
 struct StepContext {
   kv::BlockPool *pool = nullptr;
   const kv::StepMetadata *meta = nullptr;
+  /// The rank's tensor-parallel group (collective steps of a plan with
+  /// tp_size > 1); null for a single-rank plan.
+  comm::Communicator *comm = nullptr;
 };
 
 class CpuExecutor {
 public:
+  /// The executor of tensor-parallel rank `rank` (its constants are that
+  /// rank's weights section; runtime/engine/TpCpuExecutor runs them all).
   static StatusOr<std::unique_ptr<CpuExecutor>>
-  create(std::shared_ptr<const plan::PlanFile> plan);
+  create(std::shared_ptr<const plan::PlanFile> plan, int rank = 0);
 
   /// Runs the schedule once: `tokenIds` [tokens] (any integer dtype) for the
   /// step described by `meta`, whose K/V go to `pool`. Returns the logits
   /// value, [tokens, vocab] (or [seqs, vocab] when the plan selects each
   /// sequence's last token).
+  /// `comm`: the rank's group, for a plan with tp_size > 1.
   StatusOr<Tensor> run(const Tensor &tokenIds, kv::BlockPool &pool,
-                       const kv::StepMetadata &meta);
+                       const kv::StepMetadata &meta, comm::Communicator *comm = nullptr);
 
   using Kernel = std::function<Status(const StepContext &, const std::vector<const Tensor *> &,
                                       std::vector<Tensor> &)>;

@@ -108,8 +108,17 @@ StatusOr<Kernel> prepareLaunch(const plan::PlanFile &plan, const pb::Step &step,
   if (op == "embedding") {
     ACCEL_RT_RETURN_IF_ERROR(needInputs(step, 2, 2));
     ACCEL_RT_ASSIGN_OR_RETURN(double scale, a.f("scale", 1.0));
-    return one([scale](const StepContext &, const Inputs &in) {
-      return tk::embedding(*in[0], *in[1], float(scale));
+    // A bf16/f16 table under f32 activations (accelc -precision): the rows
+    // are widened to the result's dtype.
+    std::optional<DType> outType;
+    if (step.outputs_size() == 1 && step.outputs(0) >= 0 &&
+        step.outputs(0) < plan.schedule().values_size())
+      outType = dtypeFromName(plan.schedule().values(step.outputs(0)).dtype());
+    return one([scale, outType](const StepContext &, const Inputs &in) -> StatusOr<Tensor> {
+      StatusOr<Tensor> rows = tk::embedding(*in[0], *in[1], float(scale));
+      if (!rows || !outType || rows->dtype() == *outType)
+        return rows;
+      return rows->astype(*outType);
     });
   }
   if (op == "rms_norm" || op == "add_rms_norm") {
@@ -251,13 +260,16 @@ StatusOr<Kernel> prepareCpuStep(const plan::PlanFile &plan, const pb::Step &step
     return prepareLaunch(plan, step, a);
 
   if (kind == "gemm") {
-    // x [tokens, K] @ w [N, K]^T (+ bias [N]).
-    ACCEL_RT_RETURN_IF_ERROR(needInputs(step, 2, 3));
+    // x [tokens, K] @ w [N, K]^T (+ bias [N]); a quantised w (i8, fp8) has
+    // its weight_scale as a fourth operand (docs/precision.md).
+    ACCEL_RT_RETURN_IF_ERROR(needInputs(step, 2, 4));
     ACCEL_RT_RETURN_IF_ERROR(needOutputs(step, 1));
     ACCEL_RT_ASSIGN_OR_RETURN(DType outType, a.dtype("out_dtype"));
     ACCEL_RT_ASSIGN_OR_RETURN(std::string epilogue, a.s("epilogue", std::string("none")));
     if (epilogue == "none")
       return one([outType](const StepContext &, const Inputs &in) {
+        if (in.size() > 3 && in[3])
+          return tk::quantLinear(*in[0], *in[1], *in[3], in[2], outType);
         return tk::linear(*in[0], *in[1], in.size() > 2 ? in[2] : nullptr, outType);
       });
     if (epilogue != "logits")
@@ -271,7 +283,7 @@ StatusOr<Kernel> prepareCpuStep(const plan::PlanFile &plan, const pb::Step &step
       o.bias = in.size() > 2 ? in[2] : nullptr;
       o.softcap = float(softcap);
       o.outType = outType;
-      if (selectLast)
+      if (selectLast || ctx.meta->lastRowsOnly)
         o.queryStartLoc = &ctx.meta->queryStartLoc;
       return tk::logits(*in[0], *in[1], o);
     });
@@ -312,14 +324,32 @@ StatusOr<Kernel> prepareCpuStep(const plan::PlanFile &plan, const pb::Step &step
   }
 
   if (kind == "collective") {
+    // Across the plan's tensor-parallel ranks (runtime/comm): each rank's
+    // executor runs this step with its own group handle.
     ACCEL_RT_ASSIGN_OR_RETURN(int64_t group, a.i("group_size"));
-    if (group != 1)
-      return Status(StatusCode::kUnimplemented,
-                    "a collective over " + std::to_string(group) +
-                        " ranks needs the multi-GPU runtime; the CPU backend runs one rank");
+    if (group != plan.metadata().tp_size())
+      return invalid("a collective over " + std::to_string(group) + " ranks in a plan for " +
+                     std::to_string(plan.metadata().tp_size()));
     ACCEL_RT_RETURN_IF_ERROR(needInputs(step, 1, 1));
     ACCEL_RT_RETURN_IF_ERROR(needOutputs(step, 1));
-    return one([](const StepContext &, const Inputs &in) -> StatusOr<Tensor> { return *in[0]; });
+    const std::string &op = step.op();
+    if (op != "all_reduce" && op != "all_gather")
+      return Status(StatusCode::kUnimplemented, "unknown collective '" + op + "'");
+    ACCEL_RT_ASSIGN_OR_RETURN(int64_t axis, a.i("axis", 0));
+    ACCEL_RT_ASSIGN_OR_RETURN(std::string reduce, a.s("kind", std::string("sum")));
+    if (reduce != "sum")
+      return Status(StatusCode::kUnimplemented, "all_reduce '" + reduce + "' has no CPU kernel");
+    const bool gather = op == "all_gather";
+    return one([group, gather, axis](const StepContext &ctx,
+                                     const Inputs &in) -> StatusOr<Tensor> {
+      if (group == 1)
+        return *in[0];
+      if (!ctx.comm || ctx.comm->size() != group)
+        return Status(StatusCode::kInternal,
+                      "a collective over " + std::to_string(group) +
+                          " ranks needs every rank running (the tensor-parallel executor)");
+      return gather ? ctx.comm->allGather(*in[0], axis) : ctx.comm->allReduceSum(*in[0]);
+    });
   }
 
   return Status(StatusCode::kUnimplemented, "unknown step kind '" + kind + "'");

@@ -1,6 +1,7 @@
 //===- Engine.cpp - a loaded plan, its KV cache and its executor -----------===//
 #include "runtime/engine/Engine.h"
 
+#include "runtime/engine/TpCpuExecutor.h"
 #include "runtime/kv/SequenceKV.h"
 
 #include <algorithm>
@@ -24,7 +25,8 @@ StatusOr<std::unique_ptr<Engine>> Engine::create(std::shared_ptr<const plan::Pla
                   plan->path() + ": the plan was built for " + meta.target() +
                       " and this build of accel has only the CPU backend (recompile with "
                       "-target=cpu)");
-  if (meta.tp_size() != 1)
+  // Tensor-parallel plans run on the CPU as threads (TpCpuExecutor).
+  if (meta.tp_size() != 1 && !cpu)
     return Status(StatusCode::kUnimplemented,
                   plan->path() + ": the plan is partitioned for " +
                       std::to_string(meta.tp_size()) + " ranks; the runtime runs one");
@@ -67,15 +69,43 @@ StatusOr<std::unique_ptr<Engine>> Engine::create(std::shared_ptr<const plan::Pla
   } else {
     config.numBlocks = (e->maxModelLen_ + config.blockSize - 1) / config.blockSize;
   }
-  ACCEL_RT_ASSIGN_OR_RETURN(e->pool_, kv::BlockPool::create(config));
-  if (cpu) {
+  // GPU plans: the backend first; it keeps the KV cache on the device and,
+  // unless a size was given, sizes it (--gpu-memory-utilization).
+  StepBackend gpu;
+  if (!cpu) {
+    ACCEL_RT_ASSIGN_OR_RETURN(gpu, options.gpuBackend(plan));
+    if (gpu.deviceKvCache) {
+      e->kvStorage_ = kv::KvStorage::kDevice;
+      if (gpu.kvCacheDType)
+        config.dtype = *gpu.kvCacheDType;
+      if (options.kvCacheBytes > 0 && options.numKvBlocks <= 0)
+        config.numBlocks = std::max<int64_t>(1, config.blocksForBytes(options.kvCacheBytes));
+    }
+    if (gpu.kvBlocks && options.numKvBlocks <= 0 && options.kvCacheBytes <= 0) {
+      ACCEL_RT_ASSIGN_OR_RETURN(config.numBlocks, gpu.kvBlocks(config));
+      e->kvSizedByBackend_ = true;
+    }
+    e->describe_ = gpu.describe;
+  }
+  // A tensor-parallel CPU plan: the executor keeps one KV shard per rank;
+  // the engine's pool only allocates blocks and queues their copies.
+  if (cpu && meta.tp_size() != 1)
+    e->kvStorage_ = kv::KvStorage::kDevice;
+  ACCEL_RT_ASSIGN_OR_RETURN(e->pool_, kv::BlockPool::create(config, e->kvStorage_));
+  if (cpu && meta.tp_size() != 1) {
+    ACCEL_RT_ASSIGN_OR_RETURN(std::unique_ptr<TpCpuExecutor> ex, TpCpuExecutor::create(plan));
+    std::shared_ptr<TpCpuExecutor> shared = std::move(ex);
+    e->run_ = [shared](const Tensor &ids, kv::BlockPool &pool, const kv::StepMetadata &m) {
+      return shared->run(ids, pool, m);
+    };
+  } else if (cpu) {
     ACCEL_RT_ASSIGN_OR_RETURN(std::unique_ptr<CpuExecutor> ex, CpuExecutor::create(plan));
     std::shared_ptr<CpuExecutor> shared = std::move(ex);
     e->run_ = [shared](const Tensor &ids, kv::BlockPool &pool, const kv::StepMetadata &m) {
       return shared->run(ids, pool, m);
     };
   } else {
-    ACCEL_RT_ASSIGN_OR_RETURN(e->run_, options.gpuBackend(plan));
+    e->run_ = std::move(gpu.run);
   }
   e->plan_ = std::move(plan);
   return e;
@@ -114,7 +144,7 @@ Status Engine::resizeKvCache(int64_t numBlocks) {
   config.numBlocks = numBlocks;
   // Free the old storage first: two large pools may not fit at once.
   pool_.reset();
-  StatusOr<std::unique_ptr<kv::BlockPool>> p = kv::BlockPool::create(config);
+  StatusOr<std::unique_ptr<kv::BlockPool>> p = kv::BlockPool::create(config, kvStorage_);
   if (p) {
     pool_ = std::move(*p);
     return Status::ok();
@@ -122,7 +152,7 @@ Status Engine::resizeKvCache(int64_t numBlocks) {
   // Keep a usable pool: the old size, else a single block.
   for (int64_t fallback : {oldBlocks, int64_t(1)}) {
     config.numBlocks = fallback;
-    StatusOr<std::unique_ptr<kv::BlockPool>> q = kv::BlockPool::create(config);
+    StatusOr<std::unique_ptr<kv::BlockPool>> q = kv::BlockPool::create(config, kvStorage_);
     if (q) {
       pool_ = std::move(*q);
       break;
@@ -159,6 +189,7 @@ StatusOr<Tensor> Engine::stepBatch(const std::vector<BatchSequence> &batch, Logi
     total += b.numTokens;
   }
   ACCEL_RT_ASSIGN_OR_RETURN(kv::StepMetadata meta, kv::prepareStep(*pool_, steps));
+  meta.lastRowsOnly = rows == LogitsRows::kLast;
   auto rollback = [&](Status s) -> Status {
     for (size_t i = 0; i < batch.size(); ++i)
       (void)batch[i].seq->truncate(*pool_, before[i]);

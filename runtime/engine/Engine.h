@@ -15,6 +15,7 @@
 #include "runtime/engine/CpuExecutor.h"
 
 #include <functional>
+#include <optional>
 #include <memory>
 #include <vector>
 
@@ -23,17 +24,33 @@ namespace accel::rt::engine {
 /// Runs a plan's schedule once for one step (CpuExecutor::run's signature).
 using StepRunner = std::function<StatusOr<Tensor>(const Tensor &tokenIds, kv::BlockPool &pool,
                                                   const kv::StepMetadata &meta)>;
-/// Makes the runner of a plan built for a GPU target ("sm_80", "sm_90").
+/// What a backend gives the Engine for one plan.
+struct StepBackend {
+  StepRunner run;
+  /// The KV blocks of `geometry` (numBlocks ignored) the backend's memory
+  /// holds (the GPU: --gpu-memory-utilization after a profiling step); null:
+  /// the Engine's own default.
+  std::function<StatusOr<int64_t>(const kv::KVCacheConfig &geometry)> kvBlocks;
+  /// The backend keeps the KV cache in its own (device) memory: the
+  /// Engine's BlockPool is the block allocator only (kv::KvStorage::kDevice).
+  bool deviceKvCache = false;
+  /// The element type of that device cache (sizes --kv-cache-memory).
+  std::optional<DType> kvCacheDType;
+  /// One line about the backend ("NVIDIA H200 (sm_90, ...), bf16, ...").
+  std::function<std::string()> describe;
+};
+/// Makes the backend of a plan built for a GPU target ("sm_80", "sm_90").
 using GpuBackend =
-    std::function<StatusOr<StepRunner>(std::shared_ptr<const plan::PlanFile> plan)>;
+    std::function<StatusOr<StepBackend>(std::shared_ptr<const plan::PlanFile> plan)>;
 
 struct EngineOptions {
   /// Longest sequence (prompt + generated) the engine accepts; 0: the
   /// plan's max_position, or 2048 when the plan does not know it.
   int64_t maxModelLen = 0;
   /// The paged KV pool: numKvBlocks blocks when positive, else as many as
-  /// kvCacheBytes hold when positive, else enough for one sequence of
-  /// maxModelLen tokens (what score() and generate() need).
+  /// kvCacheBytes hold when positive, else what the backend sizes (GPU
+  /// plans: --gpu-memory-utilization, GpuExecutorOptions), else enough for
+  /// one sequence of maxModelLen tokens (what score() and generate() need).
   int64_t numKvBlocks = 0;
   int64_t kvCacheBytes = 0;
   plan::LoadOptions load;
@@ -85,6 +102,11 @@ public:
   const kv::BlockPool &pool() const { return *pool_; }
   /// The blocks `bytes` of KV cache hold with this plan's geometry.
   int64_t kvBlocksForBytes(int64_t bytes) const;
+  /// The backend sized the KV cache itself (GPU plans without numKvBlocks
+  /// or kvCacheBytes): the scheduler keeps that size.
+  bool kvCacheSizedByBackend() const { return kvSizedByBackend_; }
+  /// One line about the backend (empty for the CPU).
+  std::string backendDescription() const { return describe_ ? describe_() : std::string(); }
   /// Replaces the KV pool by one of `numBlocks` blocks (all free).
   /// kInvalidArgument while any block is in use; kResourceExhausted when
   /// the memory cannot be had (the pool then has its old size again, or a
@@ -109,7 +131,10 @@ private:
 
   std::shared_ptr<const plan::PlanFile> plan_;
   StepRunner run_;
+  std::function<std::string()> describe_;
   std::unique_ptr<kv::BlockPool> pool_;
+  kv::KvStorage kvStorage_ = kv::KvStorage::kHost;
+  bool kvSizedByBackend_ = false;
   int64_t maxModelLen_ = 0;
   int64_t vocab_ = 0;
 };

@@ -1,10 +1,14 @@
 //===- GpuExecutor.cpp - run a plan's schedule on an NVIDIA GPU ------------===//
 #include "runtime/engine/GpuExecutor.h"
 
+#include "runtime/engine/GpuPlanKernels.h"
+#include "runtime/engine/GpuGraphs.h"
 #include "runtime/engine/GpuSteps.h"
+#include "runtime/engine/MemoryBudget.h"
 #include "runtime/kernels/KernelImage.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <map>
 
@@ -25,6 +29,7 @@ struct GpuExecutorImpl {
   GpuExecutorOptions options;
   std::unique_ptr<gpu::GpuContext> gpu;
   std::unique_ptr<gpu::CublasLt> blas;
+  std::unique_ptr<GpuPlanKernels> planKernels; // the kernels the plan carries
   std::vector<Prepared> steps;
   std::vector<GpuValue> constants; // by value id; undefined for non-constants
   DType tokenDType = DType::kI64;
@@ -33,8 +38,23 @@ struct GpuExecutorImpl {
   DeviceTensor kvStorage;
   std::vector<DeviceTensor> keys, values;
   std::set<std::string> fallbacks;
+  int64_t vocab = 0;         // the embedding table's rows (graph steps check ids on the host)
+  int64_t maxModelLen = 0;   // options.maxModelLen, or the plan's
+  int64_t weightsBytes = 0;  // device bytes after create(): weights, workspace
+  std::unique_ptr<DecodeGraphs> graphs; // after gpu: destroyed first
 
   Status ensureKvPool(const kv::KVCacheConfig &c, GpuRunState &st);
+  GpuRunState baseState();
+  /// The schedule once; returns the logits value.
+  StatusOr<GpuValue> runSchedule(GpuRunState &st, GpuValue tokens);
+  /// Uploads the step's metadata, runs the schedule, returns f32 logits.
+  StatusOr<Tensor> runEager(const Tensor &tokenIds, GpuRunState &st, const kv::StepMetadata &meta);
+  /// Copy-on-write block copies queued by a device-storage BlockPool.
+  Status applyBlockCopies(const std::vector<kv::BlockCopy> &copies);
+  bool graphsWanted() const;
+  /// The decode graphs for the current KV geometry (null: graphs off).
+  DecodeGraphs *decodeGraphs();
+  DecodeGraphs::Schedule graphSchedule();
 };
 
 Status GpuExecutorImpl::ensureKvPool(const kv::KVCacheConfig &c, GpuRunState &st) {
@@ -57,8 +77,13 @@ Status GpuExecutorImpl::ensureKvPool(const kv::KVCacheConfig &c, GpuRunState &st
     keys.clear();
     values.clear();
     kvStorage = DeviceTensor();
+    if (graphs)
+      graphs->clear(); // they hold the old pool's addresses
     const int64_t perLayer = c.numBlocks * c.blockSize * c.numKvHeads * c.headDim;
-    ACCEL_RT_ASSIGN_OR_RETURN(kvStorage, st.empty(options.dtype, {2 * c.numLayers * perLayer}));
+    kvStorage.dtype = options.dtype;
+    kvStorage.shape = {2 * c.numLayers * perLayer};
+    ACCEL_RT_ASSIGN_OR_RETURN(kvStorage.mem, gpu->allocateExact(kvStorage.byteSize()));
+    kvStorage.ptr = kvStorage.mem->ptr;
     ACCEL_RT_RETURN_IF_ERROR(gpu->zero(kvStorage.ptr, kvStorage.byteSize()));
     const size_t layerBytes = size_t(perLayer) * dtypeSize(options.dtype);
     for (int64_t l = 0; l < c.numLayers; ++l)
@@ -80,6 +105,19 @@ Status GpuExecutorImpl::ensureKvPool(const kv::KVCacheConfig &c, GpuRunState &st
 
 StatusOr<std::unique_ptr<GpuExecutor>>
 GpuExecutor::create(std::shared_ptr<const plan::PlanFile> plan, const GpuExecutorOptions &options) {
+  if (options.dtypeFromPlan) {
+    GpuExecutorOptions fixed = options;
+    fixed.dtypeFromPlan = false;
+    const std::string &want = plan->metadata().compute_dtype();
+    if (!want.empty()) {
+      std::optional<DType> d = dtypeFromName(want);
+      if (!d)
+        return Status(StatusCode::kInvalidArgument,
+                      plan->path() + ": unknown compute dtype '" + want + "' in the plan");
+      fixed.dtype = *d;
+    }
+    return create(std::move(plan), fixed);
+  }
   if (options.dtype != DType::kF32 && options.dtype != DType::kBF16 &&
       options.dtype != DType::kF16)
     return Status(StatusCode::kInvalidArgument,
@@ -90,6 +128,15 @@ GpuExecutor::create(std::shared_ptr<const plan::PlanFile> plan, const GpuExecuto
     return Status(StatusCode::kUnimplemented,
                   plan->path() + ": the plan is partitioned for " + std::to_string(meta.tp_size()) +
                       " ranks; the GPU backend runs one");
+  // Weight-only i8/fp8 plans (accelc -precision=int8-weight|fp8) run on the
+  // CPU only for now (docs/precision.md).
+  for (const pb::Step &step : plan->schedule().steps())
+    if (step.kind() == "gemm" && step.inputs_size() > 3 && step.inputs(3) >= 0)
+      return Status(StatusCode::kUnimplemented,
+                    plan->path() + ": the plan has quantised weights (accelc -precision=" +
+                        (meta.precision().empty() ? std::string("?") : meta.precision()) +
+                        ") and the GPU backend does not run them yet; compile with "
+                        "-precision=bf16 or fp16 for the GPU, or with -target=cpu");
   std::unique_ptr<GpuExecutor> ex(new GpuExecutor());
   ex->impl_ = std::make_unique<GpuExecutorImpl>();
   GpuExecutorImpl &im = *ex->impl_;
@@ -108,6 +155,7 @@ GpuExecutor::create(std::shared_ptr<const plan::PlanFile> plan, const GpuExecuto
                         std::to_string(have) + "; recompile with a matching -target");
   }
   ACCEL_RT_ASSIGN_OR_RETURN(im.blas, gpu::CublasLt::create(*im.gpu));
+  ACCEL_RT_ASSIGN_OR_RETURN(im.planKernels, GpuPlanKernels::load(*plan, *im.gpu, options.dtype));
 
   const pb::Schedule &s = plan->schedule();
   const int32_t n = s.values_size();
@@ -156,6 +204,7 @@ GpuExecutor::create(std::shared_ptr<const plan::PlanFile> plan, const GpuExecuto
   pctx.gpu = im.gpu.get();
   pctx.dtype = options.dtype;
   pctx.numLayers = meta.kv_cache().num_layers();
+  pctx.planKernels = im.planKernels.get();
   for (int i = 0; i < s.steps_size(); ++i) {
     const pb::Step &step = s.steps(i);
     GpuExecutorImpl::Prepared p;
@@ -172,6 +221,30 @@ GpuExecutor::create(std::shared_ptr<const plan::PlanFile> plan, const GpuExecuto
   for (int32_t id = 0; id < n; ++id)
     if (lastUse[size_t(id)] >= 0 && !s.values(id).is_constant() && id != s.logits())
       im.steps[size_t(lastUse[size_t(id)])].freeAfter.push_back(id);
+  // Graph steps check token ids on the host against the table of the
+  // embedding that reads them (directly or through views; not, say, GPT-2's
+  // position table). Without one, the kernel's own guard (zeros) remains.
+  {
+    std::set<int32_t> ids{s.token_ids()};
+    for (const pb::Step &step : s.steps()) {
+      const std::string &op = step.op();
+      const bool view = step.kind() == "launch" &&
+                        (op == "onnx.Reshape" || op == "onnx.Unsqueeze" || op == "onnx.Squeeze" ||
+                         op == "onnx.Flatten" || op == "onnx.Identity" || op == "onnx.Cast" ||
+                         op == "flatten_tokens" || op == "unflatten_tokens");
+      if (view && step.inputs_size() > 0 && ids.count(step.inputs(0)))
+        ids.insert(step.outputs().begin(), step.outputs().end());
+      if (step.kind() == "launch" && op == "embedding" && step.inputs_size() > 1 &&
+          ids.count(step.inputs(1)) && step.inputs(0) >= 0 &&
+          im.constants[size_t(step.inputs(0))].host.rank() == 2) {
+        const int64_t rows = im.constants[size_t(step.inputs(0))].host.dim(0);
+        im.vocab = im.vocab ? std::min(im.vocab, rows) : rows;
+      }
+    }
+  }
+  const int64_t planMax = meta.model().max_position();
+  im.maxModelLen = options.maxModelLen > 0 ? options.maxModelLen : planMax > 0 ? planMax : 2048;
+  im.weightsBytes = int64_t(im.gpu->bytesReserved());
   im.plan = std::move(plan);
   return ex;
 }
@@ -183,86 +256,34 @@ GpuExecutor::~GpuExecutor() {
   }
 }
 
-StatusOr<Tensor> GpuExecutor::run(const Tensor &tokenIds, kv::BlockPool &pool,
-                                  const kv::StepMetadata &meta) {
-  GpuExecutorImpl &im = *impl_;
-  const pb::Schedule &s = im.plan->schedule();
-  if (tokenIds.rank() != 1 || !isInteger(tokenIds.dtype()))
-    return Status(StatusCode::kInvalidArgument,
-                  "the token ids must be a rank-1 integer tensor, got " + tokenIds.describe());
-  if (tokenIds.dim(0) != meta.numTokens)
-    return Status(StatusCode::kInvalidArgument,
-                  "the step has " + std::to_string(meta.numTokens) + " tokens but " +
-                      std::to_string(tokenIds.dim(0)) + " token ids");
-  ACCEL_RT_RETURN_IF_ERROR(im.gpu->makeCurrent());
+namespace {
 
+/// Reads element i of an i32 or i64 host tensor.
+int64_t intAt(const Tensor &t, int64_t i) {
+  return t.dtype() == DType::kI32 ? int64_t(t.data<int32_t>()[i]) : t.data<int64_t>()[i];
+}
+
+} // namespace
+
+GpuRunState GpuExecutorImpl::baseState() {
   GpuRunState st;
-  st.gpu = im.gpu.get();
-  st.blas = im.blas.get();
-  st.dtype = im.options.dtype;
-  st.meta = &meta;
-  st.fallbacks = &im.fallbacks;
-  st.logFallbacks = im.options.logFallbacks;
+  st.gpu = gpu.get();
+  st.blas = blas.get();
+  st.dtype = options.dtype;
+  st.fallbacks = &fallbacks;
+  st.logFallbacks = options.logFallbacks;
   if (const char *e = std::getenv("ACCEL_GPU_DECODE_SPLIT"); e && *e)
     st.decodeSplit = std::max<int64_t>(0, std::atoll(e));
-  ACCEL_RT_RETURN_IF_ERROR(im.ensureKvPool(pool.config(), st));
+  return st;
+}
 
-  // The step's metadata, i32 on the device.
-  struct {
-    const Tensor *t;
-    DeviceTensor *d;
-    const char *name;
-  } md[] = {{&meta.queryStartLoc, &st.queryStartLoc, "query_start_loc"},
-            {&meta.seqLens, &st.seqLens, "seq_lens"},
-            {&meta.blockTables, &st.blockTables, "block_tables"},
-            {&meta.slotMapping, &st.slotMapping, "slot_mapping"}};
-  for (auto &m : md) {
-    if (!m.t->defined() || !isInteger(m.t->dtype()))
-      return Status(StatusCode::kInvalidArgument,
-                    std::string("the step's ") + m.name + " is missing or not integer");
-    GpuValue v;
-    v.host = m.t->dtype() == DType::kI32 ? *m.t : m.t->astype(DType::kI32);
-    ACCEL_RT_ASSIGN_OR_RETURN(*m.d, st.toDevice(v));
-  }
-  if (st.queryStartLoc.numElements() != meta.numSeqs + 1 ||
-      st.seqLens.numElements() != meta.numSeqs || st.blockTables.rank() != 2 ||
-      st.blockTables.dim(0) != meta.numSeqs || st.slotMapping.numElements() != meta.numTokens)
-    return Status(StatusCode::kInvalidArgument, "the step's metadata does not hold together");
-  for (int64_t len : meta.seqLens.toInt64s())
-    st.maxSeqLen = std::max(st.maxSeqLen, len);
-  // The block tables must stay inside the device pool (the kernels do not
-  // check): every listed block of every sequence.
-  {
-    const std::vector<int64_t> table = meta.blockTables.toInt64s();
-    const std::vector<int64_t> lens = meta.seqLens.toInt64s();
-    const int64_t width = meta.blockTables.dim(1), bs = pool.config().blockSize;
-    for (int64_t i = 0; i < meta.numSeqs; ++i) {
-      const int64_t blocks = (lens[size_t(i)] + bs - 1) / bs;
-      if (blocks > width)
-        return Status(StatusCode::kInvalidArgument,
-                      "sequence " + std::to_string(i) + " needs " + std::to_string(blocks) +
-                          " blocks; the block table has " + std::to_string(width) + " columns");
-      for (int64_t b = 0; b < blocks; ++b) {
-        const int64_t id = table[size_t(i * width + b)];
-        if (id < 0 || id >= pool.config().numBlocks)
-          return Status(StatusCode::kInvalidArgument,
-                        "sequence " + std::to_string(i) + " lists block " + std::to_string(id) +
-                            " outside the pool of " + std::to_string(pool.config().numBlocks));
-      }
-    }
-    for (int64_t slot : meta.slotMapping.toInt64s())
-      if (slot >= pool.numSlots())
-        return Status(StatusCode::kInvalidArgument,
-                      "slot " + std::to_string(slot) + " is outside the KV pool");
-  }
-
-  std::vector<GpuValue> values = im.constants;
-  values[size_t(s.token_ids())].host =
-      tokenIds.dtype() == im.tokenDType ? tokenIds : tokenIds.astype(im.tokenDType);
-
+StatusOr<GpuValue> GpuExecutorImpl::runSchedule(GpuRunState &st, GpuValue tokens) {
+  const pb::Schedule &s = plan->schedule();
+  std::vector<GpuValue> values = constants;
+  values[size_t(s.token_ids())] = std::move(tokens);
   std::vector<GpuValue *> inputs;
   std::vector<GpuValue> outputs;
-  for (GpuExecutorImpl::Prepared &p : im.steps) {
+  for (Prepared &p : steps) {
     inputs.clear();
     for (int32_t in : p.inputs)
       inputs.push_back(in < 0 ? nullptr : &values[size_t(in)]);
@@ -284,33 +305,332 @@ StatusOr<Tensor> GpuExecutor::run(const Tensor &tokenIds, kv::BlockPool &pool,
     for (int32_t id : p.freeAfter)
       values[size_t(id)] = GpuValue();
   }
-  GpuValue &logits = values[size_t(s.logits())];
+  return std::move(values[size_t(s.logits())]);
+}
+
+Status GpuExecutorImpl::applyBlockCopies(const std::vector<kv::BlockCopy> &copies) {
+  if (copies.empty())
+    return Status::ok();
+  // Block b of every layer's K and V: rows r = 2 * layer + which of the
+  // storage, each layerBytes apart; one 2D copy moves a block in all of them.
+  const size_t elem = dtypeSize(options.dtype);
+  const size_t blockBytes = size_t(kvConfig.blockSize * kvConfig.numKvHeads * kvConfig.headDim) * elem;
+  const size_t layerBytes = blockBytes * size_t(kvConfig.numBlocks);
+  const size_t rows = size_t(2 * kvConfig.numLayers);
+  for (const kv::BlockCopy &c : copies) {
+    if (c.src < 0 || c.dst < 0 || c.src >= kvConfig.numBlocks || c.dst >= kvConfig.numBlocks)
+      return Status(StatusCode::kInvalidArgument,
+                    "a copy-on-write copy of block " + std::to_string(c.src) + " to " +
+                        std::to_string(c.dst) + " is outside the device KV pool");
+    const gpu::CuDevicePtr src = kvStorage.ptr + gpu::CuDevicePtr(size_t(c.src) * blockBytes);
+    const gpu::CuDevicePtr dst = kvStorage.ptr + gpu::CuDevicePtr(size_t(c.dst) * blockBytes);
+    if (layerBytes < (size_t(1) << 31)) {
+      ACCEL_RT_RETURN_IF_ERROR(gpu->copy2D(dst, layerBytes, src, layerBytes, blockBytes, rows));
+    } else {
+      for (size_t r = 0; r < rows; ++r)
+        ACCEL_RT_RETURN_IF_ERROR(gpu->copy(dst + r * layerBytes, src + r * layerBytes, blockBytes));
+    }
+  }
+  return Status::ok();
+}
+
+StatusOr<Tensor> GpuExecutorImpl::runEager(const Tensor &tokenIds, GpuRunState &st,
+                                           const kv::StepMetadata &meta) {
+  // The step's metadata, i32 on the device.
+  struct {
+    const Tensor *t;
+    DeviceTensor *d;
+  } md[] = {{&meta.queryStartLoc, &st.queryStartLoc},
+            {&meta.seqLens, &st.seqLens},
+            {&meta.blockTables, &st.blockTables},
+            {&meta.slotMapping, &st.slotMapping}};
+  for (auto &m : md) {
+    GpuValue v;
+    v.host = m.t->dtype() == DType::kI32 ? *m.t : m.t->astype(DType::kI32);
+    ACCEL_RT_ASSIGN_OR_RETURN(*m.d, st.toDevice(v));
+  }
+  GpuValue tokens;
+  tokens.host = tokenIds.dtype() == tokenDType ? tokenIds : tokenIds.astype(tokenDType);
+  ACCEL_RT_ASSIGN_OR_RETURN(GpuValue logits, runSchedule(st, std::move(tokens)));
   ACCEL_RT_ASSIGN_OR_RETURN(Tensor out, st.toHost(logits));
   if (out.dtype() != DType::kF32)
     out = out.toF32();
   // Any error of an asynchronous launch surfaces here at the latest.
-  ACCEL_RT_RETURN_IF_ERROR(im.gpu->synchronize());
+  ACCEL_RT_RETURN_IF_ERROR(gpu->synchronize());
   return out;
+}
+
+bool GpuExecutorImpl::graphsWanted() const {
+  if (!options.cudaGraphs || options.graphMaxBatch < 1)
+    return false;
+  const char *e = std::getenv("ACCEL_GPU_GRAPHS");
+  return !(e && std::string(e) == "0");
+}
+
+DecodeGraphs *GpuExecutorImpl::decodeGraphs() {
+  if (!graphsWanted())
+    return nullptr;
+  const int64_t bs = std::max<int64_t>(kvConfig.blockSize, 1);
+  const int64_t width = (maxModelLen + bs - 1) / bs;
+  if (!graphs || graphs->tableWidth() != width)
+    graphs = std::make_unique<DecodeGraphs>(*gpu, options.graphMaxBatch, width, tokenDType);
+  return graphs.get();
+}
+
+DecodeGraphs::Schedule GpuExecutorImpl::graphSchedule() {
+  return [this](GpuRunState &st, const DeviceTensor &tokens) -> StatusOr<DeviceTensor> {
+    GpuValue t;
+    t.dev = tokens;
+    ACCEL_RT_ASSIGN_OR_RETURN(GpuValue logits, runSchedule(st, std::move(t)));
+    if (!logits.dev.defined())
+      return Status(StatusCode::kUnimplemented,
+                    "the logits of a decode step are made on the host");
+    return logits.dev;
+  };
+}
+
+StatusOr<Tensor> GpuExecutor::run(const Tensor &tokenIds, kv::BlockPool &pool,
+                                  const kv::StepMetadata &meta) {
+  GpuExecutorImpl &im = *impl_;
+  if (tokenIds.rank() != 1 || !isInteger(tokenIds.dtype()))
+    return Status(StatusCode::kInvalidArgument,
+                  "the token ids must be a rank-1 integer tensor, got " + tokenIds.describe());
+  if (tokenIds.dim(0) != meta.numTokens)
+    return Status(StatusCode::kInvalidArgument,
+                  "the step has " + std::to_string(meta.numTokens) + " tokens but " +
+                      std::to_string(tokenIds.dim(0)) + " token ids");
+  for (const Tensor *t : {&meta.queryStartLoc, &meta.seqLens, &meta.blockTables,
+                          &meta.slotMapping, &meta.positions})
+    if (!t->defined() || (t->dtype() != DType::kI32 && t->dtype() != DType::kI64))
+      return Status(StatusCode::kInvalidArgument,
+                    "the step's metadata (query_start_loc, seq_lens, block_tables, slot_mapping, "
+                    "positions) must be i32 or i64 tensors");
+  if (meta.queryStartLoc.numElements() != meta.numSeqs + 1 ||
+      meta.seqLens.numElements() != meta.numSeqs || meta.blockTables.rank() != 2 ||
+      meta.blockTables.dim(0) != meta.numSeqs ||
+      meta.slotMapping.numElements() != meta.numTokens ||
+      meta.positions.numElements() != meta.numTokens)
+    return Status(StatusCode::kInvalidArgument, "the step's metadata does not hold together");
+  ACCEL_RT_RETURN_IF_ERROR(im.gpu->makeCurrent());
+
+  GpuRunState st = im.baseState();
+  st.meta = &meta;
+  ACCEL_RT_RETURN_IF_ERROR(im.ensureKvPool(pool.config(), st));
+  ACCEL_RT_RETURN_IF_ERROR(im.applyBlockCopies(pool.takePendingCopies()));
+
+  // The block tables must stay inside the device pool (the kernels do not
+  // check): every block a sequence uses, O(blocks used).
+  const int64_t width = meta.blockTables.dim(1), bs = pool.config().blockSize;
+  int64_t widest = 0;
+  for (int64_t i = 0; i < meta.numSeqs; ++i) {
+    const int64_t len = intAt(meta.seqLens, i);
+    st.maxSeqLen = std::max(st.maxSeqLen, len);
+    const int64_t blocks = (len + bs - 1) / bs;
+    widest = std::max(widest, blocks);
+    if (blocks > width)
+      return Status(StatusCode::kInvalidArgument,
+                    "sequence " + std::to_string(i) + " needs " + std::to_string(blocks) +
+                        " blocks; the block table has " + std::to_string(width) + " columns");
+    for (int64_t b = 0; b < blocks; ++b) {
+      const int64_t id = intAt(meta.blockTables, i * width + b);
+      if (id < 0 || id >= pool.config().numBlocks)
+        return Status(StatusCode::kInvalidArgument,
+                      "sequence " + std::to_string(i) + " lists block " + std::to_string(id) +
+                          " outside the pool of " + std::to_string(pool.config().numBlocks));
+    }
+  }
+  for (int64_t t = 0; t < meta.numTokens; ++t)
+    if (intAt(meta.slotMapping, t) >= pool.numSlots())
+      return Status(StatusCode::kInvalidArgument,
+                    "slot " + std::to_string(intAt(meta.slotMapping, t)) +
+                        " is outside the KV pool");
+
+  const bool decode = meta.numSeqs > 0 && meta.numTokens == meta.numSeqs;
+  if (decode)
+    st.split = decodeSplitFor(st.maxSeqLen, st.decodeSplit);
+  if (decode) {
+    DecodeGraphs *graphs = im.decodeGraphs();
+    if (graphs && graphs->disabledReason().empty() && graphs->bucketFor(meta.numSeqs) != 0 &&
+        widest <= graphs->tableWidth()) {
+      // Token ids are range-checked here: the graph's embedding reads them
+      // on the device only.
+      const Tensor ids = tokenIds.dtype() == DType::kI32 || tokenIds.dtype() == DType::kI64
+                             ? tokenIds
+                             : tokenIds.astype(DType::kI64);
+      if (im.vocab > 0)
+        for (int64_t t = 0; t < meta.numTokens; ++t) {
+          const int64_t id = intAt(ids, t);
+          if (id < 0 || id >= im.vocab)
+            return Status(StatusCode::kInvalidArgument,
+                          "token " + std::to_string(t) + " has id " + std::to_string(id) +
+                              ", outside the vocabulary of " + std::to_string(im.vocab) +
+                              " entries");
+        }
+      StatusOr<Tensor> out = graphs->run(tokenIds, meta, st.split, st, im.graphSchedule());
+      if (out || out.status().code() != StatusCode::kUnimplemented)
+        return out;
+      if (im.options.logFallbacks)
+        std::fprintf(stderr, "accel: GPU backend: CUDA graphs are off for this plan (%s); decode "
+                             "steps run eagerly\n",
+                     out.status().message().c_str());
+    }
+  }
+  return im.runEager(tokenIds, st, meta);
+}
+
+StatusOr<int64_t> GpuExecutor::planKvCache(const kv::KVCacheConfig &geometry) {
+  GpuExecutorImpl &im = *impl_;
+  ACCEL_RT_RETURN_IF_ERROR(im.gpu->makeCurrent());
+  const int64_t maxLen = im.maxModelLen;
+  const int64_t bs = std::max<int64_t>(geometry.blockSize, 1);
+  // The profiling steps run over a one-block device pool: every block-table
+  // entry is block 0, no slot is written (-1).
+  kv::KVCacheConfig one = geometry;
+  one.numBlocks = 1;
+  GpuRunState st = im.baseState();
+  ACCEL_RT_RETURN_IF_ERROR(im.ensureKvPool(one, st));
+  const int64_t before = int64_t(im.gpu->bytesReserved());
+
+  // A prefill of maxNumBatchedTokens tokens, in sequences of at most
+  // max-model-len tokens.
+  const int64_t total = std::max<int64_t>(1, im.options.maxNumBatchedTokens);
+  const int64_t seqs = (total + maxLen - 1) / maxLen;
+  const int64_t longest = std::min(total, maxLen);
+  kv::StepMetadata meta;
+  meta.numSeqs = seqs;
+  meta.numTokens = total;
+  meta.maxBlocksPerSeq = (longest + bs - 1) / bs;
+  meta.queryStartLoc = Tensor::zeros(DType::kI32, {seqs + 1});
+  meta.seqLens = Tensor::zeros(DType::kI32, {seqs});
+  meta.positions = Tensor::zeros(DType::kI32, {total});
+  meta.slotMapping = Tensor::zeros(DType::kI32, {total});
+  meta.blockTables = Tensor::zeros(DType::kI32, {seqs, meta.maxBlocksPerSeq});
+  Tensor tokens = Tensor::zeros(DType::kI64, {total});
+  for (const Tensor *t : {&meta.queryStartLoc, &meta.seqLens, &meta.positions, &meta.slotMapping,
+                          &meta.blockTables, &tokens})
+    if (!t->defined())
+      return Status(StatusCode::kResourceExhausted, "cannot allocate the profiling step");
+  int64_t t = 0;
+  for (int64_t i = 0; i < seqs; ++i) {
+    const int64_t n = std::min(maxLen, total - t);
+    for (int64_t p = 0; p < n; ++p, ++t) {
+      meta.positions.data<int32_t>()[t] = int32_t(p);
+      meta.slotMapping.data<int32_t>()[t] = -1;
+    }
+    meta.queryStartLoc.data<int32_t>()[i + 1] = int32_t(t);
+    meta.seqLens.data<int32_t>()[i] = int32_t(n);
+  }
+  st.meta = &meta;
+  st.maxSeqLen = longest;
+  {
+    StatusOr<Tensor> out = im.runEager(tokens, st, meta);
+    if (!out)
+      return Status(out.status().code(), "the profiling step of " + std::to_string(total) +
+                                             " tokens (--max-num-batched-tokens) failed: " +
+                                             out.status().message());
+  }
+  const int64_t activations = int64_t(im.gpu->bytesReserved()) - before;
+
+  // The CUDA graphs' pool, at the largest decode bucket's peak.
+  int64_t graphBytes = 0;
+  if (DecodeGraphs *graphs = im.decodeGraphs()) {
+    GpuRunState gst = im.baseState();
+    ACCEL_RT_RETURN_IF_ERROR(im.ensureKvPool(one, gst));
+    ACCEL_RT_RETURN_IF_ERROR(graphs->reservePool(maxLen, gst, im.graphSchedule()));
+    graphBytes = int64_t(graphs->poolBytes());
+  }
+
+  // Drop the one-block pool, then size the real one.
+  im.keys.clear();
+  im.values.clear();
+  im.kvStorage = DeviceTensor();
+  im.kvConfig = kv::KVCacheConfig();
+  std::size_t freeBytes = 0, totalBytes = 0;
+  ACCEL_RT_RETURN_IF_ERROR(im.gpu->memoryInfo(&freeBytes, &totalBytes));
+  MemoryBudgetInput in;
+  in.totalBytes = int64_t(totalBytes);
+  in.freeBytes = int64_t(freeBytes);
+  in.utilization = im.options.gpuMemoryUtilization;
+  in.bytesPerBlock = 2 * geometry.numLayers * bs * geometry.numKvHeads * geometry.headDim *
+                     int64_t(dtypeSize(im.options.dtype));
+  in.blockSize = bs;
+  in.maxModelLen = maxLen;
+  ACCEL_RT_ASSIGN_OR_RETURN(MemoryBudget budget, kvMemoryBudget(in));
+  kv::KVCacheConfig real = geometry;
+  real.numBlocks = budget.numBlocks;
+  GpuRunState rst = im.baseState();
+  ACCEL_RT_RETURN_IF_ERROR(im.ensureKvPool(real, rst));
+  if (im.options.logMemory)
+    std::fprintf(stderr,
+                 "accel: GPU memory (%s): weights %s, activations %s (profiled at %lld tokens), "
+                 "CUDA graphs %s, KV cache %s = %lld blocks of %lld tokens (%lld tokens at once) "
+                 "at --gpu-memory-utilization %.2f of %s\n",
+                 im.gpu->info().name.c_str(), formatGiB(im.weightsBytes).c_str(),
+                 formatGiB(activations).c_str(), (long long)total, formatGiB(graphBytes).c_str(),
+                 formatGiB(budget.kvBytes).c_str(), (long long)budget.numBlocks, (long long)bs,
+                 (long long)budget.maxTokens, im.options.gpuMemoryUtilization,
+                 formatGiB(in.totalBytes).c_str());
+  return budget.numBlocks;
+}
+
+DType GpuExecutor::computeDType() const { return impl_->options.dtype; }
+
+size_t GpuExecutor::numGraphs() const {
+  return impl_->graphs ? impl_->graphs->numGraphs() : 0;
+}
+
+std::string GpuExecutor::graphsOffReason() const {
+  if (!impl_->options.cudaGraphs)
+    return "--enforce-eager";
+  if (!impl_->graphsWanted())
+    return "ACCEL_GPU_GRAPHS=0";
+  return impl_->graphs ? impl_->graphs->disabledReason() : "";
 }
 
 std::set<std::string> GpuExecutor::fallbacks() const { return impl_->fallbacks; }
 
-std::string GpuExecutor::describe() const {
+namespace {
+/// The device, dtype, libraries and kernels.
+std::string describeDevice(const GpuExecutorImpl *impl_) {
   const GpuInfo &g = impl_->gpu->info();
   return g.name + " (sm_" + std::to_string(g.smMajor) + std::to_string(g.smMinor) + ", " +
          std::to_string(g.multiprocessors) + " SMs), " + dtypeName(impl_->options.dtype) +
-         ", cuBLASLt from " + impl_->blas->path();
+         ", cuBLASLt from " + impl_->blas->path() +
+         (impl_->planKernels->empty()
+              ? std::string(", no generated kernels")
+              : ", " + std::to_string(impl_->planKernels->size()) + " generated kernels (" +
+                    impl_->planKernels->image() + ")");
+}
+
+} // namespace
+
+std::string GpuExecutor::describe() const {
+  std::string d = describeDevice(impl_.get());
+  const std::string off = graphsOffReason();
+  if (!off.empty())
+    return d + ", decode steps eager (" + off + ")";
+  return d + ", CUDA graphs for decode batches up to " +
+         std::to_string(impl_->options.graphMaxBatch);
 }
 
 std::size_t GpuExecutor::deviceBytes() const { return impl_->gpu->bytesReserved(); }
 
 GpuBackend makeGpuBackend(const GpuExecutorOptions &options) {
-  return [options](std::shared_ptr<const plan::PlanFile> plan) -> StatusOr<StepRunner> {
+  return [options](std::shared_ptr<const plan::PlanFile> plan) -> StatusOr<StepBackend> {
     ACCEL_RT_ASSIGN_OR_RETURN(std::unique_ptr<GpuExecutor> ex,
                               GpuExecutor::create(std::move(plan), options));
     std::shared_ptr<GpuExecutor> shared = std::move(ex);
-    return StepRunner([shared](const Tensor &ids, kv::BlockPool &pool,
-                               const kv::StepMetadata &meta) { return shared->run(ids, pool, meta); });
+    StepBackend b;
+    b.run = [shared](const Tensor &ids, kv::BlockPool &pool, const kv::StepMetadata &meta) {
+      return shared->run(ids, pool, meta);
+    };
+    b.kvBlocks = [shared](const kv::KVCacheConfig &geometry) {
+      return shared->planKvCache(geometry);
+    };
+    b.deviceKvCache = true;
+    b.kvCacheDType = shared->computeDType();
+    b.describe = [shared]() { return shared->describe(); };
+    return b;
   };
 }
 

@@ -12,8 +12,11 @@
 //   - The paged KV cache lives in device memory, [num_blocks, block_size,
 //     kv_heads, head_dim] per layer for K and V (BlockPool's layout), in the
 //     compute dtype. The host kv::BlockPool passed to run() is the block
-//     allocator (its geometry sizes the device pool; its own storage is not
-//     used).
+//     allocator (its geometry sizes the device pool; a kv::KvStorage::kDevice
+//     pool has no host storage, and its copy-on-write copies are applied on
+//     the device before the step).
+//   - Decode steps replay CUDA graphs captured per batch-size bucket
+//     (GpuGraphs.h); prefill and mixed steps run eagerly.
 //   - ONNX glue that raising left in place runs where its data is: shape
 //     arithmetic on small host tensors with the CPU ONNX kernels; Reshape,
 //     Flatten, Squeeze, Unsqueeze, Identity as views of device buffers;
@@ -45,11 +48,31 @@ struct GpuExecutorOptions {
   /// The compute dtype of activations, weights and the KV cache: f32, bf16
   /// or f16.
   DType dtype = DType::kF32;
+  /// Use the plan's compute_dtype (accelc -precision=bf16|fp16) instead of
+  /// `dtype` when the plan records one (accel-run without --dtype).
+  bool dtypeFromPlan = false;
   /// The CUDA device ordinal.
   int device = 0;
   /// Print one line to stderr the first time each ONNX operator falls back
-  /// to the CPU.
+  /// to the CPU (and when CUDA graphs turn out impossible for the plan).
   bool logFallbacks = true;
+  /// Decode steps replayed from CUDA graphs (GpuGraphs.h); false is vLLM's
+  /// --enforce-eager. $ACCEL_GPU_GRAPHS=0 turns them off as well.
+  bool cudaGraphs = true;
+  /// The largest decode batch replayed from a graph (--cuda-graph-max-bs,
+  /// --max-num-seqs by default); larger decode batches run eagerly.
+  int64_t graphMaxBatch = 64;
+  /// The longest sequence (--max-model-len): the graphs' block-table width
+  /// and the profiling step's longest sequence. 0: the plan's max_position,
+  /// else 2048 (the Engine's rule).
+  int64_t maxModelLen = 0;
+  /// KV cache sizing by planKvCache: the fraction of the device's memory
+  /// this process may use (--gpu-memory-utilization) and the tokens of the
+  /// profiling step (--max-num-batched-tokens).
+  double gpuMemoryUtilization = 0.9;
+  int64_t maxNumBatchedTokens = 2048;
+  /// planKvCache prints its one-line memory summary to stderr.
+  bool logMemory = true;
 };
 
 struct GpuExecutorImpl;
@@ -72,9 +95,25 @@ public:
   StatusOr<Tensor> run(const Tensor &tokenIds, kv::BlockPool &pool,
                        const kv::StepMetadata &meta);
 
+  /// Sizes the paged KV cache as vLLM does: a profiling step of
+  /// maxNumBatchedTokens tokens reserves the activations' peak, the CUDA
+  /// graphs' pool is reserved at the largest decode bucket's peak, then the
+  /// KV pool gets gpuMemoryUtilization x the device's memory minus what is
+  /// in use (cuMemGetInfo). Allocates that device pool for `geometry` (its
+  /// numBlocks ignored), prints one line (weights, activations, graphs, KV
+  /// bytes, blocks, tokens) and returns the block count. kResourceExhausted
+  /// in one sentence when not even one sequence of maxModelLen tokens fits.
+  StatusOr<int64_t> planKvCache(const kv::KVCacheConfig &geometry);
+
   /// The ONNX operators that ran on the CPU with device inputs so far
   /// ("onnx.Transpose", ...).
   std::set<std::string> fallbacks() const;
+  /// The compute dtype (activations, weights, the KV cache).
+  DType computeDType() const;
+  /// CUDA graphs captured so far (one per decode bucket and split count).
+  size_t numGraphs() const;
+  /// Why decode steps run eagerly ("" while CUDA graphs are on).
+  std::string graphsOffReason() const;
   /// "NVIDIA H200 (sm_90, 132 SMs), bf16, cuBLASLt from <path>".
   std::string describe() const;
   /// Bytes of device memory this executor holds (weights, KV pool, cached
@@ -87,7 +126,8 @@ private:
 };
 
 /// The Engine's GPU backend: a GpuExecutor with `options` for each plan
-/// built for a GPU target (EngineOptions::gpuBackend).
+/// built for a GPU target (EngineOptions::gpuBackend); it keeps the KV cache
+/// on the device and sizes it with planKvCache.
 GpuBackend makeGpuBackend(const GpuExecutorOptions &options);
 
 } // namespace accel::rt::engine

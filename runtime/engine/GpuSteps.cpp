@@ -8,6 +8,8 @@
 //===----------------------------------------------------------------------===//
 #include "runtime/engine/GpuSteps.h"
 
+#include "runtime/engine/GpuFlashPrefill.h"
+#include "runtime/engine/GpuPlanKernels.h"
 #include "runtime/engine/StepAttrs.h"
 
 #include "runtime/cpu/onnx/OnnxKernels.h"
@@ -250,7 +252,7 @@ StatusOr<GpuKernel> prepareGemm(const GpuPrepareContext &ctx, const pb::Step &st
   return one([=](GpuRunState &st, Inputs &in) -> StatusOr<DeviceTensor> {
     ACCEL_RT_ASSIGN_OR_RETURN(DeviceTensor x, st.toDevice(*in[0], cdt));
     ACCEL_RT_ASSIGN_OR_RETURN(DeviceTensor w, st.toDevice(*in[1], cdt));
-    if (selectLast) {
+    if (selectLast || st.meta->lastRowsOnly) {
       auto [rows, cols] = rowsCols(x);
       const int64_t seqs = st.meta->numSeqs;
       if (rows != st.meta->numTokens)
@@ -357,13 +359,13 @@ StatusOr<GpuKernel> prepareAttention(const GpuPrepareContext &ctx, const pb::Ste
     ACCEL_RT_ASSIGN_OR_RETURN(DeviceTensor out, st.empty(cdt, q.shape));
     if (tokens == 0 || heads == 0)
       return out;
-    // Split-KV for decode steps (one query per sequence) over long contexts.
+    // Split-KV for decode steps (one query per sequence) over long contexts:
+    // the executor's choice (GraphBuckets.h), the same for graphs and eager.
     int numSplits = 1;
     int64_t splitSize = 0;
-    if (st.meta->numTokens == st.meta->numSeqs && st.decodeSplit > 0 &&
-        st.maxSeqLen > 2 * st.decodeSplit) {
-      numSplits = int(std::min<int64_t>(64, (st.maxSeqLen + st.decodeSplit - 1) / st.decodeSplit));
-      splitSize = (st.maxSeqLen + numSplits - 1) / numSplits;
+    if (st.meta->numTokens == st.meta->numSeqs && st.split.numSplits > 1) {
+      numSplits = st.split.numSplits;
+      splitSize = st.split.splitSize;
     }
     DeviceTensor partials;
     CuDevicePtr pm = 0, pl = 0, pacc = 0;
@@ -375,6 +377,12 @@ StatusOr<GpuKernel> prepareAttention(const GpuPrepareContext &ctx, const pb::Ste
       pacc = pl + CuDevicePtr(n) * 4;
     }
     const float scale = p.scale > 0.0f ? p.scale : 1.0f / std::sqrt(float(d));
+    if (numSplits == 1) { // prefill chunks: the tensor-core kernel when it applies
+      ACCEL_RT_ASSIGN_OR_RETURN(bool flash, runFlashPrefill(st, q, out, p.layer, scale, p.causal,
+                                                            p.window, p.softcap));
+      if (flash)
+        return out;
+    }
     const unsigned smem = unsigned(kAttentionTile * 8 + (d + kAttentionTile) * 4);
     ACCEL_RT_RETURN_IF_ERROR(st.gpu->launch(
         attn, Dim3{unsigned(tokens), unsigned(heads), unsigned(numSplits)},
@@ -382,7 +390,7 @@ StatusOr<GpuKernel> prepareAttention(const GpuPrepareContext &ctx, const pb::Ste
         (*st.values)[size_t(p.layer)].ptr, st.queryStartLoc.ptr, st.seqLens.ptr,
         st.blockTables.ptr, i64(st.blockTables.dim(1)), out.ptr, pm, pl, pacc,
         i64(st.meta->numSeqs), i64(heads), i64(kvHeads), i64(d), i64(st.blockSize), scale,
-        int(p.causal), i64(p.window), p.softcap, numSplits, i64(splitSize)));
+        int(p.causal), i64(p.window), p.softcap, numSplits, i64(splitSize), st.splitSizeDev));
     if (numSplits > 1)
       ACCEL_RT_RETURN_IF_ERROR(st.gpu->launch(combine, Dim3{unsigned(tokens), unsigned(heads), 1},
                                               Dim3{rowThreads(d), 1, 1}, 0, pm, pl, pacc, out.ptr,
@@ -687,6 +695,11 @@ StatusOr<GpuKernel> prepareLaunch(const plan::PlanFile &plan, const pb::Step &st
 
   if (op.rfind("onnx.", 0) == 0)
     return prepareOnnx(plan, step, a);
+  // A step that names a kernel the compiler generated runs it (GpuPlanKernels).
+  ACCEL_RT_ASSIGN_OR_RETURN(std::optional<GpuKernel> generated,
+                            prepareGeneratedStep(plan, step, ctx));
+  if (generated)
+    return std::move(*generated);
 
   if (op == "positions") {
     ACCEL_RT_RETURN_IF_ERROR(needInputs(step, 0, 0));
@@ -697,6 +710,17 @@ StatusOr<GpuKernel> prepareLaunch(const plan::PlanFile &plan, const pb::Step &st
     const DType d = *dt;
     return GpuKernel([d](GpuRunState &st, Inputs &, Outputs &out) -> Status {
       GpuValue v;
+      // A CUDA-graph step has its positions on the device already.
+      if (d == DType::kI64 && st.positionsI64.defined()) {
+        v.dev = st.positionsI64;
+        out.push_back(std::move(v));
+        return Status::ok();
+      }
+      if (d == DType::kI32 && st.positionsI32.defined()) {
+        v.dev = st.positionsI32;
+        out.push_back(std::move(v));
+        return Status::ok();
+      }
       v.host = st.meta->positions.astype(d);
       if (!v.host.defined() && st.meta->numTokens != 0)
         return Status(StatusCode::kResourceExhausted, "cannot allocate the positions");
@@ -920,6 +944,7 @@ StatusOr<GpuKernel> prepareLaunch(const plan::PlanFile &plan, const pb::Step &st
     ACCEL_RT_ASSIGN_OR_RETURN(int kind, activationCode(a));
     ACCEL_RT_ASSIGN_OR_RETURN(CuFunction fused, kernel(ctx, "gated_act"));
     ACCEL_RT_ASSIGN_OR_RETURN(CuFunction split, kernel(ctx, "gated_act2"));
+    ACCEL_RT_ASSIGN_OR_RETURN(const PlanKernel *gen, gatedMlpPlanKernel(step, ctx));
     return one([=](GpuRunState &st, Inputs &in) -> StatusOr<DeviceTensor> {
       GpuValue *gateUp = at(in, 1), *gate = at(in, 2), *up = at(in, 3), *down = at(in, 4);
       if (!down || (gateUp ? (gate || up) : !(gate && up)))
@@ -933,7 +958,9 @@ StatusOr<GpuKernel> prepareLaunch(const plan::PlanFile &plan, const pb::Step &st
         if (cols % 2)
           return badInput("gate_up " + w.describe() + " must have an even number of rows");
         ACCEL_RT_ASSIGN_OR_RETURN(act, st.empty(cdt, {rows, cols / 2}));
-        if (rows * cols != 0)
+        if (gen)
+          ACCEL_RT_RETURN_IF_ERROR(launchGatedAct(st, *gen, gu, act));
+        else if (rows * cols != 0)
           ACCEL_RT_RETURN_IF_ERROR(st.gpu->launch(fused, strideGrid(rows * cols / 2),
                                                   Dim3{256, 1, 1}, 0, gu.ptr, act.ptr, i64(rows),
                                                   i64(cols / 2), kind));

@@ -11,6 +11,7 @@
 
 #include "runtime/device/CublasLt.h"
 #include "runtime/device/GpuContext.h"
+#include "runtime/engine/GraphBuckets.h"
 #include "runtime/kv/StepMetadata.h"
 #include "runtime/plan/PlanFile.h"
 
@@ -56,6 +57,14 @@ struct GpuRunState {
   /// 2 * decodeSplit keys split each query's keys into chunks of about this
   /// many (split-KV); $ACCEL_GPU_DECODE_SPLIT overrides the default 256.
   int64_t decodeSplit = 256;
+  /// The split-KV geometry of this step (decodeSplitFor(maxSeqLen,
+  /// decodeSplit) for decode steps, else none), set by the executor.
+  DecodeSplit split;
+  /// CUDA-graph steps: the split size lives in device memory (an i32 the
+  /// executor uploads before each replay), and so do the positions (the
+  /// `positions` step then returns these instead of meta->positions).
+  gpu::CuDevicePtr splitSizeDev = 0;
+  DeviceTensor positionsI64, positionsI32;
   // The device KV pool: per layer, K and V [blocks, block_size, kv_heads, head_dim].
   std::vector<DeviceTensor> *keys = nullptr, *values = nullptr;
   int64_t blockSize = 16, numKvHeads = 1, headDim = 1;
@@ -79,12 +88,17 @@ struct GpuRunState {
 using GpuKernel =
     std::function<Status(GpuRunState &, std::vector<GpuValue *> &, std::vector<GpuValue> &)>;
 
+class GpuPlanKernels;
+
 /// What preparing a step needs: the context (for kernel lookups and small
 /// uploads of tables) and the compute dtype.
 struct GpuPrepareContext {
   gpu::GpuContext *gpu = nullptr;
   DType dtype = DType::kF32;
   int64_t numLayers = 0;
+  /// The plan's generated kernels (GpuPlanKernels.h); a step that names one
+  /// runs it. Null: every step runs the hand-written kernels.
+  const GpuPlanKernels *planKernels = nullptr;
 };
 
 /// The call for `step` on the GPU, or why the GPU backend cannot run it (one

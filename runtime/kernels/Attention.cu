@@ -17,7 +17,11 @@
 // With S > 1 splits (decode: one query per sequence and long contexts), split
 // s covers key positions [s * split_size, (s + 1) * split_size) and writes
 // its partial (max, sum, unnormalised accumulator); attention_combine_*
-// merges the splits.
+// merges the splits. A split with no keys (past its sequence's context; a
+// padded row of a CUDA graph has seq_len 0) writes max -inf and returns at
+// once. In a CUDA graph split_size comes from device memory (the grid's
+// split count is fixed at capture, the size follows each step's longest
+// context); a single split with no keys writes zeros.
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/kernels/Common.cuh"
@@ -37,7 +41,7 @@ __device__ __forceinline__ void pagedAttention(
     const T *q, const T *kCache, const T *vCache, const int *qsl, const int *seqLens,
     const int *blockTables, i64 tableWidth, T *out, float *partM, float *partL, float *partAcc,
     i64 numSeqs, i64 heads, i64 kvHeads, i64 headDim, i64 blockSize, float scale, int causal,
-    i64 window, float softcap, int numSplits, i64 splitSize) {
+    i64 window, float softcap, int numSplits, i64 splitSize, const int *splitSizeDev) {
   extern __shared__ __align__(16) unsigned char smemRaw[];
   i64 *keyOff = reinterpret_cast<i64 *>(smemRaw);
   float *qs = reinterpret_cast<float *>(keyOff + kTile);
@@ -62,9 +66,6 @@ __device__ __forceinline__ void pagedAttention(
     }
     seqShared = int(lo);
   }
-  const i64 qrow = (t * heads + h) * headDim;
-  for (i64 c = tid; c < headDim; c += blockDim.x)
-    qs[c] = toF32(q[qrow + c]);
   __syncthreads();
 
   const i64 seq = seqShared;
@@ -74,9 +75,25 @@ __device__ __forceinline__ void pagedAttention(
   i64 kb = window > 0 ? max(i64(0), pos - window + 1) : 0;
   i64 ke = causal ? pos : len - 1;
   if (numSplits > 1) {
-    kb = max(kb, i64(split) * splitSize);
-    ke = min(ke, i64(split + 1) * splitSize - 1);
+    // A CUDA graph reads the step's split size from device memory.
+    const i64 size = splitSizeDev ? i64(*splitSizeDev) : splitSize;
+    kb = max(kb, i64(split) * size);
+    ke = min(ke, i64(split + 1) * size - 1);
+    if (kb > ke) {
+      // An empty split (past this sequence's context, or a padded row of a
+      // graph): attention_combine skips partials whose max is -inf.
+      if (tid == 0) {
+        const i64 idx = (t * heads + h) * numSplits + split;
+        partM[idx] = -CUDART_INF_F;
+        partL[idx] = 0.0f;
+      }
+      return;
+    }
   }
+  const i64 qrow = (t * heads + h) * headDim;
+  for (i64 c = tid; c < headDim; c += blockDim.x)
+    qs[c] = toF32(q[qrow + c]);
+  __syncthreads();
   const i64 group = heads / kvHeads;
   const i64 kvh = h / group;
   const i64 rowElems = kvHeads * headDim;
@@ -184,10 +201,11 @@ __device__ __forceinline__ void attentionCombine(const float *partM, const float
       const T *q, const T *kCache, const T *vCache, const int *qsl, const int *seqLens,    \
       const int *blockTables, i64 tableWidth, T *out, float *partM, float *partL,          \
       float *partAcc, i64 numSeqs, i64 heads, i64 kvHeads, i64 headDim, i64 blockSize,     \
-      float scale, int causal, i64 window, float softcap, int numSplits, i64 splitSize) {   \
+      float scale, int causal, i64 window, float softcap, int numSplits, i64 splitSize,     \
+      const int *splitSizeDev) {                                                            \
     pagedAttention<T>(q, kCache, vCache, qsl, seqLens, blockTables, tableWidth, out, partM, \
                       partL, partAcc, numSeqs, heads, kvHeads, headDim, blockSize, scale,   \
-                      causal, window, softcap, numSplits, splitSize);                       \
+                      causal, window, softcap, numSplits, splitSize, splitSizeDev);         \
   }                                                                                         \
   extern "C" __global__ void attention_combine_##S(const float *partM, const float *partL, \
                                                    const float *partAcc, T *out, i64 heads, \

@@ -14,6 +14,7 @@ set(ACCEL_GPU_KERNEL_SOURCES
   ${CMAKE_CURRENT_SOURCE_DIR}/kernels/Attention.cu
   ${CMAKE_CURRENT_SOURCE_DIR}/kernels/Elementwise.cu
   ${CMAKE_CURRENT_SOURCE_DIR}/kernels/Embedding.cu
+  ${CMAKE_CURRENT_SOURCE_DIR}/kernels/FlashPrefill.cu
   ${CMAKE_CURRENT_SOURCE_DIR}/kernels/KVCache.cu
   ${CMAKE_CURRENT_SOURCE_DIR}/kernels/Norm.cu
   ${CMAKE_CURRENT_SOURCE_DIR}/kernels/Rotary.cu
@@ -43,9 +44,13 @@ endif()
 
 add_library(accel_gpu STATIC
   device/GpuContext.cpp
+  device/DevicePool.cpp
   device/CublasLt.cpp
   engine/GpuExecutor.cpp
+  engine/GpuPlanKernels.cpp
+  engine/GpuGraphs.cpp
   engine/GpuSteps.cpp
+  engine/GpuFlashPrefill.cpp
   ${ACCEL_GPU_KERNEL_IMAGE}
 )
 target_link_libraries(accel_gpu PUBLIC accel_engine)

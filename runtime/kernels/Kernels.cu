@@ -7,6 +7,7 @@
 #include "runtime/kernels/Attention.cu"
 #include "runtime/kernels/Elementwise.cu"
 #include "runtime/kernels/Embedding.cu"
+#include "runtime/kernels/FlashPrefill.cu"
 #include "runtime/kernels/KVCache.cu"
 #include "runtime/kernels/Norm.cu"
 #include "runtime/kernels/Rotary.cu"

@@ -55,11 +55,19 @@ Status KVCacheConfig::validate() const {
 BlockPool::BlockPool(const KVCacheConfig &config)
     : config_(config), allocator_(config.numBlocks) {}
 
-StatusOr<std::unique_ptr<BlockPool>> BlockPool::create(const KVCacheConfig &config) {
+StatusOr<std::unique_ptr<BlockPool>> BlockPool::create(const KVCacheConfig &config,
+                                                       KvStorage storage) {
   Status s = config.validate();
   if (!s.isOk())
     return s;
   std::unique_ptr<BlockPool> pool(new BlockPool(config));
+  pool->storage_ = storage;
+  if (storage == KvStorage::kDevice) {
+    // The backend holds the cache; keys()/values() stay undefined tensors.
+    pool->keys_.resize(size_t(config.numLayers));
+    pool->values_.resize(size_t(config.numLayers));
+    return pool;
+  }
   const Shape shape{config.numBlocks, config.blockSize, config.numKvHeads,
                     config.headDim};
   for (int64_t l = 0; l < config.numLayers; ++l) {
@@ -99,6 +107,10 @@ Status BlockPool::copyBlock(BlockId src, BlockId dst) {
                            std::to_string(numBlocks()) + " blocks");
   if (src == dst)
     return Status::ok();
+  if (storage_ == KvStorage::kDevice) {
+    pending_.push_back({src, dst});
+    return Status::ok();
+  }
   const size_t bytes = size_t(config_.blockSize * config_.rowElements()) *
                        dtypeSize(config_.dtype);
   for (int64_t l = 0; l < numLayers(); ++l) {
@@ -108,6 +120,12 @@ Status BlockPool::copyBlock(BlockId src, BlockId dst) {
                 valueRow(l, int64_t(src) * blockSize()), bytes);
   }
   return Status::ok();
+}
+
+std::vector<BlockCopy> BlockPool::takePendingCopies() {
+  std::vector<BlockCopy> out;
+  out.swap(pending_);
+  return out;
 }
 
 } // namespace accel::rt::kv

@@ -7,6 +7,10 @@
 // `l` has its K row at keys(l)[s] and its V row at values(l)[s], each
 // kv_heads * head_dim elements.
 //
+// A KvStorage::kDevice pool has no host storage: a GPU backend keeps the
+// cache in device memory with this layout, and the pool is its block
+// allocator (copyBlock queues the copy for the backend).
+//
 // Float caches (f32, f16, bf16) store the values as they are; an FP8 cache
 // (f8E4M3FN, f8E5M2) stores value / scale, with per-layer scales given to
 // kvWrite and pagedAttention (runtime/cpu/transformer).
@@ -44,11 +48,23 @@ struct KVCacheConfig {
   Status validate() const;
 };
 
+/// Where a pool's K/V live: in host memory (the CPU backend), or in a GPU
+/// backend's device memory, the BlockPool then being the block allocator
+/// only (no host storage: keys()/values() are undefined tensors).
+enum class KvStorage { kHost, kDevice };
+
+/// A copy-on-write block copy a device-storage pool leaves to its backend.
+struct BlockCopy {
+  BlockId src = 0, dst = 0;
+};
+
 class BlockPool {
 public:
   /// Allocates (zero-filled) storage for `config`, all blocks free. Fails on
-  /// an invalid geometry or when the memory cannot be allocated.
-  static StatusOr<std::unique_ptr<BlockPool>> create(const KVCacheConfig &config);
+  /// an invalid geometry or when the memory cannot be allocated. A kDevice
+  /// pool allocates no storage.
+  static StatusOr<std::unique_ptr<BlockPool>> create(const KVCacheConfig &config,
+                                                     KvStorage storage = KvStorage::kHost);
 
   BlockPool(const BlockPool &) = delete;
   BlockPool &operator=(const BlockPool &) = delete;
@@ -82,13 +98,21 @@ public:
   const void *valueRow(int64_t layer, int64_t slot) const;
 
   /// Copies the contents of block `src` to block `dst` in every layer (the
-  /// copy-on-write of a shared, partly filled block).
+  /// copy-on-write of a shared, partly filled block). A kDevice pool queues
+  /// the copy: its backend applies the queue, in order, on the device
+  /// before the next step's kernels (takePendingCopies).
   Status copyBlock(BlockId src, BlockId dst);
+
+  KvStorage storage() const { return storage_; }
+  /// The queued copies of a kDevice pool, oldest first; the queue empties.
+  std::vector<BlockCopy> takePendingCopies();
 
 private:
   explicit BlockPool(const KVCacheConfig &config);
 
   KVCacheConfig config_;
+  KvStorage storage_ = KvStorage::kHost;
+  std::vector<BlockCopy> pending_;
   BlockAllocator allocator_;
   std::vector<Tensor> keys_, values_;
 };

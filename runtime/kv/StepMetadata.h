@@ -37,6 +37,11 @@ struct StepMetadata {
   Tensor positions;     // i32 [tokens]
   Tensor slotMapping;   // i32 [tokens]
   Tensor blockTables;   // i32 [seqs, maxBlocksPerSeq]
+  /// The caller reads only each sequence's last logits row: the LM head
+  /// may compute just those rows, as `select_last` does (Engine::stepBatch
+  /// with LogitsRows::kLast sets it; a 2048-token prefill then computes 1
+  /// row of logits, not 2048).
+  bool lastRowsOnly = false;
 };
 
 /// Reserves cache slots for every sequence's new tokens (SequenceKV::

@@ -79,6 +79,9 @@ std::string describePlan(const PlanFile &plan) {
   os << "plan " << plan.path() << ": format " << h.major << "." << h.minor << ", target "
      << h.target << ", tp " << h.tpSize << ", " << h.fileSize << " bytes\n";
   os << "producer: " << m.accelc_version() << "\n";
+  if (!m.precision().empty())
+    os << "precision: " << m.precision() << " (GPU compute dtype "
+       << (m.compute_dtype().empty() ? "f32" : m.compute_dtype()) << ")\n";
   const pb::ModelConfig &c = m.model();
   os << "model: " << c.source() << " (" << c.producer() << "), vocab " << c.vocab_size()
      << ", max positions " << c.max_position() << ", bos " << c.bos_token_id() << ", eos [";
@@ -86,6 +89,10 @@ std::string describePlan(const PlanFile &plan) {
     os << (i ? ", " : "") << c.eos_token_ids(i);
   os << "]\n";
   const pb::KVCache &kv = m.kv_cache();
+  if (m.tp_size() > 1)
+    os << "tensor parallel: " << m.tp_size()
+       << " ranks, each with its weights section and its KV cache shard (the kv heads below "
+          "are per rank)\n";
   os << "kv cache: " << kv.num_layers() << " layers, " << kv.num_kv_heads() << " kv heads, head dim "
      << kv.head_dim() << ", block size " << kv.block_size() << ", " << kv.dtype() << "\n";
   os << "sections:\n";
@@ -95,6 +102,24 @@ std::string describePlan(const PlanFile &plan) {
     std::snprintf(crc, sizeof(crc), "%08" PRIx32, s.crc32c());
     os << "  " << i << " " << s.name() << ": " << kindName(s.kind()) << ", offset " << s.offset()
        << ", " << s.size() << " bytes, crc32c " << crc << "\n";
+  }
+  if (m.kernels_size()) {
+    // Generated kernels (docs/codegen.md): one line each, with its variants.
+    const pb::KernelModule &km = m.kernel_module();
+    auto sec = [&](int i) { return i < 0 ? std::string("none") : "section " + std::to_string(i); };
+    os << "kernels: " << m.kernels_size() << " generated for " << km.sm() << " (PTX "
+       << sec(km.ptx_section()) << ", cubin " << sec(km.cubin_section()) << ")\n";
+    for (const pb::Kernel &k : m.kernels()) {
+      os << "  " << k.name() << ": " << k.family() << ", "
+         << (k.grid() == pb::Kernel::ROWS ? "a block per row" : "grid-stride") << ", (";
+      for (int i = 0; i < k.params_size(); ++i)
+        os << (i ? ", " : "") << k.params(i);
+      os << ")";
+      for (const pb::KernelVariant &v : k.variants())
+        os << "; " << v.dtype() << " " << v.symbol() << " x" << v.vector_width() << " "
+           << v.block_size() << " threads";
+      os << "\n";
+    }
   }
   const pb::Schedule &sc = m.schedule();
   int64_t constants = 0;

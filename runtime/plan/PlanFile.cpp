@@ -124,7 +124,46 @@ Status PlanFile::check(const LoadOptions &options) {
     if (options.verifyChecksums && crc32c(data_ + s.offset(), s.size()) != s.crc32c())
       return dataLoss(path_, what + " is corrupt (checksum mismatch)");
   }
+  ACCEL_RT_RETURN_IF_ERROR(checkRanks());
   return checkSchedule();
+}
+
+Status PlanFile::checkRanks() {
+  // One weights section per tensor-parallel rank, all of one size (constants
+  // have one offset in all of them).
+  const int64_t tp = metadata_.tp_size();
+  if (tp < 1 || tp > 4096 || uint64_t(tp) != header_.tpSize)
+    return dataLoss(path_, "the metadata's tensor-parallel size " + std::to_string(tp) +
+                               " and the header's " + std::to_string(header_.tpSize) +
+                               " differ or are invalid");
+  weightSections_.assign(size_t(tp), -1);
+  for (int i = 0; i < metadata_.sections_size(); ++i) {
+    const pb::Section &s = metadata_.sections(i);
+    if (s.kind() != pb::Section::WEIGHTS)
+      continue;
+    std::string what = "section " + std::to_string(i) + " ('" + s.name() + "')";
+    if (s.rank() < 0 || s.rank() >= tp)
+      return dataLoss(path_, what + " holds the weights of rank " + std::to_string(s.rank()) +
+                                 " in a plan for " + std::to_string(tp) + " ranks");
+    if (weightSections_[size_t(s.rank())] >= 0)
+      return dataLoss(path_, what + " holds the weights of rank " + std::to_string(s.rank()) +
+                                 " a second time");
+    weightSections_[size_t(s.rank())] = i;
+  }
+  for (int64_t r = 0; r < tp; ++r) {
+    if (weightSections_[size_t(r)] < 0)
+      return dataLoss(path_, "the plan is partitioned for " + std::to_string(tp) +
+                                 " ranks but has no weights section for rank " +
+                                 std::to_string(r));
+    const pb::Section &s = metadata_.sections(weightSections_[size_t(r)]);
+    const pb::Section &s0 = metadata_.sections(weightSections_[0]);
+    if (s.size() != s0.size())
+      return dataLoss(path_, "the weights of rank " + std::to_string(r) + " are " +
+                                 std::to_string(s.size()) + " bytes and rank 0's " +
+                                 std::to_string(s0.size()) +
+                                 "; every rank's weights have one layout");
+  }
+  return Status::ok();
 }
 
 Status PlanFile::checkSchedule() {
@@ -146,8 +185,9 @@ Status PlanFile::checkSchedule() {
     if (!v.is_constant())
       continue;
     if (v.section() < 0 || v.section() >= metadata_.sections_size() ||
-        metadata_.sections(v.section()).kind() != pb::Section::WEIGHTS)
-      return bad("constant " + valueName(s, id) + " names no weights section");
+        metadata_.sections(v.section()).kind() != pb::Section::WEIGHTS ||
+        metadata_.sections(v.section()).rank() != 0)
+      return bad("constant " + valueName(s, id) + " names no weights section of rank 0");
     const pb::Section &sec = metadata_.sections(v.section());
     if (v.offset() % kTensorAlignment != 0 || v.offset() > sec.size() ||
         v.size() > sec.size() - v.offset())
@@ -190,6 +230,30 @@ Status PlanFile::checkSchedule() {
       if (a.value_case() == pb::Attribute::kTensor &&
           (!inRange(a.tensor()) || !s.values(a.tensor()).is_constant()))
         return bad(what + " attribute '" + a.name() + "' names no constant");
+    if (step.kind() == "collective") {
+      // all_reduce / all_gather of one value over the plan's ranks.
+      int64_t group = -1, axis = 0;
+      for (const pb::Attribute &a : step.attributes()) {
+        if (a.name() == "group_size" && a.value_case() == pb::Attribute::kI)
+          group = a.i();
+        if (a.name() == "axis" && a.value_case() == pb::Attribute::kI)
+          axis = a.i();
+      }
+      if (step.op() != "all_reduce" && step.op() != "all_gather")
+        return bad(what + " is not all_reduce or all_gather");
+      if (step.inputs_size() != 1 || step.outputs_size() != 1 || step.inputs(0) < 0 ||
+          step.outputs(0) < 0)
+        return bad(what + " must read one value and write one");
+      if (group != metadata_.tp_size())
+        return bad(what + " has group_size " + std::to_string(group) + " in a plan for " +
+                   std::to_string(metadata_.tp_size()) + " ranks");
+      const pb::Value &in = s.values(step.inputs(0)), &out = s.values(step.outputs(0));
+      if (axis < 0 || (step.op() == "all_gather" && axis >= in.shape_size()))
+        return bad(what + " gathers along axis " + std::to_string(axis) + ", outside its " +
+                   std::to_string(in.shape_size()) + "-D input");
+      if (in.dtype() != out.dtype() || in.shape_size() != out.shape_size())
+        return bad(what + " changes the type of its value");
+    }
   }
   if (!inRange(s.logits()) || !defined[size_t(s.logits())])
     return bad("no step writes the logits");
@@ -208,9 +272,10 @@ std::optional<std::string_view> PlanFile::tokenizerJson() const {
   return std::nullopt;
 }
 
-Tensor PlanFile::constant(int32_t id) const {
+Tensor PlanFile::constant(int32_t id, int rank) const {
   const pb::Value &v = metadata_.schedule().values(id);
-  const pb::Section &sec = metadata_.sections(v.section());
+  const pb::Section &sec =
+      metadata_.sections(rank == 0 ? v.section() : weightSections_[size_t(rank)]);
   return Tensor::view(*dtypeFromName(v.dtype()), Shape(v.shape().begin(), v.shape().end()),
                       data_ + sec.offset() + v.offset(), mapping_);
 }

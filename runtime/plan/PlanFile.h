@@ -49,8 +49,12 @@ public:
   std::string_view section(int index) const;
   /// The tokenizer.json the plan carries, if any.
   std::optional<std::string_view> tokenizerJson() const;
-  /// A view of constant value `id` (checked at load to be a constant).
-  Tensor constant(int32_t id) const;
+  /// A view of constant value `id` (checked at load to be a constant) in
+  /// the weights of tensor-parallel rank `rank` (0 <= rank < tp_size).
+  Tensor constant(int32_t id, int rank = 0) const;
+  /// The plan's tensor-parallel ranks (metadata tp_size, checked to be the
+  /// header's and to have one weights section per rank).
+  int tpSize() const { return int(weightSections_.size()); }
 
 private:
   PlanFile() = default;
@@ -58,6 +62,7 @@ private:
                                                           const LoadOptions &options);
   Status check(const LoadOptions &options);
   Status checkSchedule();
+  Status checkRanks();
 
   std::string path_;
   std::shared_ptr<const void> mapping_; // keeps the bytes alive
@@ -65,6 +70,7 @@ private:
   uint64_t size_ = 0;
   Header header_;
   accel::plan::PlanMetadata metadata_;
+  std::vector<int> weightSections_; // by rank: the index of its weights section
 };
 
 } // namespace accel::rt::plan

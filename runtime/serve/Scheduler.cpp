@@ -154,7 +154,10 @@ Status SchedulerImpl::init() {
   if (opts_.numKvBlocks < 0 || opts_.kvCacheBytes < 0)
     return invalidArgument("the KV cache size (blocks or bytes) must not be negative");
   int64_t blocks = opts_.numKvBlocks;
-  if (blocks == 0 && opts_.kvCacheBytes > 0) {
+  // A GPU engine sized its cache from --gpu-memory-utilization: only an
+  // explicit block count changes it (accel-run passes --kv-cache-memory to
+  // the engine itself).
+  if (blocks == 0 && opts_.kvCacheBytes > 0 && !engine_.kvCacheSizedByBackend()) {
     blocks = engine_.kvBlocksForBytes(opts_.kvCacheBytes);
     if (blocks < 1)
       return invalidArgument("a KV cache of " + std::to_string(opts_.kvCacheBytes) +

@@ -44,7 +44,8 @@ struct SchedulerOptions {
   int64_t maxNumBatchedTokens = 2048; // --max-num-batched-tokens: tokens per step
   int64_t maxWaiting = 1024;          // bounded waiting queue; beyond it submit() refuses
   int64_t numKvBlocks = 0;            // 0: from kvCacheBytes
-  int64_t kvCacheBytes = 256 << 20;   // --kv-cache-memory (CPU)
+  int64_t kvCacheBytes = 256 << 20;   // --kv-cache-memory (CPU; ignored when the engine's
+                                      // backend sized the cache: GPU plans)
   bool enablePrefixCaching = false;   // --enable-prefix-caching
   int64_t maxLogprobs = 20;           // vLLM's --max-logprobs: largest Request::logprobs
 };

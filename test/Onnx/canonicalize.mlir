@@ -12,6 +12,33 @@ func.func @transpose_pair(%x: tensor<?x?x4x16xf32>) -> tensor<?x?x4x16xf32> {
 
 // -----
 
+// An inverse pair whose input knows more than the result ([1, ?] for [?, ?],
+// as a batch-1 export writes it) still folds when its users are onnx ops.
+// CHECK-LABEL: func @transpose_pair_refined
+// CHECK-SAME: (%[[X:[^:]+]]: tensor<1x?x4x16xf32>
+// CHECK-NOT: onnx.Transpose
+// CHECK: onnx.Reshape %[[X]]
+func.func @transpose_pair_refined(%x: tensor<1x?x4x16xf32>, %s: tensor<3xi64>) -> tensor<?x4x16xf32> {
+  %0 = onnx.Transpose %x {perm = array<i64: 0, 2, 1, 3>} : (tensor<1x?x4x16xf32>) -> tensor<1x4x?x16xf32>
+  %1 = onnx.Transpose %0 {perm = array<i64: 0, 2, 1, 3>} : (tensor<1x4x?x16xf32>) -> tensor<?x?x4x16xf32>
+  %2 = onnx.Reshape %1, %s : (tensor<?x?x4x16xf32>, tensor<3xi64>) -> tensor<?x4x16xf32>
+  return %2 : tensor<?x4x16xf32>
+}
+
+// -----
+
+// The same pair feeding a non-onnx user keeps its ops: func.return wants
+// exactly the result type.
+// CHECK-LABEL: func @transpose_pair_refined_return
+// CHECK-COUNT-2: onnx.Transpose
+func.func @transpose_pair_refined_return(%x: tensor<1x?x4x16xf32>) -> tensor<?x?x4x16xf32> {
+  %0 = onnx.Transpose %x {perm = array<i64: 0, 2, 1, 3>} : (tensor<1x?x4x16xf32>) -> tensor<1x4x?x16xf32>
+  %1 = onnx.Transpose %0 {perm = array<i64: 0, 2, 1, 3>} : (tensor<1x4x?x16xf32>) -> tensor<?x?x4x16xf32>
+  return %1 : tensor<?x?x4x16xf32>
+}
+
+// -----
+
 // Two transposes that are not inverses compose into one.
 // CHECK-LABEL: func @transpose_compose
 // CHECK: %[[T:.+]] = onnx.Transpose %{{[^ ]+}} {perm = array<i64: 2, 0, 1>}

@@ -24,6 +24,7 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <functional>
 
 using namespace accel::rt;
 using accel::test::PlanBuilder;
@@ -378,6 +379,100 @@ bool gpuAvailable(std::string *why) {
   return true;
 }
 
+/// Graph replays against eager runs of the same decode steps (and the CPU).
+struct GraphRun {
+  double graphVsEager = 1e9; // max |graph - eager| / max |eager| over decode steps
+  double graphVsCpu = 1e9;   // the same against CpuExecutor
+  size_t graphs = 0;         // graphs the executor captured
+  std::string off;           // why graphs are off ("" when on)
+};
+
+/// `batch` sequences with prompts of promptLen(i) tokens prefill in one
+/// (eager) step, then `decodeSteps` decode steps of every sequence: each
+/// step through a GpuExecutor with CUDA graphs, one without, and the CPU.
+GraphRun compareGraphDecode(const std::string &bytes, DType dtype, int64_t batch,
+                            const std::function<int64_t(int64_t)> &promptLen,
+                            int64_t decodeSteps, int64_t graphMaxBatch = 64) {
+  GraphRun r;
+  StatusOr<std::shared_ptr<const plan::PlanFile>> p = plan::PlanFile::fromBytes(bytes, "t.plan");
+  EXPECT_TRUE(p) << p.status().message();
+  if (!p)
+    return r;
+  StatusOr<std::unique_ptr<engine::CpuExecutor>> cpu = engine::CpuExecutor::create(*p);
+  engine::GpuExecutorOptions o;
+  o.dtype = dtype;
+  o.logFallbacks = false;
+  o.graphMaxBatch = graphMaxBatch;
+  StatusOr<std::unique_ptr<engine::GpuExecutor>> graph = engine::GpuExecutor::create(*p, o);
+  o.cudaGraphs = false;
+  StatusOr<std::unique_ptr<engine::GpuExecutor>> eager = engine::GpuExecutor::create(*p, o);
+  EXPECT_TRUE(cpu && graph && eager);
+  if (!cpu || !graph || !eager)
+    return r;
+  EXPECT_EQ((*eager)->graphsOffReason(), "--enforce-eager");
+  const auto &kvc = (*p)->metadata().kv_cache();
+  kv::KVCacheConfig cfg;
+  cfg.numLayers = kvc.num_layers();
+  cfg.numKvHeads = kvc.num_kv_heads();
+  cfg.headDim = kvc.head_dim();
+  cfg.blockSize = kvc.block_size();
+  cfg.numBlocks = 256;
+  // One host pool: the CPU's cache and the block allocator of both GPU
+  // executors (each keeps its own device cache of the same geometry).
+  StatusOr<std::unique_ptr<kv::BlockPool>> pool = kv::BlockPool::create(cfg);
+  EXPECT_TRUE(pool);
+  if (!pool)
+    return r;
+  std::vector<kv::SequenceKV> kvs(static_cast<size_t>(batch));
+  double worstGE = 0, worstGC = 0;
+  for (int64_t step = 0; step <= decodeSteps; ++step) {
+    std::vector<kv::StepSequence> b;
+    std::vector<int64_t> ids;
+    for (int64_t i = 0; i < batch; ++i) {
+      const int64_t n = step == 0 ? promptLen(i) : 1;
+      b.push_back({&kvs[size_t(i)], n});
+      for (int64_t t = 0; t < n; ++t)
+        ids.push_back((i * 5 + step * 3 + t * 7) % kVocab);
+    }
+    StatusOr<kv::StepMetadata> meta = kv::prepareStep(**pool, b);
+    EXPECT_TRUE(meta) << meta.status().message();
+    if (!meta)
+      return r;
+    Tensor tokens = *Tensor::fromVector<int64_t>({int64_t(ids.size())}, ids);
+    StatusOr<Tensor> want = (*cpu)->run(tokens, **pool, *meta);
+    StatusOr<Tensor> got = (*graph)->run(tokens, **pool, *meta);
+    StatusOr<Tensor> ref = (*eager)->run(tokens, **pool, *meta);
+    EXPECT_TRUE(want && got && ref) << "step " << step << ": "
+                                    << (!got ? got.status().message()
+                                             : !ref ? ref.status().message() : "cpu");
+    if (!want || !got || !ref)
+      return r;
+    if (step == 0)
+      continue; // a prefill: eager in both
+    Tensor w = want->toF32();
+    EXPECT_EQ(got->shape(), ref->shape()) << "step " << step;
+    if (got->numElements() != ref->numElements() || got->numElements() != w.numElements())
+      return r;
+    double maxRef = 0, maxW = 0, errGE = 0, errGC = 0;
+    for (int64_t k = 0; k < got->numElements(); ++k) {
+      const float g = got->data<float>()[k], e = ref->data<float>()[k], c = w.data<float>()[k];
+      if (!std::isfinite(g))
+        return r;
+      maxRef = std::max(maxRef, double(std::fabs(e)));
+      maxW = std::max(maxW, double(std::fabs(c)));
+      errGE = std::max(errGE, double(std::fabs(g - e)));
+      errGC = std::max(errGC, double(std::fabs(g - c)));
+    }
+    worstGE = std::max(worstGE, maxRef > 0 ? errGE / maxRef : errGE);
+    worstGC = std::max(worstGC, maxW > 0 ? errGC / maxW : errGC);
+  }
+  r.graphVsEager = worstGE;
+  r.graphVsCpu = worstGC;
+  r.graphs = (*graph)->numGraphs();
+  r.off = (*graph)->graphsOffReason();
+  return r;
+}
+
 #define REQUIRE_GPU()                                                                       \
   do {                                                                                      \
     std::string why;                                                                        \
@@ -456,4 +551,219 @@ TEST(GpuExecutor, RefusesOtherComputeTypes) {
   StatusOr<std::unique_ptr<engine::GpuExecutor>> g = engine::GpuExecutor::create(*p, o);
   ASSERT_FALSE(g);
   EXPECT_NE(g.status().message().find("f32, bf16 or f16"), std::string::npos);
+}
+
+// Decode steps replayed from CUDA graphs give the eager run's logits:
+// batch 1 and 4 (a bucket: bit for bit), 3 padded to 4 and 17 padded to 24
+// (padded rows: seq_len 0, slot -1; their logits dropped), over six
+// replays each with growing contexts and new blocks.
+TEST(GpuExecutor, DecodeGraphsMatchEagerAtEveryBatchSize) {
+  REQUIRE_GPU();
+  unsetenv("ACCEL_GPU_DECODE_SPLIT");
+  auto prompt = [](int64_t i) { return 2 + (i * 5) % 9; };
+  for (int64_t batch : {1, 4}) {
+    GraphRun r = compareGraphDecode(attentionPlan(16), DType::kF32, batch, prompt, 6);
+    EXPECT_EQ(r.off, "") << batch;
+    EXPECT_EQ(r.graphs, 1u) << batch;
+    EXPECT_EQ(r.graphVsEager, 0.0) << batch;
+    EXPECT_LE(r.graphVsCpu, 1e-5) << batch;
+  }
+  for (int64_t batch : {3, 17}) {
+    GraphRun r = compareGraphDecode(attentionPlan(16), DType::kF32, batch, prompt, 6);
+    EXPECT_EQ(r.off, "") << batch;
+    EXPECT_EQ(r.graphs, 1u) << batch;
+    EXPECT_LE(r.graphVsEager, 1e-6) << batch; // another GEMM shape (4, 24 rows)
+    EXPECT_LE(r.graphVsCpu, 1e-5) << batch;
+  }
+  // bf16: the same kernels in the compute dtype.
+  GraphRun r = compareGraphDecode(attentionPlan(16), DType::kBF16, 4, prompt, 4);
+  EXPECT_EQ(r.off, "");
+  EXPECT_EQ(r.graphVsEager, 0.0);
+}
+
+// Split-KV inside a graph: the split count is part of the graph's key (8
+// and 16 chunks of 4 keys here as the longest context grows past 32), the
+// split size comes from device memory at each replay.
+TEST(GpuExecutor, DecodeGraphsWithSplitKv) {
+  REQUIRE_GPU();
+  setenv("ACCEL_GPU_DECODE_SPLIT", "4", 1);
+  GraphRun r = compareGraphDecode(attentionPlan(16), DType::kF32, 4,
+                                  [](int64_t i) { return 30 - 4 * i; }, 6);
+  EXPECT_EQ(r.off, "");
+  EXPECT_EQ(r.graphs, 2u);
+  EXPECT_EQ(r.graphVsEager, 0.0);
+  EXPECT_LE(r.graphVsCpu, 1e-5);
+  // Padded (3 to 4), with sequences of very different lengths: most splits
+  // of the short ones are empty.
+  r = compareGraphDecode(attentionPlan(16), DType::kF32, 3,
+                         [](int64_t i) { return i == 0 ? 40 : 2 + i; }, 5);
+  unsetenv("ACCEL_GPU_DECODE_SPLIT");
+  EXPECT_EQ(r.off, "");
+  EXPECT_GE(r.graphs, 1u);
+  EXPECT_LE(r.graphVsEager, 1e-6);
+  EXPECT_LE(r.graphVsCpu, 1e-5);
+}
+
+// Decode batches above the largest bucket run eagerly; a plan whose decode
+// step needs the host (an ONNX operator falling back to the CPU) turns
+// graphs off and says why, with the same logits.
+TEST(GpuExecutor, DecodeGraphsFallBackToEager) {
+  REQUIRE_GPU();
+  auto prompt = [](int64_t i) { return 1 + i % 3; };
+  GraphRun big = compareGraphDecode(attentionPlan(16), DType::kF32, 5, prompt, 2,
+                                    /*graphMaxBatch=*/4);
+  EXPECT_EQ(big.graphs, 0u);
+  EXPECT_EQ(big.graphVsEager, 0.0);
+  GraphRun host = compareGraphDecode(onnxPlan(), DType::kF32, 2, prompt, 2);
+  EXPECT_EQ(host.graphs, 0u);
+  EXPECT_NE(host.off.find("host"), std::string::npos) << host.off;
+  EXPECT_EQ(host.graphVsEager, 0.0);
+  EXPECT_LE(host.graphVsCpu, 1e-5);
+}
+
+// A device-storage pool (no host cache): copy-on-write of a forked
+// sequence's shared, partly filled block happens on the device.
+TEST(GpuExecutor, CopyOnWriteOnTheDevicePool) {
+  REQUIRE_GPU();
+  StatusOr<std::shared_ptr<const plan::PlanFile>> p =
+      plan::PlanFile::fromBytes(attentionPlan(16), "t.plan");
+  ASSERT_TRUE(p);
+  StatusOr<std::unique_ptr<engine::CpuExecutor>> cpu = engine::CpuExecutor::create(*p);
+  engine::GpuExecutorOptions o;
+  o.logFallbacks = false;
+  StatusOr<std::unique_ptr<engine::GpuExecutor>> gpu = engine::GpuExecutor::create(*p, o);
+  ASSERT_TRUE(cpu && gpu);
+  const auto &kvc = (*p)->metadata().kv_cache();
+  kv::KVCacheConfig cfg;
+  cfg.numLayers = kvc.num_layers();
+  cfg.numKvHeads = kvc.num_kv_heads();
+  cfg.headDim = kvc.head_dim();
+  cfg.blockSize = kvc.block_size();
+  cfg.numBlocks = 32;
+  StatusOr<std::unique_ptr<kv::BlockPool>> host = kv::BlockPool::create(cfg);
+  StatusOr<std::unique_ptr<kv::BlockPool>> dev = kv::BlockPool::create(cfg, kv::KvStorage::kDevice);
+  ASSERT_TRUE(host && dev);
+  EXPECT_FALSE((*dev)->keys(0).defined());
+  // The same operations on both pools give the same block ids.
+  kv::SequenceKV ha, da;
+  std::vector<int64_t> prompt{1, 4, 2, 8, 5, 7};
+  auto run = [&](std::vector<kv::SequenceKV *> hs, std::vector<kv::SequenceKV *> ds,
+                 const std::vector<int64_t> &ids, int64_t each) -> double {
+    std::vector<kv::StepSequence> hb, db;
+    for (size_t i = 0; i < hs.size(); ++i) {
+      hb.push_back({hs[i], each});
+      db.push_back({ds[i], each});
+    }
+    StatusOr<kv::StepMetadata> hm = kv::prepareStep(**host, hb);
+    StatusOr<kv::StepMetadata> dm = kv::prepareStep(**dev, db);
+    EXPECT_TRUE(hm && dm);
+    if (!hm || !dm)
+      return 1e9;
+    Tensor tokens = *Tensor::fromVector<int64_t>({int64_t(ids.size())}, ids);
+    StatusOr<Tensor> want = (*cpu)->run(tokens, **host, *hm);
+    StatusOr<Tensor> got = (*gpu)->run(tokens, **dev, *dm);
+    EXPECT_TRUE(want && got) << (got ? "" : got.status().message());
+    if (!want || !got)
+      return 1e9;
+    double maxRef = 0, err = 0;
+    for (int64_t k = 0; k < got->numElements(); ++k) {
+      maxRef = std::max(maxRef, double(std::fabs(want->data<float>()[k])));
+      err = std::max(err, double(std::fabs(got->data<float>()[k] - want->data<float>()[k])));
+    }
+    return err / maxRef;
+  };
+  EXPECT_LE(run({&ha}, {&da}, prompt, 6), 1e-5);
+  // Fork: both share the half-filled second block; the next token of each
+  // copies it (the first writer) or keeps it (the last owner).
+  StatusOr<kv::SequenceKV> hb = ha.fork(**host), db = da.fork(**dev);
+  ASSERT_TRUE(hb && db);
+  for (int step = 0; step < 4; ++step)
+    EXPECT_LE(run({&ha, &*hb}, {&da, &*db}, {int64_t(3 + step), int64_t(9 - step)}, 1), 1e-5)
+        << step;
+  EXPECT_TRUE((*dev)->takePendingCopies().empty()); // applied by run()
+}
+
+// --gpu-memory-utilization: a profiling step, then the KV pool gets the
+// rest; too little memory for one sequence is one sentence.
+TEST(GpuExecutor, PlanKvCacheFromMemoryUtilization) {
+  REQUIRE_GPU();
+  StatusOr<std::shared_ptr<const plan::PlanFile>> p =
+      plan::PlanFile::fromBytes(attentionPlan(16), "t.plan");
+  ASSERT_TRUE(p);
+  const auto &kvc = (*p)->metadata().kv_cache();
+  kv::KVCacheConfig cfg;
+  cfg.numLayers = kvc.num_layers();
+  cfg.numKvHeads = kvc.num_kv_heads();
+  cfg.headDim = kvc.head_dim();
+  cfg.blockSize = kvc.block_size();
+  engine::GpuExecutorOptions o;
+  o.logFallbacks = false;
+  o.gpuMemoryUtilization = 0.0001; // ~14 MiB of an H200: less than the context holds
+  StatusOr<std::unique_ptr<engine::GpuExecutor>> small = engine::GpuExecutor::create(*p, o);
+  ASSERT_TRUE(small);
+  StatusOr<int64_t> none = (*small)->planKvCache(cfg);
+  ASSERT_FALSE(none);
+  EXPECT_EQ(none.status().code(), StatusCode::kResourceExhausted);
+  EXPECT_NE(none.status().message().find("--gpu-memory-utilization"), std::string::npos)
+      << none.status().message();
+
+  // What is in use now (this process, and any other on the GPU) plus 2%:
+  // the pool is made, and decode steps (graphs) run over it.
+  o.gpuMemoryUtilization = 0.5; // replaced below
+  StatusOr<std::unique_ptr<engine::GpuExecutor>> ex = engine::GpuExecutor::create(*p, o);
+  ASSERT_TRUE(ex);
+  std::size_t freeBytes = 0, total = 0;
+  {
+    StatusOr<CudaDriver *> d = CudaDriver::get();
+    ASSERT_TRUE(d);
+    ASSERT_EQ((*(*d)->api())->cuMemGetInfo(&freeBytes, &total), 0);
+  }
+  const double util = double(total - freeBytes) / double(total) + 0.02;
+  o.gpuMemoryUtilization = util;
+  ex = engine::GpuExecutor::create(*p, o);
+  ASSERT_TRUE(ex);
+  const std::size_t before = (*ex)->deviceBytes();
+  StatusOr<int64_t> blocks = (*ex)->planKvCache(cfg);
+  ASSERT_TRUE(blocks) << blocks.status().message();
+  EXPECT_GT(*blocks, 64);
+  const int64_t perBlock = 2 * cfg.numLayers * cfg.blockSize * cfg.numKvHeads * cfg.headDim * 4;
+  EXPECT_LE(*blocks * perBlock, int64_t(0.02 * double(total)));
+  EXPECT_GE((*ex)->deviceBytes(), before + std::size_t(*blocks * perBlock));
+  cfg.numBlocks = *blocks;
+  StatusOr<std::unique_ptr<kv::BlockPool>> pool = kv::BlockPool::create(cfg, kv::KvStorage::kDevice);
+  ASSERT_TRUE(pool);
+  kv::SequenceKV seq;
+  for (int64_t t = 0; t < 5; ++t) {
+    StatusOr<kv::StepMetadata> m = kv::prepareStep(**pool, {{&seq, t == 0 ? 4 : 1}});
+    ASSERT_TRUE(m);
+    std::vector<int64_t> ids(size_t(m->numTokens), 3);
+    StatusOr<Tensor> out =
+        (*ex)->run(*Tensor::fromVector<int64_t>({m->numTokens}, ids), **pool, *m);
+    ASSERT_TRUE(out) << out.status().message();
+  }
+  EXPECT_EQ((*ex)->numGraphs(), 1u);
+}
+
+// Steps with a prefill chunk of 16 tokens or more run attention with the
+// tensor-core kernel (FlashPrefill.cu) in bf16/f16 (head_dim 64 and 128):
+// the attention plan (a causal layer with a window and a softcap, a
+// non-causal one; GQA 2:1, block size 4) over chunks after cached tokens
+// mixed with decode tokens, against the CPU, and with
+// ACCEL_GPU_FLASH_PREFILL=0 (the old kernel) within the same bounds.
+TEST(GpuExecutor, FlashPrefillAttentionMatchesCpu) {
+  REQUIRE_GPU();
+  std::vector<Seq> seqs = raggedBatch(4); // 36, 24 and 52 tokens
+  seqs[0].chunks = {20, 1};
+  seqs[1].chunks = {24};
+  seqs[2].chunks = {17, 35};
+  for (int64_t d : {64, 128}) {
+    for (const char *flash : {"1", "0"}) {
+      setenv("ACCEL_GPU_FLASH_PREFILL", flash, 1);
+      EXPECT_LE(compareBackends(attentionPlan(d), DType::kF16, seqs), 3e-2) << d << " " << flash;
+      // bf16: this plan is badly conditioned for it (see above); at head_dim
+      // 128 both kernels were 15-16% off on an H200 (0.164 flash, 0.153 old).
+      EXPECT_LE(compareBackends(attentionPlan(d), DType::kBF16, seqs), 0.25) << d << " " << flash;
+    }
+    unsetenv("ACCEL_GPU_FLASH_PREFILL");
+  }
 }

@@ -5,7 +5,8 @@
 // compares the logits with a reference (HF transformers' logits.npy):
 //
 //   whole   the sequence in one prefill step
-//   tokens  token by token (every step after the first is a decode step)
+//   tokens  token by token (every step after the first is a decode step,
+//           replayed from a CUDA graph unless ACCEL_GPU_GRAPHS=0)
 //   split   token by token with split-KV decode forced (ACCEL_GPU_DECODE_SPLIT=4)
 //   ragged  two copies of the sequence in one ragged batch, fed 5 + 1 + 1 ...
 //           and 2 + 3 + 3 ... tokens a step (prefill chunks and decode tokens
@@ -256,11 +257,12 @@ int main(int argc, char **argv) {
   cfg.numKvHeads = std::max<int64_t>(kvc.num_kv_heads(), 1);
   cfg.headDim = std::max<int64_t>(kvc.head_dim(), 1);
   cfg.blockSize = kvc.block_size() > 0 ? kvc.block_size() : 16;
-  cfg.dtype = DType::kF32; // the host pool is only the block allocator here
+  cfg.dtype = (*ex)->computeDType(); // the device holds the cache: no host storage
   const int64_t maxLen = std::max<int64_t>(
       {int64_t(ids.size()) + bench, int64_t(genIds.size()), promptLen + 1});
   cfg.numBlocks = 2 * ((maxLen + cfg.blockSize - 1) / cfg.blockSize) + 2;
-  StatusOr<std::unique_ptr<kv::BlockPool>> pool = kv::BlockPool::create(cfg);
+  StatusOr<std::unique_ptr<kv::BlockPool>> pool =
+      kv::BlockPool::create(cfg, kv::KvStorage::kDevice);
   if (!pool)
     return fail(pool.status().message());
 
@@ -355,5 +357,8 @@ int main(int argc, char **argv) {
   }
   for (const std::string &f : (*ex)->fallbacks())
     std::printf("  fell back to the CPU: %s\n", f.c_str());
+  const std::string off = (*ex)->graphsOffReason();
+  std::printf("  CUDA graphs: %zu captured%s\n", (*ex)->numGraphs(),
+              off.empty() ? "" : (" (decode steps eager: " + off + ")").c_str());
   return ok ? 0 : 1;
 }

@@ -206,8 +206,8 @@ TEST(CpuExecutor, RefusesWhatItCannotRun) {
               PlanBuilder::attr(b.step("collective", "all_reduce", {0}, {1}), "group_size",
                                 int64_t(2));
             }),
-            "e.plan: step 0 (collective all_reduce): a collective over 2 ranks needs the "
-            "multi-GPU runtime; the CPU backend runs one rank");
+            "e.plan: schedule: step 0 (collective all_reduce) has group_size 2 in a plan for 1 "
+            "ranks");
   EXPECT_EQ(prepareError([](PlanBuilder &b) { b.step("launch", "residual_add", {0}, {1}); }),
             "e.plan: step 0 (launch residual_add): it has 1 operands, 2 expected");
   EXPECT_EQ(prepareError([](PlanBuilder &b) {

@@ -302,3 +302,30 @@ TEST(StepMetadata, RejectsBadSteps) {
             std::string::npos);
   EXPECT_FALSE(describeStep(*pool, {{&a, 2}}).isOk()); // no slots reserved
 }
+
+// A pool whose cache lives on a GPU backend's device: the allocator only,
+// no host storage; copy-on-write copies are queued for the backend.
+TEST(BlockPool, DeviceStoragePoolQueuesCopies) {
+  KVCacheConfig c;
+  c.numLayers = 2;
+  c.numKvHeads = 2;
+  c.headDim = 3;
+  c.blockSize = 4;
+  c.numBlocks = 6;
+  TT_ASSIGN(std::unique_ptr<BlockPool> pool, BlockPool::create(c, KvStorage::kDevice));
+  EXPECT_EQ(pool->storage(), KvStorage::kDevice);
+  EXPECT_FALSE(pool->keys(0).defined());
+  EXPECT_FALSE(pool->values(1).defined());
+  SequenceKV parent;
+  TT_OK(parent.appendSlots(*pool, 6)); // blocks 0 (full), 1 (half)
+  TT_ASSIGN(SequenceKV child, parent.fork(*pool));
+  TT_OK(child.appendSlots(*pool, 1)); // copies block 1 to 2
+  EXPECT_EQ(child.blocks(), (std::vector<BlockId>{0, 2}));
+  std::vector<BlockCopy> copies = pool->takePendingCopies();
+  ASSERT_EQ(copies.size(), 1u);
+  EXPECT_EQ(copies[0].src, 1);
+  EXPECT_EQ(copies[0].dst, 2);
+  EXPECT_TRUE(pool->takePendingCopies().empty());
+  EXPECT_FALSE(pool->copyBlock(0, 6).isOk()); // outside the pool
+  EXPECT_TRUE(pool->takePendingCopies().empty());
+}

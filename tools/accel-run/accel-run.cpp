@@ -70,8 +70,16 @@ void printUsage() {
       "Common:\n"
       "  --max-model-len <N>      longest sequence (default: the model's positions)\n"
       "  --no-verify-checksums    skip the CRC check of the weights at load\n"
-      "  --dtype f32|bf16|f16     GPU plans: the compute dtype (default f32)\n"
+      "  --dtype f32|bf16|f16     GPU plans: the compute dtype (default: the plan's, from\n"
+      "                           accelc -precision; f32 when it records none)\n"
       "  --device <N>             GPU plans: the CUDA device (default 0)\n"
+      "  --gpu-memory-utilization <F>  GPU plans: the fraction of the GPU's memory to\n"
+      "                           use; the KV cache gets what weights and activations\n"
+      "                           leave (default 0.9; --kv-cache-memory and\n"
+      "                           --num-kv-blocks override it)\n"
+      "  --enforce-eager          GPU plans: no CUDA graphs for decode steps\n"
+      "  --cuda-graph-max-bs <N>  GPU plans: the largest decode batch replayed from a\n"
+      "                           CUDA graph (default: --max-num-seqs)\n"
       "  --describe               print the plan's header, sections and schedule\n"
       "  --list-devices           list the GPUs the CUDA driver sees, then exit\n"
       "  --version                print the version, then exit\n"
@@ -126,7 +134,12 @@ struct Flags {
   std::optional<uint64_t> seed;
   std::vector<std::string> stop;
   DType dtype = DType::kF32; // GPU plans: the compute dtype
+  bool dtypeGiven = false;    // else the plan's compute_dtype
   int64_t device = 0;
+  double gpuMemoryUtilization = 0.9;
+  bool enforceEager = false;
+  int64_t cudaGraphMaxBs = 0; // 0: --max-num-seqs
+  bool kvSizeGiven = false;   // --kv-cache-memory or --num-kv-blocks
   bool ignoreEos = false, printIds = false, describe = false, verify = true;
   // Serve mode.
   server::ServeOptions serve;
@@ -296,6 +309,23 @@ int main(int argc, char **argv) {
       if (!d || (*d != DType::kF32 && *d != DType::kBF16 && *d != DType::kF16))
         return usageError("option '--dtype' takes f32, bf16 or f16, not '" + std::string(v) + "'");
       f.dtype = *d;
+      f.dtypeGiven = true;
+    } else if (arg == "--enforce-eager") {
+      f.enforceEager = true;
+    } else if (arg == "--gpu-memory-utilization") {
+      if (!value(v))
+        return needValue();
+      if (!parseDouble(v, f.gpuMemoryUtilization))
+        return badValue();
+      if (!(f.gpuMemoryUtilization > 0.0 && f.gpuMemoryUtilization <= 1.0))
+        return usageError("option '--gpu-memory-utilization' must be in (0, 1], got " +
+                          std::string(v));
+    } else if (arg == "--cuda-graph-max-bs") {
+      if (!value(v))
+        return needValue();
+      if (!parseInt(v, f.cudaGraphMaxBs) || f.cudaGraphMaxBs < 1)
+        return usageError("option '--cuda-graph-max-bs' must be a positive integer, got " +
+                          std::string(v));
     } else if (arg == "--device") {
       if (!value(v))
         return needValue();
@@ -354,6 +384,7 @@ int main(int argc, char **argv) {
         if (!bytes)
           return usageError("option '" + arg + "': " + bytes.status().message());
         f.serve.scheduler.kvCacheBytes = *bytes;
+        f.kvSizeGiven = true;
       }
     } else if (arg == "--port" || arg == "--max-num-seqs" || arg == "--max-num-batched-tokens" ||
                arg == "--max-waiting" || arg == "--num-kv-blocks" || arg == "--io-threads" ||
@@ -388,6 +419,7 @@ int main(int argc, char **argv) {
         if (n < 1)
           return atLeast(1);
         f.serve.scheduler.numKvBlocks = n;
+        f.kvSizeGiven = true;
       } else if (arg == "--max-logprobs") {
         if (n < 0)
           return atLeast(0);
@@ -448,8 +480,19 @@ int main(int argc, char **argv) {
   // Plans for a GPU target run on runtime/engine/GpuExecutor.
   engine::GpuExecutorOptions gpu;
   gpu.dtype = f.dtype;
+  gpu.dtypeFromPlan = !f.dtypeGiven;
   gpu.device = int(f.device);
+  gpu.cudaGraphs = !f.enforceEager;
+  gpu.graphMaxBatch = f.cudaGraphMaxBs > 0 ? f.cudaGraphMaxBs : f.serve.scheduler.maxNumSeqs;
+  gpu.maxModelLen = f.maxModelLen;
+  gpu.gpuMemoryUtilization = f.gpuMemoryUtilization;
+  gpu.maxNumBatchedTokens = f.serve.scheduler.maxNumBatchedTokens;
   options.gpuBackend = engine::makeGpuBackend(gpu);
+  if (f.kvSizeGiven) {
+    // GPU plans size their cache when the engine opens: give it the size.
+    options.numKvBlocks = f.serve.scheduler.numKvBlocks;
+    options.kvCacheBytes = f.serve.scheduler.numKvBlocks ? 0 : f.serve.scheduler.kvCacheBytes;
+  }
   if (!scoring && !generating) {
     // Serve mode: the OpenAI-compatible HTTP server (docs/serving.md).
     f.serve.planPath = f.plan;

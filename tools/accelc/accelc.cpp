@@ -7,12 +7,15 @@
 // pipeline after that level and prints it (as iree-compile --compile-to).
 //
 //===----------------------------------------------------------------------===//
+#include "accel/Codegen/Codegen.h"
+#include "AccuracyReport.h"
 #include "accel/Driver/Compile.h"
 #include "accel/Driver/Diagnostics.h"
 #include "accel/Driver/Pipeline.h"
 #include "accel/Eval/Evaluator.h"
 #include "accel/Eval/Stepper.h"
 #include "accel/Import/OnnxImporter.h"
+#include "accel/Target/Target.h"
 #include "accel/passes/Passes.h"
 
 #include "runtime/support/Npy.h"
@@ -25,6 +28,7 @@
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/OperationSupport.h"
+#include "mlir/Parser/Parser.h"
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
@@ -37,7 +41,7 @@
 namespace cl = llvm::cl;
 
 namespace {
-enum class EmitLevel { Onnx, Transformer, Fused, Exec, Plan };
+enum class EmitLevel { Onnx, Transformer, Fused, Partitioned, Exec, Kernels, Nvvm, Ptx, Plan };
 
 cl::opt<std::string> inputFilename(cl::Positional, cl::desc("<model.onnx>"), cl::Required);
 cl::opt<std::string> outputFilename("o", cl::desc("Output file ('-' for stdout)"),
@@ -49,7 +53,14 @@ cl::opt<EmitLevel> emitLevel(
                           "the transformer dialect, after raising"),
                clEnumValN(EmitLevel::Fused, "fused",
                           "the transformer dialect after raising and fusion (what plans hold)"),
+               clEnumValN(EmitLevel::Partitioned, "partitioned",
+                          "the fused transformer dialect split over -tp ranks"),
                clEnumValN(EmitLevel::Exec, "exec", "the exec schedule (not yet)"),
+               clEnumValN(EmitLevel::Kernels, "kernels",
+                          "the generated GPU kernels as a gpu.module (-target=a100|h100|h200)"),
+               clEnumValN(EmitLevel::Nvvm, "nvvm",
+                          "the generated GPU kernels lowered to the NVVM/LLVM dialects"),
+               clEnumValN(EmitLevel::Ptx, "ptx", "the generated GPU kernels' PTX"),
                clEnumValN(EmitLevel::Plan, "plan", "a plan file (the default; needs -o)")));
 cl::opt<std::string> target("target", cl::desc("Target: cpu, a100, h100, h200"),
                             cl::init("cpu"));
@@ -79,6 +90,34 @@ cl::opt<std::string> tokenizerPath(
     cl::desc("The HF tokenizer.json the plan carries (default: tokenizer.json beside "
              "the model, when there is one)"),
     cl::value_desc("file"));
+cl::opt<std::string> precision(
+    "precision",
+    cl::desc("Plans: the precision weights are stored and computed in: f32 (default), "
+             "bf16, fp16, int8-weight, fp8 (docs/precision.md)"),
+    cl::init("f32"));
+cl::opt<int64_t> tpSize("tp",
+                        cl::desc("Tensor-parallel ranks to partition the model for "
+                                 "(docs/passes/partition.md; default 1)"),
+                        cl::init(1));
+cl::opt<bool> noCodegen("no-codegen",
+                         cl::desc("GPU plans: carry no generated kernels (every step runs the "
+                                  "runtime's hand-written kernels; docs/codegen.md)"),
+                         cl::init(false));
+cl::opt<std::string> cudaPath(
+    "cuda-path",
+    cl::desc("The CUDA toolkit kernel generation takes libdevice and ptxas from (default: "
+             "$CUDA_HOME, $CUDA_PATH, else /usr/local/cuda)"),
+    cl::value_desc("dir"));
+cl::opt<std::string> kvCacheDtype(
+    "kv-cache-dtype",
+    cl::desc("Plans: the paged KV cache's element type: auto (the model's, default) or fp8 "
+             "(f8E4M3FN, per-layer scales 1.0; CPU only for now)"),
+    cl::init("auto"));
+cl::opt<std::string> reportAccuracyTokens(
+    "report-accuracy",
+    cl::desc("With -precision: compile f32 and the mode, score both on the CPU over these token "
+             "ids (.npy, [S] or [N, S]) and print top-1 agreement, KL and perplexity"),
+    cl::value_desc("tokens.npy"));
 cl::opt<bool> noTokenizer("no-tokenizer", cl::desc("Write a plan without a tokenizer"),
                           cl::init(false));
 cl::opt<std::string> configPath(
@@ -187,12 +226,48 @@ static int fail(const llvm::Twine &msg) {
   return 1;
 }
 
+/// -emit=kernels|nvvm|ptx: the kernels a GPU plan of the model would carry.
+static int emitKernels(mlir::ModuleOp module) {
+  const accel::target::TargetDesc *t = accel::target::lookup(target);
+  if (!t || !t->isGpu)
+    return fail("-emit=kernels, nvvm and ptx need a GPU target (-target=a100, h100 or h200)");
+  accel::codegen::CodegenOptions options;
+  options.chip = std::string(t->arch);
+  options.cudaPath = cudaPath;
+  std::string error;
+  auto output = mlir::openOutputFile(outputFilename, &error);
+  if (!output)
+    return fail(error);
+  const accel::codegen::KernelLevel level = emitLevel == EmitLevel::Kernels
+                                                ? accel::codegen::KernelLevel::Gpu
+                                            : emitLevel == EmitLevel::Nvvm
+                                                ? accel::codegen::KernelLevel::Nvvm
+                                                : accel::codegen::KernelLevel::Ptx;
+  if (llvm::Error e = accel::codegen::printKernels(module, options, level, output->os()))
+    return fail(llvm::toString(std::move(e)));
+  output->keep();
+  return 0;
+}
+
 /// -emit=plan: the whole compile, in lib/Driver (shared with the C API).
 /// Warnings print as they come; errors are printed as compileToPlan says
 /// them (diagnostic lines name their node and say "error" themselves).
 static int emitPlan() {
   if (interpret)
     return fail("-interpret runs an IR level: add -emit=onnx or -emit=transformer");
+  if (!reportAccuracyTokens.empty()) {
+    accel::CompileOptions options;
+    options.onnxPath = inputFilename;
+    options.outputPath = outputFilename;
+    options.tokenizerPath = tokenizerPath;
+    options.noTokenizer = noTokenizer;
+    options.modelConfigPath = configPath;
+    options.inlineConstantBytes = inlineBytes;
+    options.precision = precision;
+    options.kvCacheDtype = kvCacheDtype;
+    options.onDiagnostic = [](const std::string &line) { llvm::errs() << line << "\n"; };
+    return accel::reportAccuracy(options, reportAccuracyTokens);
+  }
   if (outputFilename == "-")
     return fail("a plan is a binary file: give its path with -o (e.g. -o model.plan)");
   accel::CompileOptions options;
@@ -203,6 +278,11 @@ static int emitPlan() {
   options.noTokenizer = noTokenizer;
   options.modelConfigPath = configPath;
   options.inlineConstantBytes = inlineBytes;
+  options.precision = precision;
+  options.kvCacheDtype = kvCacheDtype;
+  options.codegen = !noCodegen;
+  options.cudaPath = cudaPath;
+  options.tpSize = tpSize;
   options.applyPassManagerCLOptions = true;
   options.onDiagnostic = [](const std::string &line) { llvm::errs() << line << "\n"; };
   if (llvm::Error e = accel::compileToPlan(options)) {
@@ -252,20 +332,42 @@ int main(int argc, char **argv) {
 
   accel::OnnxImportOptions importOptions;
   importOptions.inlineConstantBytes = inlineBytes;
+  // The kernel levels also read transformer-dialect IR (what lit tests of
+  // lib/Codegen feed them); everything else starts from ONNX.
+  const bool mlirInput = llvm::StringRef(inputFilename).ends_with(".mlir");
+  if (mlirInput && emitLevel < EmitLevel::Kernels)
+    return fail("'" + inputFilename + "' is MLIR; only -emit=kernels, nvvm and ptx read MLIR "
+                "(the transformer dialect), every other level starts from an ONNX model");
   mlir::OwningOpRef<mlir::ModuleOp> module =
-      accel::importOnnxFile(context, inputFilename, importOptions);
+      mlirInput ? mlir::parseSourceFile<mlir::ModuleOp>(inputFilename, &context)
+                : accel::importOnnxFile(context, inputFilename, importOptions);
   if (!module)
     return 1;
 
-  if (emitLevel != EmitLevel::Onnx) {
+  if (emitLevel != EmitLevel::Onnx && !mlirInput) {
     mlir::PassManager pm(&context);
     if (mlir::failed(mlir::applyPassManagerCLOptions(pm)))
       return 1;
     std::string error;
     if (mlir::failed(accel::buildRaisePipeline(pm, error)))
       return fail("internal error: " + error);
-    if (emitLevel == EmitLevel::Fused && mlir::failed(accel::buildFusionPipeline(pm, error)))
+    const bool fused = emitLevel == EmitLevel::Fused || emitLevel == EmitLevel::Partitioned ||
+                       emitLevel >= EmitLevel::Kernels;
+    // -precision shows in the fused IR (docs/precision.md).
+    if (fused && precision != "f32") {
+      if (std::string bad = accel::checkPrecisionMode(precision); !bad.empty())
+        return fail(bad);
+      if (mlir::failed(accel::buildPrecisionPipeline(pm, precision, /*beforeFusion=*/true, error)))
+        return fail("internal error: " + error);
+    }
+    if (fused && mlir::failed(accel::buildFusionPipeline(pm, error)))
       return fail("internal error: " + error);
+    if (fused && precision != "f32" &&
+        mlir::failed(accel::buildPrecisionPipeline(pm, precision, /*beforeFusion=*/false, error)))
+      return fail("internal error: " + error);
+    if (emitLevel == EmitLevel::Partitioned &&
+        mlir::failed(accel::buildPartitionPipeline(pm, tpSize, error)))
+      return fail(error);
     if (mlir::failed(pm.run(*module)))
       return 1;
   }
@@ -273,8 +375,15 @@ int main(int argc, char **argv) {
     return fail("-emit=exec is not implemented yet (the exec lowering and its memory "
                 "layout arrive with the GPU backend, issue 5); use -emit=transformer, or "
                 "-emit=plan to see the schedule with accel-run --describe");
+  if (interpret && emitLevel == EmitLevel::Partitioned && tpSize > 1)
+    return fail("-interpret runs one rank and a partitioned function needs all of them; "
+                "compile a plan with -tp and run it with accel-run");
+  if (interpret && emitLevel >= EmitLevel::Kernels)
+    return fail("-interpret runs an IR level of the model, not its generated kernels");
   if (interpret)
     return runInterpreter(*module) ? 0 : 1;
+  if (emitLevel >= EmitLevel::Kernels)
+    return emitKernels(*module);
 
   std::string error;
   auto output = mlir::openOutputFile(outputFilename, &error);

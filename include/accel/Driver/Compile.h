@@ -49,6 +49,22 @@ struct CompileOptions {
   /// -inline-constant-bytes). Raising matches small constants by value:
   /// keep the default unless you know why not.
   int64_t inlineConstantBytes = 256;
+  /// accelc's -precision (docs/precision.md): f32, bf16, fp16, int8-weight
+  /// or fp8.
+  std::string precision = "f32";
+  /// accelc's -kv-cache-dtype: auto (the model's) or fp8 (f8E4M3FN with
+  /// per-layer scales of 1.0; CPU only for now).
+  std::string kvCacheDtype = "auto";
+  /// accelc's -tp: tensor-parallel ranks the plan is partitioned for
+  /// (docs/passes/partition.md); 1: not partitioned.
+  int64_t tpSize = 1;
+  /// GPU targets: generate the pointwise, norm and rotary kernels and carry
+  /// them in the plan (docs/codegen.md); false: the runtime's hand-written
+  /// kernels run every step (accelc -no-codegen).
+  bool codegen = true;
+  /// The CUDA toolkit that codegen takes libdevice and ptxas from; empty:
+  /// $CUDA_HOME, $CUDA_PATH, else /usr/local/cuda (accelc -cuda-path).
+  std::string cudaPath;
   /// Apply the -mlir-* pass manager flags (IR printing, timing, crash
   /// reproducers) of a tool that registered them with
   /// mlir::registerPassManagerCLOptions() (accelc does; a library must not).
@@ -109,6 +125,10 @@ llvm::Error compileToPlan(const CompileOptions &options);
 /// "unknown target 'x' (expected cpu, a100, h100 or h200)", or empty when
 /// `target` is one accel knows.
 std::string checkTargetName(const std::string &target);
+
+/// "" when `precision` can run on `target`, else one sentence (fp8 GEMMs need
+/// sm_89 or newer: -target=a100 -precision=fp8 is refused).
+std::string checkPrecisionForTarget(const std::string &precision, const std::string &target);
 
 } // namespace accel
 

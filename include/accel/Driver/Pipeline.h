@@ -18,6 +18,29 @@ mlir::LogicalResult buildRaisePipeline(mlir::OpPassManager &pm, std::string &err
 /// the IR before it.
 mlir::LogicalResult buildFusionPipeline(mlir::OpPassManager &pm, std::string &error);
 
+/// The precision passes for `accelc -precision=<mode>` (docs/precision.md;
+/// modes f32, bf16, fp16, int8-weight, fp8):
+/// bf16/fp16 narrow the weights before fusion (`beforeFusion`), int8-weight
+/// and fp8 quantise them after it. Adds nothing for f32 or for the other
+/// half. An unknown mode is an error naming the modes.
+mlir::LogicalResult buildPrecisionPipeline(mlir::OpPassManager &pm, const std::string &mode,
+                                           bool beforeFusion, std::string &error);
+
+/// `accelc -kv-cache-dtype=<dtype>`: `auto` (the model's) adds nothing;
+/// `fp8` stores the paged KV cache as f8E4M3FN with per-layer scales of 1.0
+/// (accel-kv-cache-dtype). Anything else is an error naming the choices.
+mlir::LogicalResult buildKVCacheDtypePipeline(mlir::OpPassManager &pm, const std::string &dtype,
+                                              std::string &error);
+
+/// "" when `mode` is a -precision mode accelc knows, else one sentence.
+std::string checkPrecisionMode(const std::string &mode);
+
+/// Tensor-parallel partitioning for `accelc -tp=N` (docs/passes/partition.md),
+/// after fusion and precision: accel-partition{tp-size=N}. Adds nothing for
+/// N = 1; N < 1 is an error.
+mlir::LogicalResult buildPartitionPipeline(mlir::OpPassManager &pm, int64_t tpSize,
+                                           std::string &error);
+
 } // namespace accel
 
 #endif // ACCEL_DRIVER_PIPELINE_H

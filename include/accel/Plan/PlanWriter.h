@@ -16,6 +16,10 @@
 #include <string>
 #include <vector>
 
+namespace accel::codegen {
+struct GeneratedKernels;
+}
+
 namespace accel::plan {
 
 struct PlanOptions {
@@ -31,6 +35,14 @@ struct PlanOptions {
   int64_t maxPosition = 0;
   std::vector<int32_t> eosTokenIds;
   int32_t bosTokenId = -1;
+  /// The -precision mode (recorded) and the GPU compute dtype it implies
+  /// ("bf16", "f16"; empty: f32).
+  std::string precision;
+  std::string computeDType;
+  /// GPU kernels generated for the module (lib/Codegen): their PTX and cubin
+  /// become KERNEL_IMAGE sections, and each step of an op they serve names
+  /// its kernel (attribute `kernel`). Null or empty: none.
+  const codegen::GeneratedKernels *kernels = nullptr;
 };
 
 /// Writes `module`'s token-major entry function as a plan at `path`. Fails,

@@ -33,17 +33,21 @@ StatusOr<Tensor> linear(const Tensor &x, const Tensor &weight, const Tensor *bia
   if (!isActivationType(rt))
     return opError(op, std::string("result type ") + dtypeName(rt) +
                            " must be f32, f16 or bf16");
-  Tensor xf, wf, bf, y;
+  Tensor xf, bf, y;
   ACCEL_RT_ASSIGN_OR_RETURN(xf, asF32(op, x));
-  ACCEL_RT_ASSIGN_OR_RETURN(wf, asF32(op, weight));
+  // f16/bf16 weights are widened a block of rows at a time inside the GEMM
+  // (never a whole f32 copy of a large weight, e.g. a bf16 lm head).
+  const WeightFormat format = weight.dtype() == DType::kBF16  ? WeightFormat::kBF16
+                              : weight.dtype() == DType::kF16 ? WeightFormat::kF16
+                                                              : WeightFormat::kF32;
   if (bias) {
     ACCEL_RT_ASSIGN_OR_RETURN(bf, asF32(op, *bias));
   }
   ACCEL_RT_ASSIGN_OR_RETURN(y, newF32(op, {t, out}));
   float *ys = y.data<float>();
   if (t > 0 && out > 0) {
-    gemmF32(false, true, t, out, in, 1.0f, xf.data<float>(), in,
-            wf.data<float>(), in, 0.0f, ys, out);
+    gemmF32Weights(t, out, in, xf.data<float>(), in, weight.rawData(), format, in, nullptr,
+                   false, 0.0f, ys, out);
     if (bias) {
       const float *b = bf.data<float>();
       for (int64_t r = 0; r < t; ++r)

@@ -16,6 +16,7 @@
 #include "runtime/cpu/transformer/GatedMlp.h"
 #include "runtime/cpu/transformer/KVWrite.h"
 #include "runtime/cpu/transformer/Linear.h"
+#include "runtime/cpu/transformer/QuantLinear.h"
 #include "runtime/cpu/transformer/Logits.h"
 #include "runtime/cpu/transformer/Norm.h"
 #include "runtime/cpu/transformer/PagedAttention.h"

@@ -1,0 +1,52 @@
+//===- PartitionLogits.cpp - the lm head, vocabulary-parallel -------------===//
+//
+// The lm head [vocab, hidden] is split by rows: rank r projects onto
+// vocabulary entries [r*V/N, (r+1)*V/N) (with its slice of a bias), a final
+// softcap (Gemma 2) is elementwise and applies to each slice, and an
+// all_gather along the vocabulary axis gives every rank the whole row. With
+// tied embeddings the lm head gets its own sharded copy of the table; the
+// embedding lookup keeps the whole table, replicated (a vocab-parallel
+// lookup would need a masked gather and an all_reduce: not done yet).
+//
+//===----------------------------------------------------------------------===//
+#include "PartitionRules.h"
+
+#include "mlir/IR/BuiltinTypes.h"
+
+using namespace mlir;
+using namespace accel;
+using namespace accel::partition;
+namespace tf = accel::transformer;
+
+LogicalResult accel::partition::partitionLogits(Context &ctx, tf::LogitsOp logits) {
+  auto head = cast<RankedTensorType>(logits.getLmHead().getType());
+  int64_t vocab = head.getDimSize(0);
+  if (ShapedType::isDynamic(vocab) || vocab % ctx.tp != 0)
+    return logits.emitError() << "-tp=" << ctx.tp << " does not divide the vocabulary size "
+                              << vocab << " of the lm head";
+  RankRanges rows = evenBlocks(ctx.tp, vocab);
+  ctx.rewriter.setInsertionPoint(logits);
+  Value oldHead = logits.getLmHead();
+  FailureOr<Value> w = shardConstant(ctx, logits, oldHead, 0, rows, "lm head");
+  if (failed(w))
+    return failure();
+  logits.getLmHeadMutable().assign(*w);
+  if (Value oldBias = logits.getBias()) {
+    FailureOr<Value> b = shardConstant(ctx, logits, oldBias, 0, rows, "lm head bias");
+    if (failed(b))
+      return failure();
+    logits.getBiasMutable().assign(*b);
+    eraseIfDead(ctx.rewriter, oldBias);
+  }
+  eraseIfDead(ctx.rewriter, oldHead);
+  Value part = logits.getResult();
+  RankedTensorType full = cast<RankedTensorType>(part.getType());
+  int64_t axis = full.getRank() - 1;
+  part.setType(withDim(full, axis, vocab / ctx.tp));
+  ctx.rewriter.setInsertionPointAfter(logits);
+  auto gather = tf::AllGatherOp::create(ctx.rewriter, logits.getLoc(), full, part,
+                                        static_cast<uint64_t>(axis),
+                                        static_cast<uint64_t>(ctx.tp));
+  part.replaceAllUsesExcept(gather.getResult(), gather);
+  return success();
+}

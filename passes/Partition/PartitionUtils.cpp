@@ -1,0 +1,184 @@
+//===- PartitionUtils.cpp - shared by the tensor-parallel rules -----------===//
+#include "PartitionUtils.h"
+
+#include "../Fusion/FusionUtils.h"
+
+#include "accel/dialects/Onnx/OnnxOps.h"
+#include "accel/dialects/Transformer/TransformerOps.h"
+#include "mlir/IR/AsmState.h"
+#include "mlir/IR/BuiltinDialect.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+#include <cstring>
+
+using namespace mlir;
+using namespace accel;
+using namespace accel::partition;
+
+ElementsAttr accel::partition::floatConstant(Value v) {
+  auto c = v ? v.getDefiningOp<onnx::ConstantOp>() : nullptr;
+  if (!c || c->hasAttr(kShardsAttr))
+    return {};
+  ElementsAttr value = c.getValueAttr();
+  if (!value || !isa<DenseElementsAttr, DenseResourceElementsAttr>(value))
+    return {};
+  auto type = dyn_cast<RankedTensorType>(value.getType());
+  if (!type || !type.hasStaticShape() || type != c.getType())
+    return {};
+  Type elem = type.getElementType();
+  if (!elem.isF32() && !elem.isF16() && !elem.isBF16())
+    return {};
+  return value;
+}
+
+
+/// A constant value of `type` holding `bytes` (an elided blob when `bytes`
+/// is absent): a dense_resource named `key` when `blob`, inline otherwise.
+static ElementsAttr makeValue(MLIRContext *context, RankedTensorType type, bool blob,
+                              const std::string &key,
+                              const std::optional<SmallVector<char>> &bytes) {
+  if (!blob && bytes)
+    return DenseElementsAttr::getFromRawBuffer(type, *bytes);
+  auto &manager = DenseResourceElementsHandle::getManagerInterface(context);
+  if (!bytes)
+    return DenseResourceElementsAttr::get(type, manager.insert(key));
+  size_t width = type.getElementType().getIntOrFloatBitWidth() / 8;
+  AsmResourceBlob data = HeapAsmResourceBlob::allocate(
+      bytes->size(), std::max<size_t>(width, 64), /*dataIsMutable=*/true);
+  if (!bytes->empty())
+    std::memcpy(data.getMutableData().data(), bytes->data(), bytes->size());
+  return DenseResourceElementsAttr::get(type, key, std::move(data));
+}
+
+static Location suffixed(Location loc, StringRef suffix) {
+  if (auto name = dyn_cast<NameLoc>(loc))
+    return NameLoc::get(StringAttr::get(loc.getContext(), name.getName().str() + suffix.str()),
+                        name.getChildLoc());
+  return loc;
+}
+
+/// A new onnx.Constant of `type` with one value per rank.
+static Value createSharded(Context &ctx, Location loc, RankedTensorType type,
+                           ArrayRef<Attribute> shards) {
+  auto constant = onnx::ConstantOp::create(ctx.rewriter, loc, type,
+                                           cast<ElementsAttr>(shards.front()), FloatAttr(),
+                                           DenseF32ArrayAttr(), IntegerAttr(),
+                                           DenseI64ArrayAttr());
+  constant->setAttr(kShardsAttr, ctx.rewriter.getArrayAttr(shards));
+  return constant.getResult();
+}
+
+FailureOr<Value> accel::partition::shardConstant(Context &ctx, Operation *user, Value weight,
+                                                 int64_t axis, const RankRanges &ranges,
+                                                 StringRef what) {
+  ElementsAttr attr = floatConstant(weight);
+  if (!attr)
+    return user->emitError() << "tensor parallelism needs the " << what
+                             << " to be a float constant (f32, f16 or bf16) that it can "
+                                "slice per rank",
+           failure();
+  auto type = cast<RankedTensorType>(attr.getType());
+  if (axis >= type.getRank() || type.getRank() > 2)
+    return user->emitError() << "internal error: cannot shard a rank-" << type.getRank()
+                             << " " << what << " along axis " << axis,
+           failure();
+  size_t width = type.getElementType().getIntOrFloatBitWidth() / 8;
+  std::optional<SmallVector<char>> bytes = fusion::rawBytes(attr, width, type.getNumElements());
+  const int64_t rows = type.getDimSize(0);
+  const int64_t cols = type.getRank() == 2 ? type.getDimSize(1) : 1;
+  const bool blob = isa<DenseResourceElementsAttr>(attr);
+  std::string key = blob ? cast<DenseResourceElementsAttr>(attr).getRawHandle().getKey().str()
+                         : std::string();
+
+  SmallVector<Attribute> shards;
+  RankedTensorType shardType;
+  for (size_t r = 0; r < ranges.size(); ++r) {
+    int64_t size = 0;
+    for (Range range : ranges[r])
+      size += range.second - range.first;
+    SmallVector<int64_t> shape(type.getShape());
+    shape[size_t(axis)] = size;
+    auto t = RankedTensorType::get(shape, type.getElementType());
+    if (shardType && t != shardType)
+      return user->emitError() << "internal error: the shards of the " << what
+                               << " differ in shape",
+             failure();
+    shardType = t;
+    std::optional<SmallVector<char>> out;
+    if (bytes) {
+      out.emplace();
+      if (axis == 0) {
+        for (Range range : ranges[r])
+          out->append(bytes->begin() + range.first * cols * width,
+                      bytes->begin() + range.second * cols * width);
+      } else {
+        for (int64_t row = 0; row < rows; ++row)
+          for (Range range : ranges[r])
+            out->append(bytes->begin() + (row * cols + range.first) * width,
+                        bytes->begin() + (row * cols + range.second) * width);
+      }
+    }
+    shards.push_back(makeValue(ctx.rewriter.getContext(), t, blob,
+                               key + ".tp" + std::to_string(r), out));
+  }
+  return createSharded(ctx, suffixed(weight.getLoc(), ".tp"), shardType, shards);
+}
+
+FailureOr<Value> accel::partition::rankZeroConstant(Context &ctx, Operation *user, Value bias) {
+  ElementsAttr attr = floatConstant(bias);
+  if (!attr)
+    return user->emitError() << "tensor parallelism needs the bias to be a float constant "
+                                "(f32, f16 or bf16)",
+           failure();
+  auto type = cast<RankedTensorType>(attr.getType());
+  size_t width = type.getElementType().getIntOrFloatBitWidth() / 8;
+  bool blob = isa<DenseResourceElementsAttr>(attr);
+  std::string key = blob ? cast<DenseResourceElementsAttr>(attr).getRawHandle().getKey().str()
+                         : std::string();
+  SmallVector<Attribute> shards{attr};
+  std::optional<SmallVector<char>> zeros = SmallVector<char>(width * type.getNumElements(), 0);
+  for (int64_t r = 1; r < ctx.tp; ++r)
+    shards.push_back(
+        makeValue(ctx.rewriter.getContext(), type, blob, key + ".tp" + std::to_string(r), zeros));
+  return createSharded(ctx, suffixed(bias.getLoc(), ".tp"), type, shards);
+}
+
+RankRanges accel::partition::evenBlocks(int64_t tp, int64_t size, int64_t offset) {
+  RankRanges ranges(static_cast<size_t>(tp));
+  int64_t block = size / tp;
+  for (int64_t r = 0; r < tp; ++r)
+    ranges[size_t(r)].push_back({offset + r * block, offset + (r + 1) * block});
+  return ranges;
+}
+
+void accel::partition::append(RankRanges &into, const RankRanges &more) {
+  if (into.empty())
+    into.resize(more.size());
+  for (size_t r = 0; r < more.size(); ++r)
+    into[r].append(more[r].begin(), more[r].end());
+}
+
+void accel::partition::allReduceAfter(Context &ctx, Operation *op) {
+  Value partial = op->getResult(0);
+  ctx.rewriter.setInsertionPointAfter(op);
+  auto reduce = transformer::AllReduceOp::create(
+      ctx.rewriter, op->getLoc(), partial.getType(), partial, transformer::ReduceKind::Sum,
+      static_cast<uint64_t>(ctx.tp));
+  partial.replaceAllUsesExcept(reduce.getResult(), reduce);
+}
+
+RankedTensorType accel::partition::withDim(Type type, int64_t dim, int64_t size) {
+  auto t = cast<RankedTensorType>(type);
+  SmallVector<int64_t> shape(t.getShape());
+  shape[size_t(dim < 0 ? dim + t.getRank() : dim)] = size;
+  return RankedTensorType::get(shape, t.getElementType(), t.getEncoding());
+}
+
+void accel::partition::eraseIfDead(RewriterBase &rewriter, Value v) {
+  Operation *op = v ? v.getDefiningOp() : nullptr;
+  if (op && op->use_empty() && isMemoryEffectFree(op))
+    rewriter.eraseOp(op);
+}

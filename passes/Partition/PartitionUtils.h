@@ -1,0 +1,80 @@
+//===- PartitionUtils.h - shared by the tensor-parallel rules ---*- C++ -*-===//
+//
+// How a partitioned function holds its weights. The partition pass leaves
+// one function body that is valid for every rank: every op has the types of
+// one rank's shard. A weight that differs between ranks is an onnx.Constant
+// whose `value` is rank 0's shard and whose `accel.tp_shards` attribute is
+// the array of every rank's shard, in rank order (all of one type); a
+// constant without it is replicated (every rank reads the same bytes). The
+// plan writer writes shard r into the weights section of rank r.
+//
+// The function carries `accel.tp_size = N`.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ACCEL_PASSES_PARTITION_PARTITIONUTILS_H
+#define ACCEL_PASSES_PARTITION_PARTITIONUTILS_H
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinAttributeInterfaces.h"
+#include "mlir/IR/PatternMatch.h"
+
+#include <optional>
+
+namespace accel::partition {
+
+/// The onnx.Constant attribute listing every rank's shard.
+inline constexpr llvm::StringLiteral kShardsAttr = "accel.tp_shards";
+/// The function attribute giving the number of ranks.
+inline constexpr llvm::StringLiteral kTpSizeAttr = "accel.tp_size";
+
+/// [begin, end) along one axis.
+using Range = std::pair<int64_t, int64_t>;
+/// Per rank, the ranges (concatenated in order) that make its shard.
+using RankRanges = llvm::SmallVector<llvm::SmallVector<Range>>;
+
+/// What every rule needs: the rank count and the rewriter.
+struct Context {
+  mlir::RewriterBase &rewriter;
+  int64_t tp;
+};
+
+/// A new onnx.Constant (at the rewriter's insertion point) whose rank-r
+/// value is the concatenation, along `axis` (0 or 1), of `ranges[r]` of the
+/// float constant defining `weight`. Fails, with an error at `user`, when
+/// `weight` is not a float onnx.Constant (an f32/f16/bf16 dense or
+/// dense_resource tensor of static shape).
+mlir::FailureOr<mlir::Value> shardConstant(Context &ctx, mlir::Operation *user,
+                                           mlir::Value weight, int64_t axis,
+                                           const RankRanges &ranges,
+                                           llvm::StringRef what);
+
+/// A new onnx.Constant whose rank 0 value is `bias`'s and whose other ranks
+/// hold zeros: a row-parallel layer's bias, added once by the all_reduce.
+mlir::FailureOr<mlir::Value> rankZeroConstant(Context &ctx, mlir::Operation *user,
+                                              mlir::Value bias);
+
+/// `ranges` for an even split of [0, size) into ctx.tp contiguous blocks,
+/// each shifted by `offset`.
+RankRanges evenBlocks(int64_t tp, int64_t size, int64_t offset = 0);
+
+/// Appends `more[r]` to `into[r]` for every rank.
+void append(RankRanges &into, const RankRanges &more);
+
+/// Replaces every use of `op`'s result (but the new op's) by
+/// `transformer.all_reduce sum` of it, placed right after `op`.
+void allReduceAfter(Context &ctx, mlir::Operation *op);
+
+/// `type` with dimension `dim` set to `size`.
+mlir::RankedTensorType withDim(mlir::Type type, int64_t dim, int64_t size);
+
+/// A float constant's attribute when `v` is an onnx.Constant the pass can
+/// slice; null otherwise.
+mlir::ElementsAttr floatConstant(mlir::Value v);
+
+/// Erases the op defining `v` when nothing uses it any more and it has no
+/// side effects.
+void eraseIfDead(mlir::RewriterBase &rewriter, mlir::Value v);
+
+} // namespace accel::partition
+
+#endif // ACCEL_PASSES_PARTITION_PARTITIONUTILS_H

@@ -1,0 +1,174 @@
+//===- PrecisionUtils.cpp - helpers shared by the precision passes --------===//
+#include "PrecisionUtils.h"
+
+#include "accel/dialects/Transformer/TransformerOps.h"
+#include "mlir/IR/AsmState.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/BuiltinDialect.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
+#include "mlir/IR/Threading.h"
+
+#include <algorithm>
+#include <cstring>
+
+using namespace mlir;
+using namespace accel;
+namespace tf = accel::transformer;
+
+/// The onnx.Constant defining `v` when it holds an f32 tensor of static
+/// shape as a dense or dense_resource value.
+static onnx::ConstantOp f32Constant(Value v) {
+  auto c = v ? v.getDefiningOp<onnx::ConstantOp>() : nullptr;
+  if (!c)
+    return {};
+  ElementsAttr value = c.getValueAttr();
+  if (!value || !isa<DenseElementsAttr, DenseResourceElementsAttr>(value))
+    return {};
+  auto type = dyn_cast<RankedTensorType>(value.getType());
+  if (!type || !type.hasStaticShape() || type != c.getType() || !type.getElementType().isF32())
+    return {};
+  return c;
+}
+
+llvm::MapVector<onnx::ConstantOp, SmallVector<OpOperand *>>
+precision::selectF32Weights(func::FuncOp func, const WeightSelection &which) {
+  llvm::MapVector<onnx::ConstantOp, SmallVector<OpOperand *>> out;
+  auto add = [&](OpOperand &operand) {
+    if (onnx::ConstantOp c = f32Constant(operand.get()))
+      out[c].push_back(&operand);
+  };
+  auto addRange = [&](MutableOperandRange range) {
+    for (unsigned i = 0; i < range.size(); ++i)
+      add(range[i]);
+  };
+  auto f32 = [](Value v) {
+    return cast<ShapedType>(v.getType()).getElementType().isF32();
+  };
+  func.walk([&](Operation *op) {
+    if (auto l = dyn_cast<tf::LinearOp>(op)) {
+      if (which.linear && f32(l.getX()) && !l.getWeightScale())
+        add(l.getWeightMutable());
+    } else if (auto m = dyn_cast<tf::GatedMlpOp>(op)) {
+      if (which.gatedMlp && f32(m.getX())) {
+        addRange(m.getGateUpMutable());
+        addRange(m.getGateMutable());
+        addRange(m.getUpMutable());
+        add(m.getDownMutable());
+      }
+    } else if (auto g = dyn_cast<tf::LogitsOp>(op)) {
+      if (which.lmHead && f32(g.getHidden()))
+        add(g.getLmHeadMutable());
+    } else if (auto e = dyn_cast<tf::EmbeddingOp>(op)) {
+      if (which.embedding && f32(e.getResult()))
+        add(e.getTableMutable());
+    }
+  });
+  return out;
+}
+
+std::optional<ArrayRef<float>> precision::readF32(ElementsAttr attr,
+                                                  SmallVectorImpl<float> &storage) {
+  auto type = cast<RankedTensorType>(attr.getType());
+  const int64_t n = type.getNumElements();
+  if (auto dense = dyn_cast<DenseElementsAttr>(attr)) {
+    storage.resize(size_t(n));
+    if (dense.isSplat()) {
+      std::fill(storage.begin(), storage.end(), dense.getSplatValue<float>());
+    } else {
+      ArrayRef<char> raw = dense.getRawData();
+      std::memcpy(storage.data(), raw.data(), size_t(n) * sizeof(float));
+    }
+    return ArrayRef<float>(storage);
+  }
+  auto resource = cast<DenseResourceElementsAttr>(attr);
+  AsmResourceBlob *blob = resource.getRawHandle().getBlob();
+  if (!blob || blob->getData().size() != size_t(n) * sizeof(float))
+    return std::nullopt;
+  ArrayRef<char> data = blob->getData();
+  if (reinterpret_cast<uintptr_t>(data.data()) % alignof(float) != 0) {
+    storage.resize(size_t(n));
+    std::memcpy(storage.data(), data.data(), data.size());
+    return ArrayRef<float>(storage);
+  }
+  return ArrayRef<float>(reinterpret_cast<const float *>(data.data()), size_t(n));
+}
+
+ElementsAttr precision::makeElements(RankedTensorType type, ElementsAttr like, StringRef suffix,
+                                     function_ref<void(MutableArrayRef<char>)> fill) {
+  const size_t bytes =
+      size_t(type.getNumElements()) * (size_t(type.getElementTypeBitWidth() + 7) / 8);
+  if (auto resource = dyn_cast<DenseResourceElementsAttr>(like)) {
+    std::string key = (resource.getRawHandle().getKey() + suffix).str();
+    if (!resource.getRawHandle().getBlob()) {
+      auto &manager = DenseResourceElementsHandle::getManagerInterface(type.getContext());
+      return DenseResourceElementsAttr::get(type, manager.insert(key));
+    }
+    AsmResourceBlob blob = HeapAsmResourceBlob::allocate(bytes, 64, /*dataIsMutable=*/true);
+    fill(blob.getMutableData());
+    return DenseResourceElementsAttr::get(type, key, std::move(blob));
+  }
+  SmallVector<char> raw(bytes);
+  fill(raw);
+  return DenseElementsAttr::getFromRawBuffer(type, raw);
+}
+
+Value precision::createConstant(Operation *before, Location loc, ElementsAttr value) {
+  OpBuilder b(before);
+  return onnx::ConstantOp::create(b, loc, cast<RankedTensorType>(value.getType()), value,
+                                  FloatAttr(), DenseF32ArrayAttr(), IntegerAttr(),
+                                  DenseI64ArrayAttr())
+      .getResult();
+}
+
+DenseMap<void *, unsigned> precision::countBlobHolders(func::FuncOp func) {
+  DenseMap<void *, unsigned> holders;
+  func.walk([&](onnx::ConstantOp c) {
+    if (auto r = dyn_cast_or_null<DenseResourceElementsAttr>(c.getValueAttr()))
+      ++holders[r.getRawHandle().getResource()];
+  });
+  return holders;
+}
+
+void precision::releaseBlob(ElementsAttr attr, const DenseMap<void *, unsigned> &holders) {
+  auto r = dyn_cast_or_null<DenseResourceElementsAttr>(attr);
+  if (!r)
+    return;
+  auto *entry = r.getRawHandle().getResource();
+  auto it = holders.find(entry);
+  if (it == holders.end() || it->second != 1 || !entry->getBlob())
+    return;
+  entry->setBlob(AsmResourceBlob()); // runs the old blob's deleter
+}
+
+void precision::replaceWeight(onnx::ConstantOp c, ArrayRef<OpOperand *> uses, ElementsAttr value,
+                              const DenseMap<void *, unsigned> &holders) {
+  Value result = c.getResult();
+  bool exclusive = llvm::all_of(result.getUses(), [&](OpOperand &u) {
+    return llvm::is_contained(uses, &u);
+  });
+  if (exclusive) {
+    ElementsAttr old = c.getValueAttr();
+    c.setValueAttr(value);
+    result.setType(cast<RankedTensorType>(value.getType()));
+    releaseBlob(old, holders);
+    return;
+  }
+  Value copy = createConstant(c, c.getLoc(), value);
+  for (OpOperand *u : uses)
+    u->set(copy);
+}
+
+void precision::parallelChunks(MLIRContext *ctx, int64_t n,
+                               function_ref<void(int64_t, int64_t)> fn) {
+  const int64_t chunk = 1 << 20;
+  const int64_t chunks = (n + chunk - 1) / chunk;
+  if (chunks <= 1) {
+    fn(0, n);
+    return;
+  }
+  mlir::parallelFor(ctx, 0, size_t(chunks), [&](size_t i) {
+    int64_t b = int64_t(i) * chunk;
+    fn(b, std::min(n, b + chunk));
+  });
+}

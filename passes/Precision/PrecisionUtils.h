@@ -1,0 +1,76 @@
+//===- PrecisionUtils.h - helpers shared by the precision passes -*- C++ -*-===//
+//
+// Weights at the transformer level are onnx.Constant ops holding an inline
+// `dense<...>` or a `dense_resource<key>` blob (possibly elided: IR printed
+// without weights and parsed back, as lit tests do). Precision passes read
+// their f32 values, write new constants of another element type, and
+// release the f32 blob as soon as nothing reads it, so that a large model
+// is never held twice.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ACCEL_PASSES_PRECISION_PRECISIONUTILS_H
+#define ACCEL_PASSES_PRECISION_PRECISIONUTILS_H
+
+#include "accel/dialects/Onnx/OnnxOps.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinAttributeInterfaces.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/MapVector.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
+
+#include <optional>
+
+namespace accel::precision {
+
+/// Which operands the policy narrows (docs/precision.md).
+struct WeightSelection {
+  bool linear = true;    ///< transformer.linear's weight
+  bool gatedMlp = true;  ///< transformer.gated_mlp's gate_up, gate, up, down
+  bool lmHead = true;    ///< transformer.logits' lm_head
+  bool embedding = true; ///< transformer.embedding's table
+};
+
+/// The f32 onnx.Constant weights the policy selects, each with the operands
+/// that read it as a weight, in program order. Operands of ops that compute
+/// in f16/bf16 already, weights that are not f32 constants of static shape,
+/// and quantised linears are not selected.
+llvm::MapVector<onnx::ConstantOp, llvm::SmallVector<mlir::OpOperand *>>
+selectF32Weights(mlir::func::FuncOp func, const WeightSelection &which);
+
+/// The f32 values of `attr` (a splat expanded into `storage`), or nullopt
+/// when its blob is elided.
+std::optional<llvm::ArrayRef<float>> readF32(mlir::ElementsAttr attr,
+                                             llvm::SmallVectorImpl<float> &storage);
+
+/// A constant value of `type` shaped like `like`: a dense_resource blob named
+/// `<like's key><suffix>` when `like` is one (elided, `fill` not called,
+/// when `like` is elided), an inline dense otherwise. `fill` writes the
+/// row-major bytes.
+mlir::ElementsAttr makeElements(mlir::RankedTensorType type, mlir::ElementsAttr like,
+                                llvm::StringRef suffix,
+                                llvm::function_ref<void(llvm::MutableArrayRef<char>)> fill);
+
+/// A new onnx.Constant of `value` built before `before`.
+mlir::Value createConstant(mlir::Operation *before, mlir::Location loc, mlir::ElementsAttr value);
+
+/// How many onnx.Constant ops in `func` hold each resource blob.
+llvm::DenseMap<void *, unsigned> countBlobHolders(mlir::func::FuncOp func);
+
+/// Frees the bytes of `attr`'s blob when it is a dense_resource that only one
+/// constant holds (per `holders`); its key stays, elided.
+void releaseBlob(mlir::ElementsAttr attr, const llvm::DenseMap<void *, unsigned> &holders);
+
+/// Gives `c` the value `value` (and its type) when every use of `c` is in
+/// `uses`, releasing the old blob; otherwise builds a new constant that the
+/// operands in `uses` read instead, leaving `c` to its other readers.
+void replaceWeight(onnx::ConstantOp c, llvm::ArrayRef<mlir::OpOperand *> uses,
+                   mlir::ElementsAttr value, const llvm::DenseMap<void *, unsigned> &holders);
+
+/// Runs `fn(begin, end)` over [0, n) in chunks, on the context's threads.
+void parallelChunks(mlir::MLIRContext *ctx, int64_t n,
+                    llvm::function_ref<void(int64_t, int64_t)> fn);
+
+} // namespace accel::precision
+
+#endif // ACCEL_PASSES_PRECISION_PRECISIONUTILS_H

@@ -1,0 +1,175 @@
+//===- QuantizeWeights.cpp - f32 linear weights → i8 / f8E4M3FN + scales --===//
+//
+// `accelc -precision=int8-weight|fp8`: every linear's f32 constant weight
+// becomes a symmetric quantised weight with f32 scales, per output channel
+// (default) or per tensor, computed from the weight itself (static):
+//
+//   scale[o] = max_i |w[o, i]| / qmax      (qmax 127 for i8, 448 for e4m3)
+//   q[o, i]  = round_to_nearest_even(w[o, i] / scale[o])   (i8 clamped to ±127)
+//
+// Gated MLPs in their fused gate_up form are split into linear, gated_act,
+// linear first, so that their two GEMMs (two thirds of a Llama's weights)
+// are quantised as well. Biases stay f32. Activations stay f32 (weight-only
+// quantisation: the CPU dequantises a block of rows at a time inside the
+// GEMM). The lm head and the embedding table are left for
+// accel-narrow-weights (bf16) by the pipeline; see docs/precision.md.
+//
+//===----------------------------------------------------------------------===//
+#include "PrecisionUtils.h"
+
+#include "accel/dialects/Onnx/OnnxDialect.h"
+#include "accel/dialects/Transformer/TransformerOps.h"
+#include "accel/passes/Passes.h"
+#include "runtime/tensor/DType.h"
+#include "mlir/IR/Builders.h"
+
+#include <cmath>
+
+namespace accel {
+#define GEN_PASS_DEF_QUANTIZEWEIGHTS
+#include "passes/Passes.h.inc"
+} // namespace accel
+
+using namespace mlir;
+using namespace accel;
+using namespace accel::precision;
+namespace tf = accel::transformer;
+
+namespace {
+
+struct QuantizeWeightsPass : accel::impl::QuantizeWeightsBase<QuantizeWeightsPass> {
+  using QuantizeWeightsBase::QuantizeWeightsBase;
+
+  /// gated_mlp %x gate_up(%gu) down(%d) → linear, gated_act, linear, when
+  /// x is f32 and both weights are constants.
+  void splitGatedMlps(func::FuncOp func) {
+    SmallVector<tf::GatedMlpOp> mlps;
+    func.walk([&](tf::GatedMlpOp m) { mlps.push_back(m); });
+    for (tf::GatedMlpOp m : mlps) {
+      auto xType = cast<RankedTensorType>(m.getX().getType());
+      if (!xType.getElementType().isF32())
+        continue;
+      if (!m.getGateUp()) {
+        m.emitRemark("a gated MLP with separate gate and up weights is not quantised "
+                     "(it stays in a float type)");
+        continue;
+      }
+      if (!m.getGateUp().getDefiningOp<onnx::ConstantOp>() ||
+          !m.getDown().getDefiningOp<onnx::ConstantOp>())
+        continue;
+      OpBuilder b(m);
+      auto gu = cast<RankedTensorType>(m.getGateUp().getType());
+      auto down = cast<RankedTensorType>(m.getDown().getType());
+      Type f32 = b.getF32Type();
+      int64_t tokens = xType.getDimSize(0), inter = gu.getDimSize(0) / 2;
+      auto guType = RankedTensorType::get({tokens, gu.getDimSize(0)}, f32);
+      auto actType = RankedTensorType::get({tokens, inter}, f32);
+      Value guOut = tf::LinearOp::create(b, m.getLoc(), guType, m.getX(), m.getGateUp(), Value(),
+                                         Value(), Value(), Value(), nullptr, nullptr);
+      Value act = tf::GatedActOp::create(b, m.getLoc(), actType, guOut, m.getKindAttr());
+      Value y = tf::LinearOp::create(b, m.getLoc(), m.getType(), act, m.getDown(), Value(),
+                                     Value(), Value(), Value(), nullptr, nullptr);
+      (void)down;
+      m.getResult().replaceAllUsesWith(y);
+      m.erase();
+    }
+  }
+
+  void runOnOperation() override {
+    func::FuncOp func = getOperation();
+    MLIRContext *ctx = &getContext();
+    const bool i8 = dtype == "i8";
+    if (!i8 && dtype != "f8E4M3FN") {
+      func.emitError() << "accel-quantize-weights: dtype must be i8 or f8E4M3FN, not '" << dtype
+                       << "'";
+      return signalPassFailure();
+    }
+    const bool perChannel = granularity == "per_channel";
+    if (!perChannel && granularity != "per_tensor") {
+      func.emitError() << "accel-quantize-weights: granularity must be per_channel or "
+                          "per_tensor, not '"
+                       << granularity << "'";
+      return signalPassFailure();
+    }
+    splitGatedMlps(func);
+
+    WeightSelection which;
+    which.gatedMlp = which.lmHead = which.embedding = false;
+    DenseMap<void *, unsigned> holders = countBlobHolders(func);
+    auto weights = selectF32Weights(func, which);
+    Type qElem = i8 ? Type(IntegerType::get(ctx, 8)) : Type(Float8E4M3FNType::get(ctx));
+    const float qmax = i8 ? 127.0f : 448.0f;
+    auto gran = tf::QuantGranularityAttr::get(
+        ctx, perChannel ? tf::QuantGranularity::PerChannel : tf::QuantGranularity::PerTensor);
+    SmallVector<float> storage;
+    for (auto &[c, uses] : weights) {
+      ElementsAttr old = c.getValueAttr();
+      auto type = cast<RankedTensorType>(old.getType());
+      const int64_t rows = type.getDimSize(0), cols = type.getDimSize(1);
+      std::optional<ArrayRef<float>> src = readF32(old, storage);
+
+      // Scales first (they are needed to quantise).
+      std::vector<float> scales(size_t(perChannel ? rows : 1), 1.0f);
+      if (src) {
+        std::vector<float> absmax(size_t(rows), 0.0f);
+        const float *s = src->data();
+        parallelChunks(ctx, rows, [&](int64_t b, int64_t e) {
+          for (int64_t r = b; r < e; ++r) {
+            float m = 0.0f;
+            for (int64_t i = 0; i < cols; ++i)
+              m = std::max(m, std::fabs(s[r * cols + i]));
+            absmax[size_t(r)] = m;
+          }
+        });
+        if (perChannel) {
+          for (int64_t r = 0; r < rows; ++r)
+            scales[size_t(r)] = absmax[size_t(r)] > 0.0f ? absmax[size_t(r)] / qmax : 1.0f;
+        } else {
+          float m = 0.0f;
+          for (float a : absmax)
+            m = std::max(m, a);
+          scales[0] = m > 0.0f ? m / qmax : 1.0f;
+        }
+      }
+      auto scaleType = perChannel ? RankedTensorType::get({rows}, b32(ctx))
+                                  : RankedTensorType::get({}, b32(ctx));
+      // The scales are small: inline unless the weight is an elided blob.
+      ElementsAttr scaleValue =
+          src ? ElementsAttr(DenseElementsAttr::get(scaleType, ArrayRef<float>(scales)))
+              : makeElements(scaleType, old, ".scale", [](MutableArrayRef<char>) {});
+      auto qType = RankedTensorType::get(type.getShape(), qElem);
+      ElementsAttr qValue =
+          makeElements(qType, old, i8 ? ".i8" : ".f8", [&](MutableArrayRef<char> out) {
+            const float *s = src->data();
+            parallelChunks(ctx, rows * cols, [&](int64_t b, int64_t e) {
+              for (int64_t i = b; i < e; ++i) {
+                const float v = s[i] / scales[perChannel ? size_t(i / cols) : 0];
+                if (i8)
+                  out[size_t(i)] = char(int8_t(std::max(-127.0f, std::min(127.0f, std::nearbyint(v)))));
+                else
+                  out[size_t(i)] = char(rt::f32ToF8E4M3FN(v, /*saturate=*/true));
+              }
+            });
+          });
+
+      Value q = createConstant(c, c.getLoc(), qValue);
+      Value scale = createConstant(c, c.getLoc(), scaleValue);
+      for (OpOperand *use : uses) {
+        auto l = cast<tf::LinearOp>(use->getOwner());
+        OpBuilder b(l);
+        auto ql = tf::LinearOp::create(b, l.getLoc(), l.getType(), l.getX(), q, l.getBias(),
+                                       scale, Value(), Value(), gran, nullptr);
+        l.getResult().replaceAllUsesWith(ql.getResult());
+        l.erase();
+      }
+      if (c.getResult().use_empty()) {
+        releaseBlob(old, holders);
+        c.erase();
+      }
+    }
+  }
+
+  static Type b32(MLIRContext *ctx) { return Float32Type::get(ctx); }
+};
+
+} // namespace

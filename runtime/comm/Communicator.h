@@ -1,0 +1,49 @@
+//===- Communicator.h - collectives of a tensor-parallel group --*- C++ -*-===//
+//
+// What a rank of a tensor-parallel plan calls at a `collective` step
+// (docs/plan-format.md): all_reduce (sum) and all_gather along an axis,
+// NCCL's semantics. One Communicator per rank, as NCCL has one ncclComm_t
+// per rank; the CPU backend runs the ranks as threads of one process with
+// the in-process group below, and a GPU backend can implement the same
+// interface over NCCL.
+//
+// Every rank of the group must call the same collectives in the same order
+// with tensors of one shape and dtype. Results are deterministic and equal
+// on every rank: all_reduce sums in rank order.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ACCEL_RUNTIME_COMM_COMMUNICATOR_H
+#define ACCEL_RUNTIME_COMM_COMMUNICATOR_H
+
+#include "runtime/support/Status.h"
+#include "runtime/tensor/Tensor.h"
+
+#include <memory>
+#include <vector>
+
+namespace accel::rt::comm {
+
+class Communicator {
+public:
+  virtual ~Communicator() = default;
+  virtual int rank() const = 0;
+  virtual int size() const = 0;
+
+  /// The elementwise sum of every rank's `x` (f32, f64, f16 or bf16; 16-bit
+  /// types are summed in f32 and rounded once).
+  virtual StatusOr<Tensor> allReduceSum(const Tensor &x) = 0;
+  /// Every rank's `x` concatenated along `axis`, in rank order.
+  virtual StatusOr<Tensor> allGather(const Tensor &x, int64_t axis) = 0;
+  /// Makes every pending and later collective of the group, on every rank,
+  /// fail with `why`: what a rank whose step failed calls, so that the
+  /// others do not wait for it forever.
+  virtual void abort(const Status &why) = 0;
+};
+
+/// A group of `size` ranks in one process (threads): element r is rank r's
+/// communicator. They share the group's state; each is used by one thread.
+std::vector<std::unique_ptr<Communicator>> createInProcessGroup(int size);
+
+} // namespace accel::rt::comm
+
+#endif // ACCEL_RUNTIME_COMM_COMMUNICATOR_H

@@ -1,0 +1,184 @@
+//===- LatencyBench.cpp - decode and prefill latency of a plan -------------===//
+#include "runtime/engine/LatencyBench.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <numeric>
+#include <random>
+
+namespace accel::rt::engine {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double msSince(Clock::time_point t) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - t).count();
+}
+
+double median(std::vector<double> v) {
+  if (v.empty())
+    return 0;
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+/// Sequences of one configuration, given back to the pool whatever happens.
+struct Batch {
+  kv::BlockPool &pool;
+  std::vector<kv::SequenceKV> seqs;
+  std::vector<std::vector<int64_t>> ids;
+  Batch(kv::BlockPool &pool, size_t n) : pool(pool), seqs(n), ids(n) {}
+  ~Batch() {
+    for (kv::SequenceKV &s : seqs)
+      (void)s.release(pool);
+  }
+  std::vector<BatchSequence> entries(int64_t from) {
+    std::vector<BatchSequence> out;
+    for (size_t i = 0; i < seqs.size(); ++i)
+      out.push_back({&seqs[i], ids[i].data() + from, int64_t(ids[i].size()) - from});
+    return out;
+  }
+};
+
+/// Appends each row's argmax to its sequence's ids.
+void appendArgmax(const Tensor &logits, Batch &b) {
+  const int64_t vocab = logits.dim(-1);
+  const float *p = logits.data<float>();
+  for (size_t i = 0; i < b.ids.size(); ++i) {
+    const float *row = p + int64_t(i) * vocab;
+    b.ids[i].push_back(int64_t(std::max_element(row, row + vocab) - row));
+  }
+}
+
+struct OneRun {
+  double prefillMs = 0;
+  std::vector<double> steps, argmax;
+};
+
+StatusOr<OneRun> runDecode(Engine &e, int64_t batch, const LatencyBenchOptions &o,
+                           std::mt19937_64 &rng) {
+  Batch b(e.pool(), size_t(batch));
+  std::uniform_int_distribution<int64_t> tok(0, e.vocabSize() - 1);
+  for (auto &ids : b.ids)
+    for (int64_t t = 0; t < o.inputLen; ++t)
+      ids.push_back(tok(rng));
+  OneRun r;
+  Clock::time_point t0 = Clock::now();
+  ACCEL_RT_ASSIGN_OR_RETURN(Tensor logits, e.stepBatch(b.entries(0), LogitsRows::kLast));
+  r.prefillMs = msSince(t0);
+  appendArgmax(logits, b);
+  for (int64_t s = 1; s < o.outputLen; ++s) {
+    const int64_t from = int64_t(b.ids[0].size()) - 1;
+    t0 = Clock::now();
+    ACCEL_RT_ASSIGN_OR_RETURN(logits, e.stepBatch(b.entries(from), LogitsRows::kLast));
+    r.steps.push_back(msSince(t0));
+    t0 = Clock::now();
+    appendArgmax(logits, b);
+    r.argmax.push_back(msSince(t0));
+  }
+  return r;
+}
+
+StatusOr<double> runPrefill(Engine &e, int64_t len, std::mt19937_64 &rng) {
+  Batch b(e.pool(), 1);
+  std::uniform_int_distribution<int64_t> tok(0, e.vocabSize() - 1);
+  for (int64_t t = 0; t < len; ++t)
+    b.ids[0].push_back(tok(rng));
+  Clock::time_point t0 = Clock::now();
+  ACCEL_RT_RETURN_IF_ERROR(e.stepBatch(b.entries(0), LogitsRows::kLast).status());
+  return msSince(t0);
+}
+
+} // namespace
+
+int64_t latencyBenchKvBlocks(const LatencyBenchOptions &o, int64_t blockSize) {
+  int64_t most = 0;
+  for (int64_t b : o.batchSizes)
+    most = std::max(most, b * ((o.inputLen + o.outputLen + blockSize - 1) / blockSize));
+  return std::max(most, (o.prefillLen + blockSize - 1) / blockSize);
+}
+
+StatusOr<LatencyReport> runLatencyBench(Engine &e, const LatencyBenchOptions &o,
+                                        const std::function<void(const std::string &)> &progress) {
+  auto bad = [](const std::string &m) { return Status(StatusCode::kInvalidArgument, m); };
+  if (o.batchSizes.empty() && o.prefillLen == 0)
+    return bad("the benchmark has nothing to run: no batch sizes and no prefill");
+  for (int64_t b : o.batchSizes)
+    if (b < 1)
+      return bad("batch size " + std::to_string(b) + " is not positive");
+  if (!o.batchSizes.empty() && (o.inputLen < 1 || o.outputLen < 2))
+    return bad("the decode benchmark needs an input length >= 1 and an output length >= 2, got " +
+               std::to_string(o.inputLen) + " and " + std::to_string(o.outputLen));
+  if (o.inputLen + o.outputLen > e.maxModelLen() || o.prefillLen > e.maxModelLen())
+    return bad("the benchmark's sequences (" + std::to_string(o.inputLen + o.outputLen) +
+               " and " + std::to_string(o.prefillLen) + " tokens) do not fit the context of " +
+               std::to_string(e.maxModelLen()) + " tokens (--max-model-len)");
+  if (o.prefillLen < 0 || o.warmup < 0)
+    return bad("the prefill length and the warm-up count must not be negative");
+
+  std::mt19937_64 rng(o.seed);
+  LatencyReport report;
+  for (int64_t batch : o.batchSizes) {
+    for (int w = 0; w < o.warmup; ++w)
+      ACCEL_RT_RETURN_IF_ERROR(runDecode(e, batch, o, rng).status());
+    ACCEL_RT_ASSIGN_OR_RETURN(OneRun r, runDecode(e, batch, o, rng));
+    DecodeLatency d;
+    d.batch = batch;
+    d.prefillMs = r.prefillMs;
+    d.steps = int64_t(r.steps.size());
+    d.stepMsMedian = median(r.steps);
+    d.stepMsMean = std::accumulate(r.steps.begin(), r.steps.end(), 0.0) / double(d.steps);
+    d.stepMsMin = *std::min_element(r.steps.begin(), r.steps.end());
+    d.argmaxMsMean = std::accumulate(r.argmax.begin(), r.argmax.end(), 0.0) / double(d.steps);
+    report.decode.push_back(d);
+    if (progress) {
+      char line[256];
+      std::snprintf(line, sizeof line,
+                    "batch %lld: prefill %lld x %lld tokens %.2f ms; decode step median %.3f ms "
+                    "(mean %.3f, min %.3f; host argmax %.3f) over %lld steps",
+                    (long long)batch, (long long)batch, (long long)o.inputLen, d.prefillMs,
+                    d.stepMsMedian, d.stepMsMean, d.stepMsMin, d.argmaxMsMean,
+                    (long long)d.steps);
+      progress(line);
+    }
+  }
+  if (o.prefillLen > 0) {
+    for (int w = 0; w < o.warmup; ++w)
+      ACCEL_RT_RETURN_IF_ERROR(runPrefill(e, o.prefillLen, rng).status());
+    std::vector<double> t;
+    for (int i = 0; i < 3; ++i) {
+      ACCEL_RT_ASSIGN_OR_RETURN(double ms, runPrefill(e, o.prefillLen, rng));
+      t.push_back(ms);
+    }
+    report.prefillTokens = o.prefillLen;
+    report.prefillMs = median(t);
+    if (progress)
+      progress("prefill " + std::to_string(o.prefillLen) + " tokens: " +
+               std::to_string(report.prefillMs) + " ms (median of 3)");
+  }
+  return report;
+}
+
+std::string latencyReportJson(const LatencyReport &r, const LatencyBenchOptions &o) {
+  std::string s = "{\"input_len\": " + std::to_string(o.inputLen) +
+                  ", \"output_len\": " + std::to_string(o.outputLen) + ", \"decode\": [";
+  char buf[512];
+  for (size_t i = 0; i < r.decode.size(); ++i) {
+    const DecodeLatency &d = r.decode[i];
+    std::snprintf(buf, sizeof buf,
+                  "%s{\"batch\": %lld, \"prefill_ms\": %.4f, \"decode_ms_per_step\": %.4f, "
+                  "\"decode_ms_mean\": %.4f, \"decode_ms_min\": %.4f, \"host_argmax_ms\": %.4f, "
+                  "\"steps\": %lld}",
+                  i ? ", " : "", (long long)d.batch, d.prefillMs, d.stepMsMedian, d.stepMsMean,
+                  d.stepMsMin, d.argmaxMsMean, (long long)d.steps);
+    s += buf;
+  }
+  std::snprintf(buf, sizeof buf, "], \"prefill_tokens\": %lld, \"prefill_ms\": %.4f}",
+                (long long)r.prefillTokens, r.prefillMs);
+  return s + buf;
+}
+
+} // namespace accel::rt::engine

@@ -1,0 +1,51 @@
+// The target decides the NVVM chip, the PTX .target and what ptxas
+// assembles for: a100 is sm_80, h100 and h200 sm_90. PTX ISA 8.0 for both.
+
+// RUN: accelc %s -target=a100 -emit=kernels | FileCheck %s --check-prefix=A100-IR
+// RUN: accelc %s -target=h200 -emit=kernels | FileCheck %s --check-prefix=H200-IR
+// RUN: accelc %s -target=a100 -emit=nvvm | FileCheck %s --check-prefix=NVVM
+// RUN: %if libdevice %{ accelc %s -target=a100 -emit=ptx | FileCheck %s --check-prefix=A100 %}
+// RUN: %if libdevice %{ accelc %s -target=h100 -emit=ptx | FileCheck %s --check-prefix=H100 %}
+// RUN: %if ptxas %{ accelc %s -target=a100 -emit=ptx -o %t.a100.ptx && %ptxas -arch=sm_80 -v %t.a100.ptx -o %t.a100.cubin 2>&1 | FileCheck %s --check-prefix=SM80 %}
+// RUN: %if ptxas %{ accelc %s -target=h200 -emit=ptx -o %t.h200.ptx && %ptxas -arch=sm_90 -v %t.h200.ptx -o %t.h200.cubin 2>&1 | FileCheck %s --check-prefix=SM90 %}
+// An sm_80 module is valid sm_90 input too (what the driver JIT does with an
+// a100 plan's PTX on an H200).
+// RUN: %if ptxas %{ %ptxas -arch=sm_90 %t.a100.ptx -o %t.a100-on-sm90.cubin %}
+
+// Without a GPU target there is nothing to generate for.
+// RUN: not accelc %s -target=cpu -emit=ptx 2>&1 | FileCheck %s --check-prefix=CPU
+// And the other levels read ONNX, not MLIR.
+// RUN: not accelc %s -target=h200 -emit=fused 2>&1 | FileCheck %s --check-prefix=LEVEL
+
+func.func @block(%x: tensor<?x4096xbf16>, %w: tensor<4096xf32>, %gu: tensor<?x22016xbf16>)
+    -> (tensor<?x4096xbf16>, tensor<?x11008xbf16>) {
+  %n = transformer.rms_norm %x, %w {epsilon = 1.0e-06} : tensor<?x4096xbf16>, tensor<4096xf32>
+  %a = transformer.gated_act %gu kind = silu : tensor<?x22016xbf16> -> tensor<?x11008xbf16>
+  return %n, %a : tensor<?x4096xbf16>, tensor<?x11008xbf16>
+}
+
+// A100-IR: #nvvm.target<O = 3, chip = "sm_80", features = "+ptx80">
+// H200-IR: #nvvm.target<O = 3, chip = "sm_90", features = "+ptx80">
+
+// After lowering: LLVM and NVVM dialects, libdevice calls, no gpu/scf ops left.
+// NVVM-LABEL: llvm.func @gated_act_silu_i11008_bf16(
+// NVVM-SAME: nvvm.kernel
+// NVVM: llvm.call @__nv_expf
+// NVVM-LABEL: llvm.func @rms_norm_h4096_bf16(
+// NVVM-SAME: nvvm.maxntid = array<i32: 512, 1, 1>
+// NVVM: nvvm.read.ptx.sreg.tid.x
+// NVVM: nvvm.shfl.sync bfly
+// NVVM: nvvm.barrier0
+// NVVM-NOT: scf.
+// NVVM-NOT: gpu.func
+
+// A100: .version 8.0
+// A100: .target sm_80
+// A100: .entry gated_act_silu_i11008_f32(
+// H100: .target sm_90
+
+// SM80-COUNT-6: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
+// SM90-COUNT-6: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
+
+// CPU: error: -emit=kernels, nvvm and ptx need a GPU target (-target=a100, h100 or h200)
+// LEVEL: error: '{{.*}}targets.mlir' is MLIR; only -emit=kernels, nvvm and ptx read MLIR

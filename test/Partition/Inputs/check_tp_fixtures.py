@@ -1,0 +1,147 @@
+#!/usr/bin/env python3
+"""Tensor-parallel plans against the TP=1 plan and HF's logits, every fixture.
+
+usage: check_tp_fixtures.py <accelc> <accel-run> <fixtures dir> <work dir>
+                            [--ranks 2 4 8] [--only NAME ...]
+
+For every fixture (test/fixtures/models/*, and the demo model) it compiles
+the TP=1 plan and, for each N in --ranks, `accelc -tp=N`:
+
+- when every sharded dimension divides (query heads by N; KV heads by N, or
+  N by the KV heads when there are fewer; vocabulary; the fixtures'
+  intermediate sizes all divide by 8),
+  the compile must succeed and the TP=N plan, run by accel-run as N threads,
+  must give the TP=1 plan's logits within f32 reordering (max abs error <=
+  1e-5 of max |logit|) and HF's (<= 1e-4 of max |logit|, the tolerance of
+  test/Plan/score-fixtures.test), scored whole (--chunk 0), token by token
+  through the KV cache (--chunk 1) and in chunks of 5;
+- otherwise the compile must fail with the one-sentence divisibility error
+  naming the dimension and the layer.
+
+Head counts are read from the TP=1 plan (accel-run --describe), never from
+the partitioned one. Prints one line per fixture and rank count, and the
+largest errors seen.
+"""
+import argparse
+import os
+import re
+import subprocess
+import sys
+
+import numpy as np
+
+TP1_RTOL = 1e-5
+HF_RTOL = 1e-4
+CHUNKS = (0, 1, 5)
+
+
+def run(cmd):
+    return subprocess.run(cmd, capture_output=True, text=True)
+
+
+def shape_facts(accel_run, plan):
+    """num_heads / num_kv_heads of the first attention step, vocab."""
+    out = run([accel_run, plan, "--describe"]).stdout
+    heads = int(re.search(r"num_heads = (\d+)", out).group(1))
+    kv = int(re.search(r"num_kv_heads = (\d+)", out).group(1))
+    vocab = int(re.search(r"vocab (\d+)", out).group(1))
+    return heads, kv, vocab
+
+
+def divides(n, heads, kv, vocab):
+    if heads % n or vocab % n:
+        return False
+    return kv % n == 0 if kv >= n else n % kv == 0
+
+
+def score(accel_run, plan, ids, out, chunk):
+    r = run([accel_run, plan, "--score", ids, "--logits-out", out, "--chunk", str(chunk)])
+    if r.returncode != 0:
+        raise RuntimeError(f"accel-run {plan} --chunk {chunk} failed: {r.stderr.strip()}")
+    return np.load(out).astype(np.float64)
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("accelc")
+    p.add_argument("accel_run")
+    p.add_argument("fixtures")
+    p.add_argument("work")
+    p.add_argument("--ranks", type=int, nargs="+", default=[2, 4, 8])
+    p.add_argument("--only", nargs="*")
+    a = p.parse_args()
+    os.makedirs(a.work, exist_ok=True)
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+    fixtures = []
+    models = os.path.join(a.fixtures, "models")
+    for name in sorted(os.listdir(models)):
+        d = os.path.join(models, name)
+        if os.path.exists(os.path.join(d, "model.onnx")) and os.path.exists(os.path.join(d, "logits.npy")):
+            fixtures.append((name, d))
+    fixtures.append(("demo", os.path.join(a.fixtures, "demo")))
+    if a.only:
+        fixtures = [f for f in fixtures if f[0] in a.only]
+
+    failures = []
+    worst_tp1 = worst_hf = 0.0
+    divided = refused = 0
+    for name, d in fixtures:
+        onnx = os.path.join(d, "model.onnx")
+        ids = os.path.join(d, "input_ids.npy")
+        hf = np.load(os.path.join(d, "logits.npy")).astype(np.float64)
+        base = os.path.join(a.work, name)
+        r = run([a.accelc, onnx, "-o", base + ".tp1.plan"])
+        if r.returncode != 0:
+            failures.append(f"{name}: TP=1 compile failed: {r.stderr.strip()}")
+            continue
+        heads, kv, vocab = shape_facts(a.accel_run, base + ".tp1.plan")
+        ref = {c: score(a.accel_run, base + ".tp1.plan", ids, f"{base}.tp1.c{c}.npy", c)
+               for c in CHUNKS}
+        scale = float(np.abs(hf).max())
+        for n in a.ranks:
+            plan = f"{base}.tp{n}.plan"
+            r = run([a.accelc, onnx, f"-tp={n}", "-o", plan])
+            if not divides(n, heads, kv, vocab):
+                msg = r.stderr.strip()
+                ok = r.returncode != 0 and re.search(
+                    rf"error: -tp={n} (does not divide the \d+ (attention heads|KV heads) of layer \d+"
+                    rf"|is not a multiple of the \d+ KV heads of layer \d+)", msg) and \
+                    len(msg.splitlines()) == 1 and not os.path.exists(plan)
+                print(f"{name} tp={n}: {heads} heads, {kv} KV heads: refused: {msg}")
+                if not ok:
+                    failures.append(f"{name} tp={n}: expected one divisibility error, got rc "
+                                    f"{r.returncode}: {msg!r}")
+                refused += 1
+                continue
+            if r.returncode != 0:
+                failures.append(f"{name} tp={n}: compile failed: {r.stderr.strip()}")
+                continue
+            divided += 1
+            errs = []
+            for c in CHUNKS:
+                got = score(a.accel_run, plan, ids, f"{base}.tp{n}.c{c}.npy", c)
+                if got.shape != ref[c].shape:
+                    failures.append(f"{name} tp={n} chunk {c}: shape {got.shape} != {ref[c].shape}")
+                    continue
+                e1 = float(np.abs(got - ref[c]).max()) / float(np.abs(ref[c]).max())
+                e2 = float(np.abs(got.reshape(hf.shape) - hf).max()) / scale
+                worst_tp1, worst_hf = max(worst_tp1, e1), max(worst_hf, e2)
+                errs.append(f"c{c} {e1:.2g}/{e2:.2g}")
+                if e1 > TP1_RTOL:
+                    failures.append(f"{name} tp={n} chunk {c}: {e1:.3g} of max |logit| from TP=1 "
+                                    f"(limit {TP1_RTOL:g})")
+                if e2 > HF_RTOL:
+                    failures.append(f"{name} tp={n} chunk {c}: {e2:.3g} of max |logit| from HF "
+                                    f"(limit {HF_RTOL:g})")
+            print(f"{name} tp={n}: {heads} heads, {kv} KV heads: rel. error vs TP=1 / vs HF: "
+                  + ", ".join(errs))
+    print(f"{divided} partitioned plans checked, {refused} refused; worst relative error "
+          f"{worst_tp1:.3g} vs TP=1 (limit {TP1_RTOL:g}), {worst_hf:.3g} vs HF (limit {HF_RTOL:g})")
+    for f in failures:
+        print("FAIL:", f)
+    sys.exit(1 if failures or divided == 0 else 0)
+
+
+if __name__ == "__main__":
+    main()

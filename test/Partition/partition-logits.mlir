@@ -1,0 +1,37 @@
+// RUN: accel-opt %s -split-input-file -accel-partition=tp-size=2 | FileCheck %s
+//
+// The lm head, vocabulary-parallel: rank r projects onto vocabulary rows
+// [r*V/2, (r+1)*V/2) and an all_gather along the vocabulary axis gives every
+// rank the whole logits row. Row i of the tables holds i.
+
+// Tied embeddings (GPT-2, Gemma): the lookup keeps the whole table
+// (replicated); the head gets its own sharded copy. Gemma 2's final softcap
+// is elementwise and stays on each slice; a bias is split with the rows.
+// CHECK-LABEL: func.func @tied_softcap_bias
+// CHECK: %[[T:.+]] = onnx.Constant {value = dense<{{.*}}> : tensor<4x2xf32>}
+// CHECK: %[[E:.+]] = transformer.embedding %[[T]][%{{.+}}] : (tensor<4x2xf32>, tensor<?xi64>) -> tensor<?x2xf32>
+// CHECK: %[[H:.+]] = onnx.Constant {accel.tp_shards = [dense<{{\[}}[0.0{{.*}}, [1.0{{.*}}]]> : tensor<2x2xf32>, dense<{{\[}}[2.0{{.*}}, [3.0{{.*}}]]> : tensor<2x2xf32>]
+// CHECK: %[[B:.+]] = onnx.Constant {accel.tp_shards = [dense<[5.0{{.*}}, 6.0{{.*}}]> : tensor<2xf32>, dense<[7.0{{.*}}, 8.0{{.*}}]> : tensor<2xf32>]
+// CHECK: %[[L:.+]] = transformer.logits %[[E]], %[[H]] bias(%[[B]]) {softcap = 3.0{{.*}}} : (tensor<?x2xf32>, tensor<2x2xf32>, tensor<2xf32>) -> tensor<?x2xf32>
+// CHECK: %[[G:.+]] = transformer.all_gather %[[L]] {axis = 1 : i64, group_size = 2 : i64} : tensor<?x2xf32> -> tensor<?x4xf32>
+// CHECK: return %[[G]]
+func.func @tied_softcap_bias(%ids: tensor<?xi64>, %cache: !transformer.kv_cache<layers = 1, kv_heads = 2, head_dim = 2, block_size = 16, f32>) -> tensor<?x4xf32> {
+  %t = onnx.Constant {value = dense<[[0.0, 0.0], [1.0, 1.0], [2.0, 2.0], [3.0, 3.0]]> : tensor<4x2xf32>} : () -> tensor<4x2xf32>
+  %b = onnx.Constant {value = dense<[5.0, 6.0, 7.0, 8.0]> : tensor<4xf32>} : () -> tensor<4xf32>
+  %e = transformer.embedding %t[%ids] : (tensor<4x2xf32>, tensor<?xi64>) -> tensor<?x2xf32>
+  %l = transformer.logits %e, %t bias(%b) {softcap = 3.0 : f64} : (tensor<?x2xf32>, tensor<4x2xf32>, tensor<4xf32>) -> tensor<?x4xf32>
+  return %l : tensor<?x4xf32>
+}
+
+// -----
+
+// select_last (each sequence's last token): the gather is the same, on
+// [sequences, vocab/2].
+// CHECK-LABEL: func.func @select_last
+// CHECK: %[[L:.+]] = transformer.logits %{{.+}}, %{{.+}} select_last(%{{.+}}) : (tensor<?x2xf32>, tensor<2x2xf32>, !transformer.batch) -> tensor<?x2xf32>
+// CHECK: transformer.all_gather %[[L]] {axis = 1 : i64, group_size = 2 : i64} : tensor<?x2xf32> -> tensor<?x4xf32>
+func.func @select_last(%h: tensor<?x2xf32>, %batch: !transformer.batch, %cache: !transformer.kv_cache<layers = 1, kv_heads = 2, head_dim = 2, block_size = 16, f32>) -> tensor<?x4xf32> {
+  %w = onnx.Constant {value = dense<1.0> : tensor<4x2xf32>} : () -> tensor<4x2xf32>
+  %l = transformer.logits %h, %w select_last(%batch) : (tensor<?x2xf32>, tensor<4x2xf32>, !transformer.batch) -> tensor<?x4xf32>
+  return %l : tensor<?x4xf32>
+}

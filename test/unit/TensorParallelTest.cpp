@@ -1,0 +1,366 @@
+//===- TensorParallelTest.cpp - communicator, TP plans, TP executor -------===//
+//
+// The in-process communicator (all_reduce sum in rank order, all_gather
+// along an axis, abort), the loader's checks of a tensor-parallel plan (a
+// weights section per rank, well-formed collectives), and a hand-built
+// 2-rank plan run by the engine as two threads against a reference
+// computed here.
+//
+//===----------------------------------------------------------------------===//
+#include "runtime/comm/Communicator.h"
+#include "runtime/engine/Engine.h"
+#include "runtime/kv/SequenceKV.h"
+
+#include "PlanTestUtil.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <thread>
+
+using namespace accel::rt;
+using accel::test::PlanBuilder;
+
+namespace {
+
+/// Runs fn(rank, comm) on `n` threads of one group.
+template <typename Fn> void onRanks(int n, Fn fn) {
+  auto comms = comm::createInProcessGroup(n);
+  std::vector<std::thread> threads;
+  for (int r = 0; r < n; ++r)
+    threads.emplace_back([&, r] { fn(r, *comms[size_t(r)]); });
+  for (auto &t : threads)
+    t.join();
+}
+
+Tensor filled(DType dt, Shape shape, float base) {
+  Tensor f = *Tensor::allocate(DType::kF32, shape);
+  for (int64_t i = 0; i < f.numElements(); ++i)
+    f.data<float>()[i] = base + float(i);
+  return dt == DType::kF32 ? f : f.astype(dt);
+}
+
+TEST(Communicator, AllReduceSumsEveryRankInRankOrder) {
+  constexpr int n = 4;
+  std::vector<Tensor> out(n);
+  onRanks(n, [&](int r, comm::Communicator &c) {
+    EXPECT_EQ(c.rank(), r);
+    EXPECT_EQ(c.size(), n);
+    Tensor x = filled(DType::kF32, {2, 3}, float(10 * r));
+    StatusOr<Tensor> y = c.allReduceSum(x);
+    ASSERT_TRUE(y.isOk()) << y.status().message();
+    out[size_t(r)] = std::move(*y);
+  });
+  for (int r = 0; r < n; ++r) {
+    ASSERT_EQ(out[size_t(r)].shape(), (Shape{2, 3}));
+    for (int64_t i = 0; i < 6; ++i) // sum over r of (10 r + i) = 60 + 4 i
+      EXPECT_EQ(out[size_t(r)].data<float>()[i], 60.0f + 4.0f * float(i));
+  }
+}
+
+TEST(Communicator, AllReduceOfBf16SumsInF32) {
+  std::vector<Tensor> out(2);
+  onRanks(2, [&](int r, comm::Communicator &c) {
+    StatusOr<Tensor> y = c.allReduceSum(filled(DType::kBF16, {4}, 1.0f));
+    ASSERT_TRUE(y.isOk());
+    out[size_t(r)] = std::move(*y);
+  });
+  ASSERT_EQ(out[0].dtype(), DType::kBF16);
+  Tensor f = out[1].toF32();
+  for (int64_t i = 0; i < 4; ++i)
+    EXPECT_EQ(f.data<float>()[i], 2.0f * (1.0f + float(i)));
+}
+
+TEST(Communicator, AllGatherConcatenatesAlongTheAxis) {
+  std::vector<Tensor> cols(3), rows(3);
+  onRanks(3, [&](int r, comm::Communicator &c) {
+    Tensor x = filled(DType::kF32, {2, 2}, float(100 * r)); // [[b, b+1], [b+2, b+3]]
+    StatusOr<Tensor> a = c.allGather(x, 1);
+    StatusOr<Tensor> b = c.allGather(x, 0);
+    ASSERT_TRUE(a.isOk() && b.isOk());
+    cols[size_t(r)] = std::move(*a);
+    rows[size_t(r)] = std::move(*b);
+  });
+  ASSERT_EQ(cols[2].shape(), (Shape{2, 6}));
+  ASSERT_EQ(rows[2].shape(), (Shape{6, 2}));
+  const float wantCols[] = {0, 1, 100, 101, 200, 201, 2, 3, 102, 103, 202, 203};
+  const float wantRows[] = {0, 1, 2, 3, 100, 101, 102, 103, 200, 201, 202, 203};
+  for (int r = 0; r < 3; ++r)
+    for (int i = 0; i < 12; ++i) {
+      EXPECT_EQ(cols[size_t(r)].data<float>()[i], wantCols[i]);
+      EXPECT_EQ(rows[size_t(r)].data<float>()[i], wantRows[i]);
+    }
+}
+
+TEST(Communicator, MismatchedShapesFailOnEveryRank) {
+  std::vector<std::string> errors(2);
+  onRanks(2, [&](int r, comm::Communicator &c) {
+    StatusOr<Tensor> y = c.allReduceSum(filled(DType::kF32, {1 + r}, 0.0f));
+    ASSERT_FALSE(y.isOk());
+    errors[size_t(r)] = y.status().message();
+  });
+  EXPECT_NE(errors[0].find("all_reduce: rank 1 brings f32[2]"), std::string::npos) << errors[0];
+  EXPECT_NE(errors[1].find("all_reduce: rank 0 brings f32[1]"), std::string::npos) << errors[1];
+}
+
+TEST(Communicator, AbortReleasesRanksWaitingAtACollective) {
+  std::vector<std::string> errors(3);
+  onRanks(3, [&](int r, comm::Communicator &c) {
+    if (r == 2) { // this rank's step failed: it never reaches the collective
+      c.abort(Status(StatusCode::kInvalidArgument, "rank 2 broke"));
+      return;
+    }
+    StatusOr<Tensor> y = c.allReduceSum(filled(DType::kF32, {1}, 0.0f));
+    ASSERT_FALSE(y.isOk());
+    errors[size_t(r)] = y.status().message();
+  });
+  EXPECT_EQ(errors[0], "the tensor-parallel group stopped: rank 2 broke");
+  EXPECT_EQ(errors[1], errors[0]);
+}
+
+//===----------------------------------------------------------------------===//
+// Tensor-parallel plans
+//===----------------------------------------------------------------------===//
+
+constexpr int64_t kV = 4, kH = 3;
+
+std::vector<float> wave(size_t n, float scale, float offset) {
+  std::vector<float> v(n);
+  for (size_t i = 0; i < n; ++i)
+    v[i] = std::sin(float(i) * scale + offset);
+  return v;
+}
+
+/// A 2-rank plan file: every rank's weights in its own section (one layout).
+std::string assembleTp(accel::plan::PlanMetadata meta, const std::vector<std::string> &ranks,
+                       uint32_t headerTp) {
+  using namespace accel::rt::plan;
+  std::string file(kSectionAlignment, '\0');
+  for (size_t r = 0; r < ranks.size(); ++r) {
+    accel::plan::Section *s = meta.add_sections();
+    s->set_name("weights.rank" + std::to_string(r));
+    s->set_kind(accel::plan::Section::WEIGHTS);
+    s->set_rank(int32_t(r));
+    s->set_offset(file.size());
+    s->set_size(ranks[r].size());
+    s->set_crc32c(crc32c(ranks[r].data(), ranks[r].size()));
+    file += ranks[r];
+    file.resize(alignUp(file.size(), kSectionAlignment), '\0');
+  }
+  std::string mb;
+  meta.SerializeToString(&mb);
+  Header h;
+  h.metadataOffset = file.size();
+  h.metadataSize = mb.size();
+  h.metadataCrc = crc32c(mb.data(), mb.size());
+  h.target = meta.target();
+  h.tpSize = headerTp;
+  file += mb;
+  h.fileSize = file.size();
+  std::string head = encodeHeader(h);
+  std::memcpy(file.data(), head.data(), head.size());
+  return file;
+}
+
+/// ids → embedding (replicated table) → linear with rank r's own weight
+/// A_r → all_reduce (x A_0^T + x A_1^T) → logits over rank r's vocabulary
+/// rows L_r → all_gather along the vocabulary.
+struct TpModel {
+  std::vector<float> table = wave(kV * kH, 0.7f, 0.1f);
+  std::vector<float> a[2] = {wave(kH * kH, 0.3f, 0.5f), wave(kH * kH, 0.4f, 1.5f)};
+  std::vector<float> lm = wave(kV * kH, 0.9f, 0.2f); // rank r: rows [2r, 2r+2)
+
+  std::string plan(int64_t gatherAxis = 1, int64_t group = 2, int32_t metaTp = 2,
+                   uint32_t headerTp = 2, size_t sections = 2) const {
+    std::string w[2];
+    PlanBuilder b;
+    b.meta.set_tp_size(metaTp);
+    int32_t ids = b.value("i64", {-1});
+    int32_t tbl = b.constant({kV, kH}, table);
+    int32_t wa = b.constant({kH, kH}, a[0]);
+    int32_t wl = b.constant({kV / 2, kH}, std::vector<float>(lm.begin(), lm.begin() + 2 * kH));
+    w[0] = b.weights;
+    // Rank 1: the same layout, its own A and vocabulary rows.
+    PlanBuilder other;
+    other.constant({kV, kH}, table);
+    other.constant({kH, kH}, a[1]);
+    other.constant({kV / 2, kH}, std::vector<float>(lm.begin() + 2 * kH, lm.end()));
+    w[1] = other.weights;
+    int32_t x = b.value("f32", {-1, kH}), p = b.value("f32", {-1, kH}),
+            s = b.value("f32", {-1, kH}), lp = b.value("f32", {-1, kV / 2}),
+            logits = b.value("f32", {-1, kV});
+    b.step("launch", "embedding", {tbl, ids}, {x});
+    PlanBuilder::attr(b.step("gemm", "linear", {x, wa}, {p}), "out_dtype", "f32");
+    PlanBuilder::attr(b.step("collective", "all_reduce", {p}, {s}), "group_size", group);
+    auto &l = b.step("gemm", "logits", {s, wl}, {lp});
+    PlanBuilder::attr(l, "out_dtype", "f32");
+    PlanBuilder::attr(l, "epilogue", "logits");
+    auto &g = b.step("collective", "all_gather", {lp}, {logits});
+    PlanBuilder::attr(g, "group_size", group);
+    PlanBuilder::attr(g, "axis", gatherAxis);
+    b.meta.mutable_schedule()->set_token_ids(ids);
+    b.meta.mutable_schedule()->set_logits(logits);
+    b.meta.mutable_model()->set_vocab_size(kV);
+    std::vector<std::string> ranks(w, w + sections);
+    return assembleTp(b.meta, ranks, headerTp);
+  }
+
+  /// The logits computed here, unpartitioned.
+  std::vector<float> reference(const std::vector<int64_t> &ids) const {
+    std::vector<float> out;
+    for (int64_t id : ids) {
+      const float *x = &table[size_t(id * kH)];
+      float s[kH];
+      for (int64_t o = 0; o < kH; ++o) {
+        s[o] = 0;
+        for (int64_t i = 0; i < kH; ++i)
+          s[o] += x[i] * (a[0][size_t(o * kH + i)] + a[1][size_t(o * kH + i)]);
+      }
+      for (int64_t v = 0; v < kV; ++v) {
+        float acc = 0;
+        for (int64_t i = 0; i < kH; ++i)
+          acc += s[i] * lm[size_t(v * kH + i)];
+        out.push_back(acc);
+      }
+    }
+    return out;
+  }
+};
+
+std::string loadError(const std::string &bytes) {
+  StatusOr<std::shared_ptr<const plan::PlanFile>> p = plan::PlanFile::fromBytes(bytes, "tp.plan");
+  return p ? "ok" : p.status().message();
+}
+
+TEST(TensorParallelPlan, RunsAsTwoRanksAndMatchesTheReference) {
+  TpModel m;
+  StatusOr<std::shared_ptr<const plan::PlanFile>> p =
+      plan::PlanFile::fromBytes(m.plan(), "tp.plan");
+  ASSERT_TRUE(p.isOk()) << p.status().message();
+  EXPECT_EQ((*p)->tpSize(), 2);
+  StatusOr<std::unique_ptr<engine::Engine>> e = engine::Engine::create(*p);
+  ASSERT_TRUE(e.isOk()) << e.status().message();
+  const std::vector<int64_t> ids = {3, 0, 2, 1, 3};
+  std::vector<float> want = m.reference(ids);
+  for (int64_t chunk : {0, 1, 2}) {
+    StatusOr<Tensor> got = (*e)->score(ids, chunk);
+    ASSERT_TRUE(got.isOk()) << got.status().message();
+    ASSERT_EQ(got->shape(), (Shape{5, kV}));
+    for (size_t i = 0; i < want.size(); ++i)
+      EXPECT_NEAR(got->data<float>()[i], want[i], 1e-5f) << "chunk " << chunk << " at " << i;
+  }
+}
+
+TEST(TensorParallelPlan, LoaderChecksRanksAndCollectives) {
+  TpModel m;
+  EXPECT_EQ(loadError(m.plan(1, 2, 2, 2, 1)),
+            "tp.plan: the plan is partitioned for 2 ranks but has no weights section for rank 1");
+  EXPECT_EQ(loadError(m.plan(1, 2, 2, 1, 2)),
+            "tp.plan: the metadata's tensor-parallel size 2 and the header's 1 differ or are "
+            "invalid");
+  EXPECT_EQ(loadError(m.plan(1, 2, 1, 1, 2)),
+            "tp.plan: section 1 ('weights.rank1') holds the weights of rank 1 in a plan for 1 "
+            "ranks");
+  EXPECT_EQ(loadError(m.plan(1, 4)),
+            "tp.plan: schedule: step 2 (collective all_reduce) has group_size 4 in a plan for 2 "
+            "ranks");
+  EXPECT_EQ(loadError(m.plan(2)),
+            "tp.plan: schedule: step 4 (collective all_gather) gathers along axis 2, outside its "
+            "2-D input");
+}
+
+/// A 2-rank plan with attention: rank r projects the embedding onto its own
+/// head (q = k = v = x W_r^T, head_dim 2), attends over its KV cache shard,
+/// projects back with O_r and the ranks all_reduce; the lm head is
+/// replicated. One layer, blocks of 4 tokens.
+std::string attentionTpPlan() {
+  constexpr int64_t V = 6, H = 4, D = 2;
+  std::vector<float> table = wave(V * H, 0.7f, 0.1f), lm = wave(V * H, 0.9f, 0.2f);
+  std::string w[2];
+  PlanBuilder b;
+  b.meta.set_tp_size(2);
+  int32_t ids = b.value("i64", {-1});
+  int32_t tbl = 0, wq = 0, wo = 0, wl = 0;
+  for (int r = 0; r < 2; ++r) {
+    PlanBuilder &pb = b;
+    PlanBuilder other;
+    PlanBuilder &t = r == 0 ? pb : other;
+    int32_t a = t.constant({V, H}, table);
+    int32_t q = t.constant({D, H}, wave(D * H, 0.3f + 0.2f * float(r), 0.5f));
+    int32_t o = t.constant({H, D}, wave(H * D, 0.4f + 0.1f * float(r), 1.5f));
+    int32_t l = t.constant({V, H}, lm);
+    if (r == 0) {
+      tbl = a, wq = q, wo = o, wl = l;
+      w[0] = b.weights;
+    } else {
+      w[1] = other.weights;
+    }
+  }
+  int32_t x = b.value("f32", {-1, H}), p = b.value("f32", {-1, D}),
+          heads = b.value("f32", {-1, 1, D}), att = b.value("f32", {-1, 1, D}),
+          merged = b.value("f32", {-1, D}), part = b.value("f32", {-1, H}),
+          sum = b.value("f32", {-1, H}), logits = b.value("f32", {-1, V});
+  b.step("launch", "embedding", {tbl, ids}, {x});
+  PlanBuilder::attr(b.step("gemm", "linear", {x, wq}, {p}), "out_dtype", "f32");
+  PlanBuilder::attr(b.step("launch", "split_heads", {p}, {heads}), "num_heads", int64_t(1));
+  PlanBuilder::attr(b.step("kv_write", "kv_write", {heads, heads}, {}), "layer", int64_t(0));
+  auto &a = b.step("attention_prefill", "attention", {heads}, {att});
+  PlanBuilder::attr(a, "layer", int64_t(0));
+  PlanBuilder::attr(a, "scale", 0.5);
+  PlanBuilder::attr(a, "causal", int64_t(1));
+  b.step("launch", "merge_heads", {att}, {merged});
+  PlanBuilder::attr(b.step("gemm", "linear", {merged, wo}, {part}), "out_dtype", "f32");
+  PlanBuilder::attr(b.step("collective", "all_reduce", {part}, {sum}), "group_size", int64_t(2));
+  auto &l = b.step("gemm", "logits", {sum, wl}, {logits});
+  PlanBuilder::attr(l, "out_dtype", "f32");
+  PlanBuilder::attr(l, "epilogue", "logits");
+  b.meta.mutable_schedule()->set_token_ids(ids);
+  b.meta.mutable_schedule()->set_logits(logits);
+  b.meta.mutable_model()->set_vocab_size(V);
+  b.meta.mutable_model()->set_max_position(64);
+  auto *kv = b.meta.mutable_kv_cache();
+  kv->set_num_layers(1);
+  kv->set_num_kv_heads(1);
+  kv->set_head_dim(D);
+  kv->set_block_size(4);
+  kv->set_dtype("f32");
+  return assembleTp(b.meta, {w[0], w[1]}, 2);
+}
+
+// A forked sequence appending into its shared, partly filled last block
+// gets a copy of that block on every rank: its logits equal those of the
+// same tokens scored from scratch (a copy on rank 0 only would leave rank
+// 1's copy empty and change them).
+TEST(TensorParallelPlan, CopyOnWriteReachesEveryRanksKvShard) {
+  StatusOr<std::shared_ptr<const plan::PlanFile>> p =
+      plan::PlanFile::fromBytes(attentionTpPlan(), "tp.plan");
+  ASSERT_TRUE(p.isOk()) << p.status().message();
+  StatusOr<std::unique_ptr<engine::Engine>> e = engine::Engine::create(*p);
+  ASSERT_TRUE(e.isOk()) << e.status().message();
+  engine::Engine &eng = **e;
+  const std::vector<int64_t> prompt = {1, 4, 2, 5, 3}; // block 0 full, block 1 holds 1 token
+  kv::SequenceKV a;
+  ASSERT_TRUE(eng.stepBatch({{&a, prompt.data(), 5}}).isOk());
+  StatusOr<kv::SequenceKV> forked = a.fork(eng.pool());
+  ASSERT_TRUE(forked.isOk());
+  kv::SequenceKV b = std::move(*forked);
+  const int64_t nextA = 0, nextB = 4;
+  StatusOr<Tensor> lb = eng.stepBatch({{&b, &nextB, 1}});
+  ASSERT_TRUE(lb.isOk()) << lb.status().message();
+  EXPECT_NE(a.blocks().back(), b.blocks().back()) << "the shared block was not copied";
+  StatusOr<Tensor> la = eng.stepBatch({{&a, &nextA, 1}});
+  ASSERT_TRUE(la.isOk()) << la.status().message();
+  for (auto [next, got] : {std::pair{nextA, &*la}, std::pair{nextB, &*lb}}) {
+    std::vector<int64_t> whole = prompt;
+    whole.push_back(next);
+    StatusOr<Tensor> want = eng.score(whole);
+    ASSERT_TRUE(want.isOk()) << want.status().message();
+    for (int64_t v = 0; v < 6; ++v)
+      EXPECT_NEAR(got->data<float>()[v], want->data<float>()[5 * 6 + v], 1e-5f)
+          << "next token " << next << ", logit " << v;
+  }
+  ASSERT_TRUE(a.release(eng.pool()).isOk());
+  ASSERT_TRUE(b.release(eng.pool()).isOk());
+}
+
+} // namespace
