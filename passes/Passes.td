@@ -13,5 +13,6 @@ include "Raise/RaisePasses.td"
 include "Fusion/FusionPasses.td"
 include "Precision/PrecisionPasses.td"
 include "Partition/PartitionPasses.td"
+include "Layout/LayoutPasses.td"
 
 #endif // ACCEL_PASSES

@@ -91,3 +91,15 @@ LogicalResult accel::buildKVCacheDtypePipeline(OpPassManager &pm, const std::str
   llvm::raw_string_ostream os(error);
   return parsePassPipeline("func.func(accel-kv-cache-dtype{dtype=f8E4M3FN})", pm, os);
 }
+
+LogicalResult accel::buildMemoryPlanPipeline(OpPassManager &pm, int64_t maxTokens,
+                                             std::string &error) {
+  if (maxTokens < 1) {
+    error = "-max-tokens must be at least 1, got " + std::to_string(maxTokens);
+    return failure();
+  }
+  //   accel-opt --pass-pipeline='builtin.module(<this>)' fused.mlir
+  std::string passes = "func.func(accel-plan-memory{max-tokens=" + std::to_string(maxTokens) + "})";
+  llvm::raw_string_ostream os(error);
+  return parsePassPipeline(passes, pm, os);
+}

@@ -16,6 +16,7 @@
 #include "accel/Eval/Stepper.h"
 #include "accel/Import/OnnxImporter.h"
 #include "accel/Target/Target.h"
+#include "accel/passes/MemoryPlan.h"
 #include "accel/passes/Passes.h"
 
 #include "runtime/support/Npy.h"
@@ -32,6 +33,7 @@
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/ToolOutputFile.h"
@@ -125,6 +127,15 @@ cl::opt<std::string> configPath(
     cl::desc("The HF config.json giving max positions and BOS/EOS ids (default: "
              "config.json beside the model, when there is one)"),
     cl::value_desc("file"));
+cl::opt<bool> printMemoryPlan(
+    "print-memory-plan",
+    cl::desc("Plan the activations of the fused level (partitioned with -tp) in one arena "
+             "(accel-plan-memory, docs/passes/layout.md) and print the table and the peak"),
+    cl::init(false));
+cl::opt<int64_t> maxTokens("max-tokens",
+                           cl::desc("-print-memory-plan: the tokens of one step, the bound of "
+                                    "every dynamic dimension (default 2048)"),
+                           cl::init(2048));
 cl::opt<int64_t> inlineBytes("inline-constant-bytes",
                              cl::desc("Initializers up to this size are printed inline"),
                              cl::init(256));
@@ -226,6 +237,79 @@ static int fail(const llvm::Twine &msg) {
   return 1;
 }
 
+/// Where a row of -print-memory-plan comes from.
+static std::string describeRow(mlir::Location loc) {
+  // A fused op (QKV, add + norm) carries the nodes it came from: name them all.
+  auto fused = mlir::dyn_cast<mlir::FusedLoc>(loc);
+  if (!fused)
+    return accel::describeLocation(loc);
+  std::string file, nodes;
+  for (mlir::Location part : fused.getLocations()) {
+    auto name = mlir::dyn_cast<mlir::NameLoc>(part);
+    auto where = name ? mlir::dyn_cast<mlir::FileLineColLoc>(name.getChildLoc()) : nullptr;
+    if (!where || (!file.empty() && file != where.getFilename().str()))
+      return accel::describeLocation(loc);
+    file = where.getFilename().str();
+    nodes += (nodes.empty() ? "'" : ", '") + name.getName().str() + "'";
+  }
+  return file.empty() ? accel::describeLocation(loc) : file + ": nodes " + nodes;
+}
+
+/// -print-memory-plan: after accel-plan-memory has run, one row per planned
+/// value (its buffer: itself, or the value it is a view of), then
+/// "peak <bytes> bytes, naive <bytes> bytes (<naive/peak>x)" per function.
+/// Offsets and sizes are the attributes the pass wrote; live ranges come
+/// from the same analysis (accel::layout::planMemory).
+static int emitMemoryPlan(mlir::ModuleOp module) {
+  std::string error;
+  auto output = mlir::openOutputFile(outputFilename, &error);
+  if (!output)
+    return fail(error);
+  llvm::raw_ostream &os = output->os();
+  mlir::AsmState state(module);
+  auto name = [&](mlir::Value v) {
+    std::string s;
+    llvm::raw_string_ostream vs(s);
+    v.printAsOperand(vs, state);
+    return s;
+  };
+  for (auto func : module.getOps<mlir::func::FuncOp>()) {
+    if (func.isExternal())
+      continue;
+    mlir::FailureOr<accel::layout::MemoryPlan> plan = accel::layout::planMemory(func, maxTokens);
+    auto peak = func->getAttrOfType<mlir::IntegerAttr>(accel::layout::kArenaBytesAttr);
+    auto naive = func->getAttrOfType<mlir::IntegerAttr>(accel::layout::kArenaNaiveBytesAttr);
+    if (mlir::failed(plan) || !peak || !naive)
+      return fail("internal error: @" + func.getSymName() + " has no memory plan");
+    os << "memory plan of @" << func.getSymName() << " at " << int64_t(maxTokens)
+       << " tokens (bytes; live: first..last op index in the function body)\n";
+    os << llvm::formatv("{0,-16} {1,-28} {2,12} {3,12} {4,-11} {5,-16} {6}\n", "value", "op",
+                        "bytes", "offset", "live", "buffer", "location");
+    for (const accel::layout::PlannedValue &pv : plan->values) {
+      auto r = mlir::cast<mlir::OpResult>(pv.value);
+      mlir::Operation *op = r.getOwner();
+      // The offset and bytes the pass wrote.
+      auto entries = op->getAttrOfType<mlir::ArrayAttr>(accel::layout::kArenaAttr);
+      auto entry = entries && entries.size() == op->getNumResults()
+                       ? mlir::dyn_cast<mlir::DenseI64ArrayAttr>(entries[r.getResultNumber()])
+                       : nullptr;
+      if (!entry || entry.size() != 2)
+        return fail("internal error: " + name(pv.value) + " has no accel.arena entry");
+      os << llvm::formatv("{0,-16} {1,-28} {2,12} {3,12} {4,-11} {5,-16} {6}\n",
+                          name(pv.value), op->getName().getStringRef(), entry[1], entry[0],
+                          std::to_string(pv.start) + ".." + std::to_string(pv.end),
+                          name(plan->values[pv.buffer].value),
+                          describeRow(op->getLoc()));
+    }
+    os << "peak " << peak.getInt() << " bytes, naive " << naive.getInt() << " bytes ("
+       << llvm::formatv("{0:F2}", peak.getInt() ? double(naive.getInt()) / double(peak.getInt())
+                                                : 1.0)
+       << "x)\n";
+  }
+  output->keep();
+  return 0;
+}
+
 /// -emit=kernels|nvvm|ptx: the kernels a GPU plan of the model would carry.
 static int emitKernels(mlir::ModuleOp module) {
   const accel::target::TargetDesc *t = accel::target::lookup(target);
@@ -309,6 +393,19 @@ int main(int argc, char **argv) {
                               "accelc: compiles ONNX transformer models into plans\n");
   if (std::string bad = accel::checkTargetName(target); !bad.empty())
     return fail(bad);
+  if (printMemoryPlan) {
+    if (emitLevel.getNumOccurrences() && emitLevel != EmitLevel::Fused &&
+        emitLevel != EmitLevel::Partitioned)
+      return fail("-print-memory-plan plans the fused level (partitioned with -tp): drop -emit "
+                  "or give -emit=fused");
+    if (interpret)
+      return fail("-print-memory-plan prints a table; it cannot be combined with -interpret");
+    if (maxTokens < 1)
+      return fail("-max-tokens must be at least 1, got " + llvm::Twine(int64_t(maxTokens)));
+    emitLevel = tpSize > 1 ? EmitLevel::Partitioned : EmitLevel::Fused;
+  } else if (maxTokens.getNumOccurrences()) {
+    return fail("-max-tokens is the token bound of -print-memory-plan; add -print-memory-plan");
+  }
   if (emitLevel == EmitLevel::Plan)
     return emitPlan();
 
@@ -368,9 +465,13 @@ int main(int argc, char **argv) {
     if (emitLevel == EmitLevel::Partitioned &&
         mlir::failed(accel::buildPartitionPipeline(pm, tpSize, error)))
       return fail(error);
+    if (printMemoryPlan && mlir::failed(accel::buildMemoryPlanPipeline(pm, maxTokens, error)))
+      return fail(error);
     if (mlir::failed(pm.run(*module)))
       return 1;
   }
+  if (printMemoryPlan)
+    return emitMemoryPlan(*module);
   if (emitLevel == EmitLevel::Exec)
     return fail("-emit=exec is not implemented yet (the exec lowering and its memory "
                 "layout arrive with the GPU backend, issue 5); use -emit=transformer, or "

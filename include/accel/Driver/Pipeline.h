@@ -41,6 +41,12 @@ std::string checkPrecisionMode(const std::string &mode);
 mlir::LogicalResult buildPartitionPipeline(mlir::OpPassManager &pm, int64_t tpSize,
                                            std::string &error);
 
+/// `accelc -print-memory-plan -max-tokens=N` (docs/passes/layout.md), after
+/// fusion (and partitioning): accel-plan-memory{max-tokens=N}. N < 1 is an
+/// error.
+mlir::LogicalResult buildMemoryPlanPipeline(mlir::OpPassManager &pm, int64_t maxTokens,
+                                            std::string &error);
+
 } // namespace accel
 
 #endif // ACCEL_DRIVER_PIPELINE_H
