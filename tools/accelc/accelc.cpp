@@ -45,11 +45,15 @@ namespace cl = llvm::cl;
 namespace {
 enum class EmitLevel { Onnx, Transformer, Fused, Partitioned, Exec, Kernels, Nvvm, Ptx, Plan };
 
-cl::opt<std::string> inputFilename(cl::Positional, cl::desc("<model.onnx>"), cl::Required);
-cl::opt<std::string> outputFilename("o", cl::desc("Output file ('-' for stdout)"),
+cl::OptionCategory accelcCategory("accelc options");
+cl::opt<std::string> inputFilename(cl::cat(accelcCategory), cl::Positional,
+                                   cl::desc("<model.onnx>"), cl::Required);
+cl::opt<std::string> outputFilename(cl::cat(accelcCategory), "o",
+                                    cl::desc("Output file ('-' for stdout)"),
                                     cl::value_desc("file"), cl::init("-"));
 cl::opt<EmitLevel> emitLevel(
-    "emit", cl::desc("Stop after this level and print it"), cl::init(EmitLevel::Plan),
+    cl::cat(accelcCategory), "emit", cl::desc("Stop after this level and print it"),
+    cl::init(EmitLevel::Plan),
     cl::values(clEnumValN(EmitLevel::Onnx, "onnx", "the onnx dialect, as imported"),
                clEnumValN(EmitLevel::Transformer, "transformer",
                           "the transformer dialect, after raising"),
@@ -64,79 +68,79 @@ cl::opt<EmitLevel> emitLevel(
                           "the generated GPU kernels lowered to the NVVM/LLVM dialects"),
                clEnumValN(EmitLevel::Ptx, "ptx", "the generated GPU kernels' PTX"),
                clEnumValN(EmitLevel::Plan, "plan", "a plan file (the default; needs -o)")));
-cl::opt<std::string> target("target", cl::desc("Target: cpu, a100, h100, h200"),
-                            cl::init("cpu"));
-cl::opt<bool> printWeights("print-weights",
+cl::opt<std::string> target(cl::cat(accelcCategory), "target",
+                            cl::desc("Target: cpu, a100, h100, h200"), cl::init("cpu"));
+cl::opt<bool> printWeights(cl::cat(accelcCategory), "print-weights",
                            cl::desc("Print weight blobs in full (they are elided "
                                     "by default, which makes the output unparsable)"),
                            cl::init(false));
-cl::opt<bool> interpret("interpret",
+cl::opt<bool> interpret(cl::cat(accelcCategory), "interpret",
                         cl::desc("Run the emitted level on the CPU reference kernels "
                                  "instead of printing it (inputs from -input, "
                                  "outputs written to -output-dir)"),
                         cl::init(false));
-cl::list<std::string> interpretInputs("input",
+cl::list<std::string> interpretInputs(cl::cat(accelcCategory), "input",
                                       cl::desc("A graph input for -interpret: "
                                                "<name>=<file.npy>"),
                                       cl::value_desc("name=file.npy"));
-cl::opt<std::string> outputDir("output-dir",
+cl::opt<std::string> outputDir(cl::cat(accelcCategory), "output-dir",
                                cl::desc("Where -interpret writes <output name>.npy"),
                                cl::init("."));
-cl::opt<int64_t> interpretChunk(
-    "interpret-chunk",
-    cl::desc("-interpret of a token-major function: tokens per step (0: the whole "
-             "prompt in one step; 1: token by token through the KV cache)"),
-    cl::init(0));
-cl::opt<std::string> tokenizerPath(
-    "tokenizer",
-    cl::desc("The HF tokenizer.json the plan carries (default: tokenizer.json beside "
-             "the model, when there is one)"),
-    cl::value_desc("file"));
-cl::opt<std::string> precision(
-    "precision",
-    cl::desc("Plans: the precision weights are stored and computed in: f32 (default), "
-             "bf16, fp16, int8-weight, fp8 (docs/precision.md)"),
-    cl::init("f32"));
-cl::opt<int64_t> tpSize("tp",
+cl::opt<int64_t>
+    interpretChunk(cl::cat(accelcCategory), "interpret-chunk",
+                   cl::desc("-interpret of a token-major function: tokens per step (0: the whole "
+                            "prompt in one step; 1: token by token through the KV cache)"),
+                   cl::init(0));
+cl::opt<std::string>
+    tokenizerPath(cl::cat(accelcCategory), "tokenizer",
+                  cl::desc("The HF tokenizer.json the plan carries (default: tokenizer.json beside "
+                           "the model, when there is one)"),
+                  cl::value_desc("file"));
+cl::opt<std::string>
+    precision(cl::cat(accelcCategory), "precision",
+              cl::desc("Plans: the precision weights are stored and computed in: f32 (default), "
+                       "bf16, fp16, int8-weight, fp8 (docs/precision.md)"),
+              cl::init("f32"));
+cl::opt<int64_t> tpSize(cl::cat(accelcCategory), "tp",
                         cl::desc("Tensor-parallel ranks to partition the model for "
                                  "(docs/passes/partition.md; default 1)"),
                         cl::init(1));
-cl::opt<bool> noCodegen("no-codegen",
-                         cl::desc("GPU plans: carry no generated kernels (every step runs the "
-                                  "runtime's hand-written kernels; docs/codegen.md)"),
-                         cl::init(false));
-cl::opt<std::string> cudaPath(
-    "cuda-path",
-    cl::desc("The CUDA toolkit kernel generation takes libdevice and ptxas from (default: "
-             "$CUDA_HOME, $CUDA_PATH, else /usr/local/cuda)"),
-    cl::value_desc("dir"));
+cl::opt<bool> noCodegen(cl::cat(accelcCategory), "no-codegen",
+                        cl::desc("GPU plans: carry no generated kernels (every step runs the "
+                                 "runtime's hand-written kernels; docs/codegen.md)"),
+                        cl::init(false));
+cl::opt<std::string>
+    cudaPath(cl::cat(accelcCategory), "cuda-path",
+             cl::desc("The CUDA toolkit kernel generation takes libdevice and ptxas from (default: "
+                      "$CUDA_HOME, $CUDA_PATH, else /usr/local/cuda)"),
+             cl::value_desc("dir"));
 cl::opt<std::string> kvCacheDtype(
-    "kv-cache-dtype",
+    cl::cat(accelcCategory), "kv-cache-dtype",
     cl::desc("Plans: the paged KV cache's element type: auto (the model's, default) or fp8 "
              "(f8E4M3FN, per-layer scales 1.0; CPU only for now)"),
     cl::init("auto"));
 cl::opt<std::string> reportAccuracyTokens(
-    "report-accuracy",
+    cl::cat(accelcCategory), "report-accuracy",
     cl::desc("With -precision: compile f32 and the mode, score both on the CPU over these token "
              "ids (.npy, [S] or [N, S]) and print top-1 agreement, KL and perplexity"),
     cl::value_desc("tokens.npy"));
-cl::opt<bool> noTokenizer("no-tokenizer", cl::desc("Write a plan without a tokenizer"),
-                          cl::init(false));
-cl::opt<std::string> configPath(
-    "model-config",
-    cl::desc("The HF config.json giving max positions and BOS/EOS ids (default: "
-             "config.json beside the model, when there is one)"),
-    cl::value_desc("file"));
+cl::opt<bool> noTokenizer(cl::cat(accelcCategory), "no-tokenizer",
+                          cl::desc("Write a plan without a tokenizer"), cl::init(false));
+cl::opt<std::string>
+    configPath(cl::cat(accelcCategory), "model-config",
+               cl::desc("The HF config.json giving max positions and BOS/EOS ids (default: "
+                        "config.json beside the model, when there is one)"),
+               cl::value_desc("file"));
 cl::opt<bool> printMemoryPlan(
-    "print-memory-plan",
+    cl::cat(accelcCategory), "print-memory-plan",
     cl::desc("Plan the activations of the fused level (partitioned with -tp) in one arena "
              "(accel-plan-memory, docs/passes/layout.md) and print the table and the peak"),
     cl::init(false));
-cl::opt<int64_t> maxTokens("max-tokens",
+cl::opt<int64_t> maxTokens(cl::cat(accelcCategory), "max-tokens",
                            cl::desc("-print-memory-plan: the tokens of one step, the bound of "
                                     "every dynamic dimension (default 2048)"),
                            cl::init(2048));
-cl::opt<int64_t> inlineBytes("inline-constant-bytes",
+cl::opt<int64_t> inlineBytes(cl::cat(accelcCategory), "inline-constant-bytes",
                              cl::desc("Initializers up to this size are printed inline"),
                              cl::init(256));
 } // namespace
@@ -389,6 +393,8 @@ int main(int argc, char **argv) {
   mlir::registerCanonicalizerPass();
   mlir::registerCSEPass();
   mlir::registerMLIRContextCLOptions();
+  // --help lists accelc's options, not every LLVM backend flag linked in.
+  cl::HideUnrelatedOptions(accelcCategory);
   cl::ParseCommandLineOptions(argc, argv,
                               "accelc: compiles ONNX transformer models into plans\n");
   if (std::string bad = accel::checkTargetName(target); !bad.empty())
