@@ -204,21 +204,32 @@ Status GpuContext::copy(CuDevicePtr dst, CuDevicePtr src, std::size_t bytes) {
   return check(api_->cuMemcpyDtoDAsync(dst, src, bytes, stream_), "cuMemcpyDtoDAsync");
 }
 
-Status GpuContext::copy2D(CuDevicePtr dst, std::size_t dstPitch, CuDevicePtr src,
-                          std::size_t srcPitch, std::size_t widthBytes, std::size_t height) {
-  if (widthBytes == 0 || height == 0)
-    return Status::ok();
-  if (widthBytes == srcPitch && widthBytes == dstPitch)
-    return copy(dst, src, widthBytes * height);
+namespace {
+/// A 2-D copy of `height` rows of `widthBytes` into device memory at `dst`
+/// (rows `dstPitch` apart) from rows `srcPitch` apart; the caller sets the
+/// source's memory type and pointer.
+CuMemcpy2D deviceRect(CuDevicePtr dst, std::size_t dstPitch, std::size_t srcPitch,
+                      std::size_t widthBytes, std::size_t height) {
   CuMemcpy2D p;
-  p.srcMemoryType = 2;
-  p.srcDevice = src;
   p.srcPitch = srcPitch;
   p.dstMemoryType = 2;
   p.dstDevice = dst;
   p.dstPitch = dstPitch;
   p.WidthInBytes = widthBytes;
   p.Height = height;
+  return p;
+}
+} // namespace
+
+Status GpuContext::copy2D(CuDevicePtr dst, std::size_t dstPitch, CuDevicePtr src,
+                          std::size_t srcPitch, std::size_t widthBytes, std::size_t height) {
+  if (widthBytes == 0 || height == 0)
+    return Status::ok();
+  if (widthBytes == srcPitch && widthBytes == dstPitch)
+    return copy(dst, src, widthBytes * height);
+  CuMemcpy2D p = deviceRect(dst, dstPitch, srcPitch, widthBytes, height);
+  p.srcMemoryType = 2;
+  p.srcDevice = src;
   return check(api_->cuMemcpy2DAsync(&p, stream_), "cuMemcpy2DAsync");
 }
 
@@ -231,15 +242,9 @@ Status GpuContext::upload2D(CuDevicePtr dst, std::size_t dstPitch, const void *s
                   "a step copies host data to the GPU inside a CUDA graph capture");
   if (widthBytes == srcPitch && widthBytes == dstPitch)
     return upload(dst, src, widthBytes * height);
-  CuMemcpy2D p;
+  CuMemcpy2D p = deviceRect(dst, dstPitch, srcPitch, widthBytes, height);
   p.srcMemoryType = 1;
   p.srcHost = src;
-  p.srcPitch = srcPitch;
-  p.dstMemoryType = 2;
-  p.dstDevice = dst;
-  p.dstPitch = dstPitch;
-  p.WidthInBytes = widthBytes;
-  p.Height = height;
   return check(api_->cuMemcpy2DAsync(&p, stream_), "cuMemcpy2DAsync");
 }
 

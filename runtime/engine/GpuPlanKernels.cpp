@@ -105,11 +105,6 @@ template <typename Fn> GpuKernel one(Fn fn) {
   };
 }
 
-std::pair<int64_t, int64_t> rowsCols(const DeviceTensor &t) {
-  const int64_t cols = t.rank() ? t.dim(-1) : 1;
-  return {cols ? t.numElements() / cols : 0, cols};
-}
-
 } // namespace
 
 //===----------------------------------------------------------------------===//
@@ -282,16 +277,9 @@ StatusOr<GpuKernel> prepareNorm(const PlanKernel &k, const pb::Step &step, const
   const PlanKernel *kp = &k;
   return GpuKernel([=](GpuRunState &st, Inputs &in, Outputs &out) -> Status {
     const PlanKernel &k = *kp;
-    ACCEL_RT_ASSIGN_OR_RETURN(DeviceTensor x, st.toDevice(*in[0], cdt));
-    DeviceTensor res;
-    if (add) {
-      ACCEL_RT_ASSIGN_OR_RETURN(res, st.toDevice(*in[1], cdt));
-      if (res.shape != x.shape)
-        return badInput("x " + x.describe() + " and the residual " + res.describe() +
-                        " differ in shape");
-    }
-    ACCEL_RT_ASSIGN_OR_RETURN(DeviceTensor w, st.toDevice(*in[add ? 2 : 1], DType::kF32));
-    auto [rows, hidden] = rowsCols(x);
+    ACCEL_RT_ASSIGN_OR_RETURN(NormOperands o, normOperands(st, in, add, cdt));
+    const DeviceTensor &x = o.x, &res = o.residual, &w = o.weight;
+    const int64_t rows = o.rows, hidden = o.hidden;
     if (hidden != k.spec("hidden") || w.numElements() != hidden)
       return badInput("x " + x.describe() + " and the weight " + w.describe() +
                       " must have the " + std::to_string(k.spec("hidden")) +

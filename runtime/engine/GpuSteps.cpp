@@ -19,6 +19,7 @@
 #include <cmath>
 #include <cstdio>
 #include <map>
+#include <tuple>
 
 namespace accel::rt::engine {
 
@@ -152,6 +153,26 @@ void GpuRunState::noteFallback(const std::string &op) {
                  op.c_str());
 }
 
+std::pair<int64_t, int64_t> rowsCols(const DeviceTensor &t) {
+  const int64_t cols = t.rank() ? t.dim(-1) : 1;
+  return {cols ? t.numElements() / cols : 0, cols};
+}
+
+StatusOr<NormOperands> normOperands(GpuRunState &st, std::vector<GpuValue *> &in, bool add,
+                                    DType dtype) {
+  NormOperands o;
+  ACCEL_RT_ASSIGN_OR_RETURN(o.x, st.toDevice(*in[0], dtype));
+  if (add) {
+    ACCEL_RT_ASSIGN_OR_RETURN(o.residual, st.toDevice(*in[1], dtype));
+    if (o.residual.shape != o.x.shape)
+      return Status(StatusCode::kInvalidArgument, "x " + o.x.describe() + " and the residual " +
+                                                      o.residual.describe() + " differ in shape");
+  }
+  ACCEL_RT_ASSIGN_OR_RETURN(o.weight, st.toDevice(*in[add ? 2 : 1], DType::kF32));
+  std::tie(o.rows, o.hidden) = rowsCols(o.x);
+  return o;
+}
+
 namespace {
 
 using Attrs = StepAttrs;
@@ -184,10 +205,6 @@ StatusOr<int> activationCode(const Attrs &a) {
 }
 
 /// Rows and the last dimension of a tensor seen as [rows, cols].
-std::pair<int64_t, int64_t> rowsCols(const DeviceTensor &t) {
-  const int64_t cols = t.rank() ? t.dim(-1) : 1;
-  return {cols ? t.numElements() / cols : 0, cols};
-}
 
 //===----------------------------------------------------------------------===//
 // GEMMs
@@ -769,16 +786,9 @@ StatusOr<GpuKernel> prepareLaunch(const plan::PlanFile &plan, const pb::Step &st
     ACCEL_RT_ASSIGN_OR_RETURN(double offset, a.f("weight_offset", 0.0));
     ACCEL_RT_ASSIGN_OR_RETURN(CuFunction fn, kernel(ctx, "rms_norm"));
     return GpuKernel([=](GpuRunState &st, Inputs &in, Outputs &out) -> Status {
-      ACCEL_RT_ASSIGN_OR_RETURN(DeviceTensor x, st.toDevice(*in[0], cdt));
-      DeviceTensor res;
-      if (add) {
-        ACCEL_RT_ASSIGN_OR_RETURN(res, st.toDevice(*in[1], cdt));
-        if (res.shape != x.shape)
-          return badInput("x " + x.describe() + " and the residual " + res.describe() +
-                          " differ in shape");
-      }
-      ACCEL_RT_ASSIGN_OR_RETURN(DeviceTensor w, st.toDevice(*in[add ? 2 : 1], DType::kF32));
-      auto [rows, hidden] = rowsCols(x);
+      ACCEL_RT_ASSIGN_OR_RETURN(NormOperands o, normOperands(st, in, add, cdt));
+      const DeviceTensor &x = o.x, &res = o.residual, &w = o.weight;
+      const int64_t rows = o.rows, hidden = o.hidden;
       if (w.numElements() != hidden)
         return badInput("the weight " + w.describe() + " must be [" + std::to_string(hidden) +
                         "], the last dimension of x " + x.describe());

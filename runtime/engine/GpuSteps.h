@@ -88,6 +88,19 @@ struct GpuRunState {
 using GpuKernel =
     std::function<Status(GpuRunState &, std::vector<GpuValue *> &, std::vector<GpuValue> &)>;
 
+/// `t` as [rows, last dim] (0 rows when the last dim is 0).
+std::pair<int64_t, int64_t> rowsCols(const DeviceTensor &t);
+
+/// The device operands of rms_norm (x, weight) and add_rms_norm (x,
+/// residual, weight): x and the residual in `dtype` and of one shape, the
+/// weight in f32; for the hand-written and the generated kernels alike.
+struct NormOperands {
+  DeviceTensor x, residual, weight;
+  int64_t rows = 0, hidden = 0;
+};
+StatusOr<NormOperands> normOperands(GpuRunState &st, std::vector<GpuValue *> &in, bool add,
+                                    DType dtype);
+
 class GpuPlanKernels;
 
 /// What preparing a step needs: the context (for kernel lookups and small
