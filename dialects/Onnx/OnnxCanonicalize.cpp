@@ -4,7 +4,8 @@
 // back, a reshape to [T, heads, D] and back); these patterns fold them:
 //
 //   Transpose(Transpose(x, p1), p2)  → Transpose(x, p1∘p2), or x when identity
-//                                      (x may be more static than the result)
+//                                      (x may be more static than the result,
+//                                      or less when only reshapes read it)
 //   Reshape(Reshape(x, s1), s2)      → Reshape(x, s2)   (s2 constant, no 0s)
 //   Reshape(x, s)                    → x   when s keeps x's shape
 //
@@ -48,6 +49,24 @@ bool refinesForOnnxUsers(Value x, Operation *op) {
   return true;
 }
 
+/// Whether `x` may stand in for `op`'s result although it knows less (e.g.
+/// [?, ?, 32, 128] for [1, ?, 32, 128], the attention output of a torch 2.11
+/// export between its two transposes): the same element type and rank, no
+/// static dims that disagree, and every user an onnx.Reshape, whose result
+/// type comes from its shape operand, not from its input's type.
+bool feedsOnlyReshapes(Value x, Operation *op) {
+  auto from = dyn_cast<RankedTensorType>(x.getType());
+  auto to = dyn_cast<RankedTensorType>(op->getResult(0).getType());
+  if (!from || !to || from.getElementType() != to.getElementType() ||
+      from.getRank() != to.getRank() || op->getResult(0).use_empty())
+    return false;
+  for (int64_t i = 0; i < to.getRank(); ++i)
+    if (!to.isDynamicDim(i) && !from.isDynamicDim(i) && from.getDimSize(i) != to.getDimSize(i))
+      return false;
+  return llvm::all_of(op->getResult(0).getUsers(),
+                      [](Operation *user) { return isa<ReshapeOp>(user); });
+}
+
 struct ComposeTransposes : OpRewritePattern<TransposeOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(TransposeOp op, PatternRewriter &rewriter) const override {
@@ -64,7 +83,8 @@ struct ComposeTransposes : OpRewritePattern<TransposeOp> {
       identity &= composed.back() == int64_t(i);
     }
     Value x = inner.getData();
-    if (identity && (x.getType() == op.getType() || refinesForOnnxUsers(x, op))) {
+    if (identity && (x.getType() == op.getType() || refinesForOnnxUsers(x, op) ||
+                     feedsOnlyReshapes(x, op))) {
       rewriter.replaceOp(op, x);
       return success();
     }

@@ -112,7 +112,26 @@ static bool matchWeightedNorm(onnx::MulOp mul, RmsNorm &norm) {
   return false;
 }
 
-/// Replaces `root` (of x's type) by unflatten(rms_norm(flatten(x))).
+/// True when `result` is x's type or refines it: the same element type and
+/// rank, and every static dim of x static and equal in `result` (shape
+/// inference may know more about the norm's result than about its input, e.g.
+/// [1, ?, 4096] for [?, ?, 4096] in a torch 2.11 export; unflatten_tokens
+/// gives the result type back).
+static bool sameOrRefines(Type result, Type x) {
+  if (result == x)
+    return true;
+  auto r = dyn_cast<RankedTensorType>(result);
+  auto t = dyn_cast<RankedTensorType>(x);
+  if (!r || !t || r.getElementType() != t.getElementType() || r.getRank() != t.getRank())
+    return false;
+  for (int64_t i = 0; i < t.getRank(); ++i)
+    if (!t.isDynamicDim(i) && r.getDimSize(i) != t.getDimSize(i))
+      return false;
+  return true;
+}
+
+/// Replaces `root` (of x's type, or one that refines it) by
+/// unflatten(rms_norm(flatten(x))).
 static void replaceWithRmsNorm(PatternRewriter &rewriter, Operation *root,
                                const RmsNorm &norm) {
   Location loc = root->getLoc();
@@ -134,7 +153,7 @@ struct DecomposedRmsNorm : OpRewritePattern<onnx::MulOp> {
     RmsNorm norm;
     if (!matchWeightedNorm(mul, norm))
       return rewriter.notifyMatchFailure(mul, "not a weighted RMS norm");
-    if (mul.getType() != norm.x.getType())
+    if (!sameOrRefines(mul.getType(), norm.x.getType()))
       return rewriter.notifyMatchFailure(
           mul, "result type differs from the input's (cast after the weight?)");
     replaceWithRmsNorm(rewriter, mul, norm);
@@ -152,7 +171,7 @@ struct CastRmsNorm : OpRewritePattern<onnx::CastOp> {
     RmsNorm norm;
     if (!mul || !matchWeightedNorm(mul, norm))
       return rewriter.notifyMatchFailure(cast, "not a cast RMS norm");
-    if (cast.getType() != norm.x.getType())
+    if (!sameOrRefines(cast.getType(), norm.x.getType()))
       return rewriter.notifyMatchFailure(cast, "does not cast back to x's type");
     replaceWithRmsNorm(rewriter, cast, norm);
     return success();

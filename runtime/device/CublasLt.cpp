@@ -7,7 +7,9 @@
 //===----------------------------------------------------------------------===//
 #include "runtime/device/CublasLt.h"
 
+#include <chrono>
 #include <cstdlib>
+#include <mutex>
 #include <dlfcn.h>
 #include <type_traits>
 #include <vector>
@@ -25,7 +27,19 @@ constexpr int kDescTransB = 4;    // CUBLASLT_MATMUL_DESC_TRANSB
 constexpr int kPrefWorkspace = 1; // CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES
 constexpr int kOpN = 0, kOpT = 1;
 constexpr std::size_t kWorkspaceBytes = 32u << 20;
+// Skinny GEMMs (decode steps: up to this many tokens) time the heuristic's
+// first kCandidates algorithms once per shape and keep the fastest (the
+// heuristic's first pick is a model's guess; timing costs milliseconds once
+// per shape, during the warm-up step that precedes a graph capture).
+constexpr int kCandidates = 8;
+constexpr int64_t kAutotuneMaxTokens = 512;
 
+int cudaType(DType t) {
+  return t == DType::kBF16 ? kR16BF : t == DType::kF16 ? kR16F : kR32F;
+}
+} // namespace
+
+// cublasLt.h's cublasLtMatmulAlgo_t and cublasLtMatmulHeuristicResult_t.
 struct Algo {
   uint64_t data[8];
 };
@@ -36,11 +50,6 @@ struct HeuristicResult {
   float wavesCount;
   int reserved[4];
 };
-
-int cudaType(DType t) {
-  return t == DType::kBF16 ? kR16BF : t == DType::kF16 ? kR16F : kR32F;
-}
-} // namespace
 
 struct CublasLt::Plan {
   CublasLt *lt = nullptr;
@@ -135,6 +144,64 @@ Status CublasLt::check(int status, const char *call) const {
                                            (text ? std::string(" (") + text + ")" : ""));
 }
 
+namespace {
+
+/// $ACCEL_GEMM_AUTOTUNE=0 keeps cuBLASLt's first choice.
+bool autotuneWanted() {
+  const char *e = std::getenv("ACCEL_GEMM_AUTOTUNE");
+  return !(e && std::string(e) == "0");
+}
+
+/// The algorithm each shape settled on, for the whole process: every
+/// executor (and every cuBLASLt handle) of one process then computes a shape
+/// the same way, so that, say, a CUDA graph's logits equal an eager run's.
+std::mutex tunedMu;
+std::map<std::tuple<int64_t, int64_t, int64_t, int, int>, HeuristicResult> &tuned() {
+  static auto *m = new std::map<std::tuple<int64_t, int64_t, int64_t, int, int>, HeuristicResult>;
+  return *m;
+}
+
+} // namespace
+
+StatusOr<HeuristicResult> CublasLt::autotune(Plan &p, const HeuristicResult *candidates,
+                                             int found, CuDevicePtr x, CuDevicePtr w,
+                                             CuDevicePtr y, const Key &key) {
+  {
+    std::lock_guard<std::mutex> l(tunedMu);
+    auto it = tuned().find(key);
+    if (it != tuned().end())
+      return it->second;
+  }
+  using Clock = std::chrono::steady_clock;
+  const float alpha = 1.0f, beta = 0.0f;
+  auto run = [&](const HeuristicResult &h) {
+    return matmul_(handle_, p.desc, &alpha, reinterpret_cast<const void *>(w), p.a,
+                   reinterpret_cast<const void *>(x), p.b, &beta, reinterpret_cast<const void *>(y),
+                   p.c, reinterpret_cast<void *>(y), p.c, &h.algo,
+                   reinterpret_cast<void *>(workspace_->ptr), workspace_->bytes, gpu_.stream());
+  };
+  constexpr int kReps = 10;
+  int best = 0;
+  double bestSeconds = 0;
+  for (int i = 0; i < found; ++i) {
+    if (candidates[i].workspaceSize > workspace_->bytes || run(candidates[i]) != 0)
+      continue; // warm-up; an algorithm that fails is skipped
+    ACCEL_RT_RETURN_IF_ERROR(gpu_.synchronize());
+    const Clock::time_point t0 = Clock::now();
+    bool ok = true;
+    for (int r = 0; r < kReps && ok; ++r)
+      ok = run(candidates[i]) == 0;
+    ACCEL_RT_RETURN_IF_ERROR(gpu_.synchronize());
+    const double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+    if (ok && (bestSeconds == 0 || seconds < bestSeconds)) {
+      best = i;
+      bestSeconds = seconds;
+    }
+  }
+  std::lock_guard<std::mutex> l(tunedMu);
+  return tuned().emplace(key, candidates[best]).first->second;
+}
+
 Status CublasLt::linear(CuDevicePtr x, CuDevicePtr w, CuDevicePtr y, int64_t tokens, int64_t n,
                         int64_t k, DType inType, DType outType) {
   if (tokens == 0 || n == 0)
@@ -168,9 +235,17 @@ Status CublasLt::linear(CuDevicePtr x, CuDevicePtr w, CuDevicePtr y, int64_t tok
     uint64_t ws = kWorkspaceBytes;
     prefSetAttr_(pref, kPrefWorkspace, &ws, sizeof(ws));
     int found = 0;
-    int st = heuristic_(handle_, p->desc, p->a, p->b, p->c, p->c, pref, 1, &p->heur, &found);
+    HeuristicResult candidates[kCandidates];
+    int st = heuristic_(handle_, p->desc, p->a, p->b, p->c, p->c, pref, kCandidates, candidates,
+                        &found);
     prefDestroy_(pref);
     ACCEL_RT_RETURN_IF_ERROR(check(st, "cublasLtMatmulAlgoGetHeuristic"));
+    if (found > 0)
+      p->heur = candidates[0];
+    if (found > 1 && tokens <= kAutotuneMaxTokens && !gpu_.capturing() && autotuneWanted()) {
+      ACCEL_RT_ASSIGN_OR_RETURN(p->heur,
+                                autotune(*p, candidates, found, x, w, y, key));
+    }
     if (found == 0)
       return Status(StatusCode::kUnimplemented,
                     "cuBLASLt has no algorithm for a " + std::string(dtypeName(inType)) + " -> " +

@@ -19,6 +19,8 @@
 
 namespace accel::rt::gpu {
 
+struct HeuristicResult;
+
 class CublasLt {
 public:
   /// Opens the library and creates a handle; kUnavailable naming what was
@@ -38,6 +40,12 @@ public:
 
 private:
   struct Plan; // descriptors and the chosen algorithm for one shape
+  using Key = std::tuple<int64_t, int64_t, int64_t, int, int>; // tokens, n, k, in, out
+  /// Times the `found` candidates on x, w, y (y is overwritten) and returns
+  /// the fastest; once per shape and process.
+  StatusOr<HeuristicResult> autotune(Plan &p, const HeuristicResult *candidates,
+                                            int found, CuDevicePtr x, CuDevicePtr w,
+                                            CuDevicePtr y, const Key &key);
   explicit CublasLt(GpuContext &gpu);
   Status load();
   Status check(int status, const char *call) const;
@@ -47,7 +55,7 @@ private:
   std::string path_;
   void *handle_ = nullptr;
   DeviceBuffer workspace_;
-  std::map<std::tuple<int64_t, int64_t, int64_t, int, int>, std::unique_ptr<Plan>> plans_;
+  std::map<Key, std::unique_ptr<Plan>> plans_;
 
   // Entry points (cublasStatus_t is an int; handles and descriptors are
   // pointers).

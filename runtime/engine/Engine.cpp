@@ -189,7 +189,9 @@ StatusOr<Tensor> Engine::stepBatch(const std::vector<BatchSequence> &batch, Logi
     total += b.numTokens;
   }
   ACCEL_RT_ASSIGN_OR_RETURN(kv::StepMetadata meta, kv::prepareStep(*pool_, steps));
-  meta.lastRowsOnly = rows == LogitsRows::kLast;
+  const bool greedy = rows == LogitsRows::kLastGreedy;
+  meta.lastRowsOnly = rows == LogitsRows::kLast || greedy;
+  meta.greedy = greedy;
   auto rollback = [&](Status s) -> Status {
     for (size_t i = 0; i < batch.size(); ++i)
       (void)batch[i].seq->truncate(*pool_, before[i]);
@@ -206,9 +208,17 @@ StatusOr<Tensor> Engine::stepBatch(const std::vector<BatchSequence> &batch, Logi
   StatusOr<Tensor> out = run_(*tokens, *pool_, meta);
   if (!out)
     return rollback(out.status());
+  const int64_t nseq = int64_t(batch.size());
+  // The backend picked the greedy tokens itself: i64 [seqs].
+  if (greedy && isInteger(out->dtype())) {
+    if (out->numElements() != nseq)
+      return rollback(Status(StatusCode::kInternal,
+                             "the backend returned " + out->describe() + " as the greedy tokens of " +
+                                 std::to_string(nseq) + " sequences"));
+    return out->dtype() == DType::kI64 ? std::move(*out) : out->astype(DType::kI64);
+  }
   // [tokens, vocab] (or [1, tokens, vocab] when the graph kept its batch
   // dimension), or [seqs, vocab] when the plan selects each last token.
-  const int64_t nseq = int64_t(batch.size());
   int64_t got = out->rank() == 2                           ? out->dim(0)
                 : out->rank() == 3 && out->dim(0) == 1 ? out->dim(1)
                                                        : -1;
@@ -225,6 +235,20 @@ StatusOr<Tensor> Engine::stepBatch(const std::vector<BatchSequence> &batch, Logi
   Tensor f32 = out->dtype() == DType::kF32 ? std::move(*out) : out->toF32();
   if (!f32.defined())
     return rollback(Status(StatusCode::kResourceExhausted, "cannot convert the logits to f32"));
+  if (greedy) {
+    // The host picks: each sequence's last row.
+    StatusOr<Tensor> ids = Tensor::allocate(DType::kI64, {nseq});
+    if (!ids)
+      return rollback(ids.status());
+    const float *src = f32.data<float>();
+    int64_t row = 0;
+    for (int64_t i = 0; i < nseq; ++i) {
+      row = perToken ? row + batch[size_t(i)].numTokens : i + 1;
+      const float *r = src + (row - 1) * vocab_;
+      ids->data<int64_t>()[i] = int64_t(std::max_element(r, r + vocab_) - r);
+    }
+    return std::move(*ids);
+  }
   if (rows == LogitsRows::kAll || !perToken || total == nseq) {
     if (f32.rank() == 3) {
       StatusOr<Tensor> flat = f32.reshaped({got, vocab_});

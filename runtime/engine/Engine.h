@@ -71,6 +71,9 @@ struct BatchSequence {
 enum class LogitsRows {
   kAll,  // [total tokens, vocab]: every new token's row, in batch order
   kLast, // [sequences, vocab]: each sequence's last new token
+  kLastGreedy, // i64 [sequences]: the argmax of each sequence's last row
+               // (lowest index on ties), picked on the device when the
+               // backend can: no logits come back to the host
 };
 
 class Engine {
@@ -116,8 +119,8 @@ public:
   /// One engine step over a ragged batch: reserves KV slots for every
   /// sequence's new tokens (kv::prepareStep: all or nothing,
   /// kResourceExhausted when the pool is short), runs the plan once and
-  /// returns f32 logits (see LogitsRows). Transactional: on any failure no
-  /// sequence is changed (reserved slots are given back). kInvalidArgument
+  /// returns f32 logits (see LogitsRows; kLastGreedy: i64 token ids).
+  /// Transactional: on any failure no sequence is changed (reserved slots are given back). kInvalidArgument
   /// for ids outside the vocabulary or a sequence growing past
   /// maxModelLen().
   StatusOr<Tensor> stepBatch(const std::vector<BatchSequence> &batch,

@@ -8,6 +8,7 @@
 #include "runtime/kernels/KernelImage.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
@@ -23,7 +24,21 @@ struct GpuExecutorImpl {
     std::vector<int32_t> outputs;
     std::vector<int32_t> freeAfter; // values whose last reader is this step
     std::string what;               // "step 12 (launch rms_norm at 'node')"
+    std::string op;                 // "launch rms_norm" (the profile's key)
   };
+
+  /// $ACCEL_GPU_PROFILE=1: eager steps synchronise around every step and add
+  /// its wall time to its op's row; the table goes to stderr when the
+  /// executor is destroyed (CUDA graphs are off: a capture cannot
+  /// synchronise). Coarse (each step pays a synchronisation), but it says
+  /// where a step's time goes without a profiler on the machine.
+  struct ProfileRow {
+    int64_t calls = 0;
+    double ms = 0;
+  };
+  bool profile = false;
+  std::map<std::string, ProfileRow> profileRows;
+  void printProfile() const;
 
   std::shared_ptr<const plan::PlanFile> plan;
   GpuExecutorOptions options;
@@ -214,6 +229,7 @@ GpuExecutor::create(std::shared_ptr<const plan::PlanFile> plan, const GpuExecuto
     if (!k)
       return Status(k.status().code(), plan->path() + ": " + p.what + ": " + k.status().message());
     p.kernel = std::move(*k);
+    p.op = step.kind() + " " + step.op();
     p.inputs.assign(step.inputs().begin(), step.inputs().end());
     p.outputs.assign(step.outputs().begin(), step.outputs().end());
     im.steps.push_back(std::move(p));
@@ -246,13 +262,33 @@ GpuExecutor::create(std::shared_ptr<const plan::PlanFile> plan, const GpuExecuto
   im.maxModelLen = options.maxModelLen > 0 ? options.maxModelLen : planMax > 0 ? planMax : 2048;
   im.weightsBytes = int64_t(im.gpu->bytesReserved());
   im.plan = std::move(plan);
+  if (const char *e = std::getenv("ACCEL_GPU_PROFILE"); e && std::string(e) == "1")
+    im.profile = true;
   return ex;
+}
+
+void GpuExecutorImpl::printProfile() const {
+  std::vector<std::pair<std::string, ProfileRow>> rows(profileRows.begin(), profileRows.end());
+  std::sort(rows.begin(), rows.end(),
+            [](const auto &a, const auto &b) { return a.second.ms > b.second.ms; });
+  double total = 0;
+  for (const auto &r : rows)
+    total += r.second.ms;
+  std::fprintf(stderr, "accel: GPU step profile (ACCEL_GPU_PROFILE, synchronised per step): "
+                       "%.3f ms in all\n%-36s %10s %12s %10s %6s\n",
+               total, "op", "calls", "total ms", "mean us", "share");
+  for (const auto &[op, r] : rows)
+    std::fprintf(stderr, "%-56s %10lld %12.3f %10.1f %5.1f%%\n", op.c_str(), (long long)r.calls,
+                 r.ms, 1e3 * r.ms / double(std::max<int64_t>(r.calls, 1)),
+                 total > 0 ? 100 * r.ms / total : 0.0);
 }
 
 GpuExecutor::~GpuExecutor() {
   if (impl_ && impl_->gpu) {
     (void)impl_->gpu->makeCurrent();
     (void)impl_->gpu->synchronize();
+    if (impl_->profile && !impl_->profileRows.empty())
+      impl_->printProfile();
   }
 }
 
@@ -274,6 +310,7 @@ GpuRunState GpuExecutorImpl::baseState() {
   st.logFallbacks = options.logFallbacks;
   if (const char *e = std::getenv("ACCEL_GPU_DECODE_SPLIT"); e && *e)
     st.decodeSplit = std::max<int64_t>(0, std::atoll(e));
+  st.splitTargetBlocks = 2 * int64_t(gpu->info().multiprocessors);
   return st;
 }
 
@@ -283,7 +320,13 @@ StatusOr<GpuValue> GpuExecutorImpl::runSchedule(GpuRunState &st, GpuValue tokens
   values[size_t(s.token_ids())] = std::move(tokens);
   std::vector<GpuValue *> inputs;
   std::vector<GpuValue> outputs;
+  using Clock = std::chrono::steady_clock;
   for (Prepared &p : steps) {
+    Clock::time_point began;
+    if (profile) {
+      ACCEL_RT_RETURN_IF_ERROR(gpu->synchronize());
+      began = Clock::now();
+    }
     inputs.clear();
     for (int32_t in : p.inputs)
       inputs.push_back(in < 0 ? nullptr : &values[size_t(in)]);
@@ -304,6 +347,17 @@ StatusOr<GpuValue> GpuExecutorImpl::runSchedule(GpuRunState &st, GpuValue tokens
         values[size_t(p.outputs[i])] = std::move(outputs[i]);
     for (int32_t id : p.freeAfter)
       values[size_t(id)] = GpuValue();
+    if (profile) {
+      ACCEL_RT_RETURN_IF_ERROR(gpu->synchronize());
+      std::string key = p.op;
+      if (!outputs.empty() && p.outputs[0] >= 0) {
+        const GpuValue &o = values[size_t(p.outputs[0])];
+        key += " " + shapeToString(o.dev.defined() ? o.dev.shape : o.host.shape());
+      }
+      ProfileRow &row = profileRows[key];
+      ++row.calls;
+      row.ms += std::chrono::duration<double, std::milli>(Clock::now() - began).count();
+    }
   }
   return std::move(values[size_t(s.logits())]);
 }
@@ -352,6 +406,15 @@ StatusOr<Tensor> GpuExecutorImpl::runEager(const Tensor &tokenIds, GpuRunState &
   GpuValue tokens;
   tokens.host = tokenIds.dtype() == tokenDType ? tokenIds : tokenIds.astype(tokenDType);
   ACCEL_RT_ASSIGN_OR_RETURN(GpuValue logits, runSchedule(st, std::move(tokens)));
+  // Greedy steps whose logits are one device row per sequence: pick there.
+  const DeviceTensor &d = logits.dev;
+  if (meta.greedy && d.defined() && d.rank() >= 2 &&
+      d.numElements() == meta.numSeqs * d.dim(-1)) {
+    StatusOr<Tensor> ids = greedyTokensOnDevice(*gpu, d.ptr, d.dtype, meta.numSeqs, d.dim(-1));
+    if (ids)
+      ACCEL_RT_RETURN_IF_ERROR(gpu->synchronize());
+    return ids;
+  }
   ACCEL_RT_ASSIGN_OR_RETURN(Tensor out, st.toHost(logits));
   if (out.dtype() != DType::kF32)
     out = out.toF32();
@@ -361,7 +424,7 @@ StatusOr<Tensor> GpuExecutorImpl::runEager(const Tensor &tokenIds, GpuRunState &
 }
 
 bool GpuExecutorImpl::graphsWanted() const {
-  if (!options.cudaGraphs || options.graphMaxBatch < 1)
+  if (!options.cudaGraphs || options.graphMaxBatch < 1 || profile)
     return false;
   const char *e = std::getenv("ACCEL_GPU_GRAPHS");
   return !(e && std::string(e) == "0");
@@ -447,7 +510,8 @@ StatusOr<Tensor> GpuExecutor::run(const Tensor &tokenIds, kv::BlockPool &pool,
 
   const bool decode = meta.numSeqs > 0 && meta.numTokens == meta.numSeqs;
   if (decode)
-    st.split = decodeSplitFor(st.maxSeqLen, st.decodeSplit);
+    st.split = decodeSplitFor(st.maxSeqLen, st.decodeSplit, meta.numSeqs * st.numKvHeads,
+                              st.splitTargetBlocks);
   if (decode) {
     DecodeGraphs *graphs = im.decodeGraphs();
     if (graphs && graphs->disabledReason().empty() && graphs->bucketFor(meta.numSeqs) != 0 &&

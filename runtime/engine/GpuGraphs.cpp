@@ -233,6 +233,8 @@ StatusOr<Tensor> DecodeGraphs::run(const Tensor &tokenIds, const kv::StepMetadat
     return notCapturable(disabled_);
   }
   ACCEL_RT_RETURN_IF_ERROR(gpu_.launchGraph(g.exec));
+  if (meta.greedy) // the real rows come first
+    return greedyTokensOnDevice(gpu_, g.logits, g.logitsType, b, vocab);
   Shape outShape = rank3 ? Shape{1, b, vocab} : Shape{b, vocab};
   ACCEL_RT_ASSIGN_OR_RETURN(Tensor out, Tensor::allocate(g.logitsType, outShape));
   ACCEL_RT_RETURN_IF_ERROR(gpu_.download(out.rawData(), g.logits, out.byteSize()));
@@ -246,7 +248,8 @@ Status DecodeGraphs::reservePool(int64_t maxSeqLen, const GpuRunState &base,
   const int64_t bucket = buckets_.back();
   maxSeqLen = std::max<int64_t>(maxSeqLen, 1);
   ACCEL_RT_RETURN_IF_ERROR(ensureInputs());
-  const DecodeSplit split = decodeSplitFor(maxSeqLen, base.decodeSplit);
+  const DecodeSplit split = decodeSplitFor(maxSeqLen, base.decodeSplit,
+                                           bucket * base.numKvHeads, base.splitTargetBlocks);
   // Every row: the last token of a context of maxSeqLen keys, all in block
   // 0, written nowhere.
   unsigned char *h = staging_.data();

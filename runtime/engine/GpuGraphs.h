@@ -66,7 +66,8 @@ public:
   /// every sequence's blocks within tableWidth) by replaying its graph,
   /// capturing it first. `base` carries the executor's state (KV pool,
   /// cuBLASLt, flags); `split` is the step's split-KV geometry. Returns the
-  /// logits of the real rows as f32 on the host. A failure to capture is
+  /// logits of the real rows as f32 on the host (meta.greedy: their argmax
+  /// tokens, i64, picked on the device after the replay). A failure to capture is
   /// kUnimplemented: the caller runs the step eagerly and graphs stay
   /// off (disabledReason()).
   StatusOr<Tensor> run(const Tensor &tokenIds, const kv::StepMetadata &meta, DecodeSplit split,

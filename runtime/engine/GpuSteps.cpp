@@ -18,6 +18,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <map>
 #include <tuple>
 
@@ -53,6 +54,28 @@ std::string GpuValue::describe() const {
 
 const char *gpuDTypeSuffix(DType dtype) {
   return dtype == DType::kBF16 ? "bf16" : dtype == DType::kF16 ? "f16" : "f32";
+}
+
+StatusOr<Tensor> greedyTokensOnDevice(gpu::GpuContext &gpu, gpu::CuDevicePtr logits,
+                                      DType dtype, int64_t rows, int64_t vocab) {
+  if (rows < 1 || vocab < 1 || vocab > int64_t(INT32_MAX) ||
+      (dtype != DType::kF32 && dtype != DType::kBF16 && dtype != DType::kF16))
+    return Status(StatusCode::kInvalidArgument,
+                  "greedy selection needs float logits of at least one row and column, got " +
+                      std::string(dtypeName(dtype)) + " [" + std::to_string(rows) + ", " +
+                      std::to_string(vocab) + "]");
+  ACCEL_RT_ASSIGN_OR_RETURN(gpu::CuFunction fn,
+                            gpu.function(std::string("argmax_rows_") + gpuDTypeSuffix(dtype)));
+  ACCEL_RT_ASSIGN_OR_RETURN(gpu::DeviceBuffer ids, gpu.allocate(size_t(rows) * sizeof(int32_t)));
+  int *out = reinterpret_cast<int *>(ids->ptr);
+  ACCEL_RT_RETURN_IF_ERROR(gpu.launch(fn, gpu::Dim3{unsigned(rows), 1, 1},
+                                      gpu::Dim3{1024, 1, 1}, 0, logits, vocab, out));
+  std::vector<int32_t> host(static_cast<size_t>(rows));
+  ACCEL_RT_RETURN_IF_ERROR(gpu.download(host.data(), ids->ptr, host.size() * sizeof(int32_t)));
+  ACCEL_RT_ASSIGN_OR_RETURN(Tensor t, Tensor::allocate(DType::kI64, {rows}));
+  for (int64_t i = 0; i < rows; ++i)
+    t.data<int64_t>()[i] = host[size_t(i)];
+  return t;
 }
 
 namespace {
@@ -210,7 +233,20 @@ StatusOr<int> activationCode(const Attrs &a) {
 // GEMMs
 //===----------------------------------------------------------------------===//
 
-/// y [.., N] = x [.., K] @ w [N, K]^T, y in `outType`.
+constexpr int64_t kGemvMaxRows = 1; // Gemv.cu builds M = 1 only
+constexpr unsigned kGemvWarps = 8;   // Gemv.cu's kGemvWarps: output columns per block
+
+/// $ACCEL_GPU_GEMV=0 sends batch-1 GEMMs to cuBLASLt too (an A/B switch).
+bool gemvWanted() {
+  static const bool wanted = [] {
+    const char *e = std::getenv("ACCEL_GPU_GEMV");
+    return !(e && std::string(e) == "0");
+  }();
+  return wanted;
+}
+
+/// y [.., N] = x [.., K] @ w [N, K]^T, y in `outType`: Gemv.cu for one row
+/// (batch-1 decode, bf16/f16), cuBLASLt otherwise.
 StatusOr<DeviceTensor> gemm(GpuRunState &st, const DeviceTensor &x, const DeviceTensor &w,
                             DType outType) {
   if (w.rank() != 2)
@@ -225,7 +261,20 @@ StatusOr<DeviceTensor> gemm(GpuRunState &st, const DeviceTensor &x, const Device
   Shape shape = x.shape;
   shape.back() = w.dim(0);
   ACCEL_RT_ASSIGN_OR_RETURN(DeviceTensor y, st.empty(outType, shape));
-  ACCEL_RT_RETURN_IF_ERROR(st.blas->linear(x.ptr, w.ptr, y.ptr, rows, w.dim(0), k, x.dtype, outType));
+  const int64_t n = w.dim(0);
+  // Batch-1 decode GEMMs in bf16/f16: Gemv.cu.
+  if (rows >= 1 && rows <= kGemvMaxRows && (x.dtype == DType::kBF16 || x.dtype == DType::kF16) &&
+      (outType == x.dtype || outType == DType::kF32) && k % 8 == 0 && x.ptr % 16 == 0 &&
+      w.ptr % 16 == 0 && n > 0 && gemvWanted()) {
+    ACCEL_RT_ASSIGN_OR_RETURN(
+        CuFunction fn, st.gpu->function(std::string("gemv_m1_") + gpuDTypeSuffix(x.dtype) +
+                                        (outType == DType::kF32 ? "_f32out" : "")));
+    ACCEL_RT_RETURN_IF_ERROR(st.gpu->launch(fn, Dim3{unsigned((n + kGemvWarps - 1) / kGemvWarps), 1, 1},
+                                            Dim3{kGemvWarps * 32, 1, 1}, 0, x.ptr, w.ptr, y.ptr,
+                                            i64(rows), i64(n), i64(k)));
+    return y;
+  }
+  ACCEL_RT_RETURN_IF_ERROR(st.blas->linear(x.ptr, w.ptr, y.ptr, rows, n, k, x.dtype, outType));
   return y;
 }
 
@@ -349,6 +398,8 @@ StatusOr<GpuKernel> prepareKvWrite(const GpuPrepareContext &ctx, const pb::Step 
 
 constexpr int kAttentionThreads = 128; // Attention.cu's kThreads
 constexpr int kAttentionTile = 64;     // Attention.cu's kTile
+constexpr int kDecodeThreads = 128;    // DecodeAttention.cu's kDecodeWarps * 32
+constexpr int64_t kDecodeMaxGroup = 8; // DecodeAttention.cu's kDecodeMaxGroup
 
 StatusOr<GpuKernel> prepareAttention(const GpuPrepareContext &ctx, const pb::Step &step,
                                      const Attrs &a) {
@@ -357,6 +408,18 @@ StatusOr<GpuKernel> prepareAttention(const GpuPrepareContext &ctx, const pb::Ste
   ACCEL_RT_ASSIGN_OR_RETURN(AttentionParams p, attentionParams(ctx, a));
   ACCEL_RT_ASSIGN_OR_RETURN(CuFunction attn, kernel(ctx, "paged_attention"));
   ACCEL_RT_ASSIGN_OR_RETURN(CuFunction combine, kernel(ctx, "attention_combine"));
+  // Decode steps: DecodeAttention.cu, one block per (sequence, KV head).
+  // $ACCEL_GPU_DECODE_ATTENTION=0 keeps paged_attention for decode steps
+  // (an A/B switch for measurements).
+  std::map<int64_t, CuFunction> decodeKernels;
+  const char *decodeEnv = std::getenv("ACCEL_GPU_DECODE_ATTENTION");
+  const bool decodeKernelWanted = !(decodeEnv && std::string(decodeEnv) == "0");
+  for (int64_t d : {64, 128, 256}) {
+    if (!decodeKernelWanted)
+      break;
+    ACCEL_RT_ASSIGN_OR_RETURN(decodeKernels[d],
+                              kernel(ctx, "decode_attention_d" + std::to_string(d)));
+  }
   const DType cdt = ctx.dtype;
   return one([=](GpuRunState &st, Inputs &in) -> StatusOr<DeviceTensor> {
     ACCEL_RT_ASSIGN_OR_RETURN(DeviceTensor q, st.toDevice(*in[0], cdt));
@@ -394,6 +457,23 @@ StatusOr<GpuKernel> prepareAttention(const GpuPrepareContext &ctx, const pb::Ste
       pacc = pl + CuDevicePtr(n) * 4;
     }
     const float scale = p.scale > 0.0f ? p.scale : 1.0f / std::sqrt(float(d));
+    auto decodeKernel = decodeKernels.find(d);
+    if (tokens == st.meta->numSeqs && decodeKernel != decodeKernels.end() &&
+        heads / kvHeads <= kDecodeMaxGroup) {
+      ACCEL_RT_RETURN_IF_ERROR(st.gpu->launch(
+          decodeKernel->second,
+          Dim3{unsigned(st.meta->numSeqs), unsigned(kvHeads), unsigned(numSplits)},
+          Dim3{kDecodeThreads, 1, 1}, 0, q.ptr, (*st.keys)[size_t(p.layer)].ptr,
+          (*st.values)[size_t(p.layer)].ptr, st.queryStartLoc.ptr, st.seqLens.ptr,
+          st.blockTables.ptr, i64(st.blockTables.dim(1)), out.ptr, pm, pl, pacc, i64(heads),
+          i64(kvHeads), i64(st.blockSize), scale, i64(p.window), p.softcap, numSplits,
+          i64(splitSize), st.splitSizeDev));
+      if (numSplits > 1)
+        ACCEL_RT_RETURN_IF_ERROR(st.gpu->launch(
+            combine, Dim3{unsigned(tokens), unsigned(heads), 1}, Dim3{rowThreads(d), 1, 1}, 0,
+            pm, pl, pacc, out.ptr, i64(heads), i64(d), numSplits));
+      return out;
+    }
     if (numSplits == 1) { // prefill chunks: the tensor-core kernel when it applies
       ACCEL_RT_ASSIGN_OR_RETURN(bool flash, runFlashPrefill(st, q, out, p.layer, scale, p.causal,
                                                             p.window, p.softcap));

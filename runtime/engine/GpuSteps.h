@@ -57,8 +57,12 @@ struct GpuRunState {
   /// 2 * decodeSplit keys split each query's keys into chunks of about this
   /// many (split-KV); $ACCEL_GPU_DECODE_SPLIT overrides the default 256.
   int64_t decodeSplit = 256;
+  /// Attention blocks that keep the GPU busy (two per multiprocessor):
+  /// small decode batches split their keys to reach it (decodeSplitFor).
+  int64_t splitTargetBlocks = 0;
   /// The split-KV geometry of this step (decodeSplitFor(maxSeqLen,
-  /// decodeSplit) for decode steps, else none), set by the executor.
+  /// decodeSplit, sequences x KV heads, splitTargetBlocks) for decode
+  /// steps, else none), set by the executor.
   DecodeSplit split;
   /// CUDA-graph steps: the split size lives in device memory (an i32 the
   /// executor uploads before each replay), and so do the positions (the
@@ -127,6 +131,13 @@ std::optional<DType> gpuOperandDType(const accel::plan::Step &step, int operand,
 
 /// The kernel-name suffix of a compute dtype: "f32", "bf16", "f16".
 const char *gpuDTypeSuffix(DType dtype);
+
+/// Greedy decoding on the device: the argmax (lowest index on ties) of each
+/// of the first `rows` rows of the logits [>= rows, vocab] at `logits`, as
+/// i64 [rows] on the host (runtime/kernels/Sampling.cu). One i32 per row
+/// comes back instead of the row.
+StatusOr<Tensor> greedyTokensOnDevice(gpu::GpuContext &gpu, gpu::CuDevicePtr logits,
+                                      DType dtype, int64_t rows, int64_t vocab);
 
 } // namespace accel::rt::engine
 

@@ -62,15 +62,34 @@ constexpr int kMaxDecodeSplits = 64;
 
 /// The split of a decode step whose longest context is `maxSeqLen` keys,
 /// aiming at chunks of `chunk` keys ($ACCEL_GPU_DECODE_SPLIT, default 256;
-/// 0: never split). Contexts up to 2 * chunk are not split.
-inline DecodeSplit decodeSplitFor(int64_t maxSeqLen, int64_t chunk) {
+/// 0: never split). Contexts up to 2 * chunk are not split by length. When
+/// the step has `blocks` attention blocks before splitting (sequences x KV
+/// heads) and the GPU wants `targetBlocks` to be busy (two per
+/// multiprocessor), short contexts split too, into chunks of at least
+/// kMinSplitKeys keys: a batch-1 decode of 8 KV heads would otherwise run 8
+/// blocks on a 132-multiprocessor H200.
+constexpr int64_t kMinSplitKeys = 32;
+
+inline DecodeSplit decodeSplitFor(int64_t maxSeqLen, int64_t chunk, int64_t blocks = 0,
+                                  int64_t targetBlocks = 0) {
   DecodeSplit s;
-  if (chunk <= 0 || maxSeqLen <= 2 * chunk)
+  if (chunk <= 0 || maxSeqLen <= 0)
     return s;
-  const int64_t chunks = (maxSeqLen + chunk - 1) / chunk;
   int64_t n = 1;
-  while (n < chunks && n < kMaxDecodeSplits)
-    n *= 2;
+  if (maxSeqLen > 2 * chunk) {
+    const int64_t chunks = (maxSeqLen + chunk - 1) / chunk;
+    while (n < chunks && n < kMaxDecodeSplits)
+      n *= 2;
+  }
+  if (blocks > 0 && targetBlocks > blocks) {
+    const int64_t want = (targetBlocks + blocks - 1) / blocks;
+    int64_t occ = 1;
+    while (occ * 2 <= want && occ * 2 * kMinSplitKeys <= maxSeqLen && occ * 2 <= kMaxDecodeSplits)
+      occ *= 2;
+    n = std::max(n, occ);
+  }
+  if (n == 1)
+    return s;
   s.numSplits = int(n);
   s.splitSize = (maxSeqLen + n - 1) / n;
   return s;

@@ -6,9 +6,9 @@
 // decode steps of B tokens (greedy: the argmax of each row), each step timed
 // on the wall clock; and the latency of one prefill of `prefillLen` tokens.
 // The steps are Engine::stepBatch's, as the serving scheduler runs them
-// (LogitsRows::kLast, the KV cache paged), and synchronous: a step's time
-// includes its logits reaching the host. The host-side argmax is timed
-// apart.
+// (LogitsRows::kLastGreedy, the KV cache paged), and synchronous: a step's
+// time includes choosing its tokens (on the device for GPU plans, where HF's
+// generate() chooses them too) and their reaching the host.
 //
 //===----------------------------------------------------------------------===//
 #ifndef ACCEL_RUNTIME_ENGINE_LATENCYBENCH_H
@@ -39,10 +39,9 @@ struct LatencyBenchOptions {
 struct DecodeLatency {
   int64_t batch = 0;
   double prefillMs = 0;     // the B x inputLen prefill step
-  double stepMsMedian = 0;  // one decode step (engine step, logits on the host)
+  double stepMsMedian = 0;  // one decode step (engine step, greedy tokens on the host)
   double stepMsMean = 0;
   double stepMsMin = 0;
-  double argmaxMsMean = 0;  // the host-side greedy choice, per step
   int64_t steps = 0;
 };
 

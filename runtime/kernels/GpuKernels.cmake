@@ -12,12 +12,15 @@ set(ACCEL_GPU_KERNEL_SOURCES
   ${CMAKE_CURRENT_SOURCE_DIR}/kernels/Kernels.cu
   ${CMAKE_CURRENT_SOURCE_DIR}/kernels/Common.cuh
   ${CMAKE_CURRENT_SOURCE_DIR}/kernels/Attention.cu
+  ${CMAKE_CURRENT_SOURCE_DIR}/kernels/DecodeAttention.cu
   ${CMAKE_CURRENT_SOURCE_DIR}/kernels/Elementwise.cu
   ${CMAKE_CURRENT_SOURCE_DIR}/kernels/Embedding.cu
   ${CMAKE_CURRENT_SOURCE_DIR}/kernels/FlashPrefill.cu
+  ${CMAKE_CURRENT_SOURCE_DIR}/kernels/Gemv.cu
   ${CMAKE_CURRENT_SOURCE_DIR}/kernels/KVCache.cu
   ${CMAKE_CURRENT_SOURCE_DIR}/kernels/Norm.cu
   ${CMAKE_CURRENT_SOURCE_DIR}/kernels/Rotary.cu
+  ${CMAKE_CURRENT_SOURCE_DIR}/kernels/Sampling.cu
 )
 set(ACCEL_GPU_KERNEL_DIR ${ACCEL_BINARY_DIR}/runtime/kernels)
 file(MAKE_DIRECTORY ${ACCEL_GPU_KERNEL_DIR})

@@ -5,9 +5,12 @@
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/kernels/Attention.cu"
+#include "runtime/kernels/DecodeAttention.cu"
 #include "runtime/kernels/Elementwise.cu"
 #include "runtime/kernels/Embedding.cu"
 #include "runtime/kernels/FlashPrefill.cu"
+#include "runtime/kernels/Gemv.cu"
 #include "runtime/kernels/KVCache.cu"
 #include "runtime/kernels/Norm.cu"
 #include "runtime/kernels/Rotary.cu"
+#include "runtime/kernels/Sampling.cu"

@@ -42,6 +42,11 @@ struct StepMetadata {
   /// with LogitsRows::kLast sets it; a 2048-token prefill then computes 1
   /// row of logits, not 2048).
   bool lastRowsOnly = false;
+  /// With lastRowsOnly: the caller wants each sequence's greedy token. A
+  /// backend that can pick it where the logits are (the GPU) returns i64
+  /// [seqs] token ids instead of logits; one that cannot returns the logits
+  /// and Engine::stepBatch takes the argmax on the host.
+  bool greedy = false;
 };
 
 /// Reserves cache slots for every sequence's new tokens (SequenceKV::

@@ -39,6 +39,33 @@ func.func @transpose_pair_refined_return(%x: tensor<1x?x4x16xf32>) -> tensor<?x?
 
 // -----
 
+// The attention output of a torch 2.11 Llama export: the pair's input knows
+// less than its result ([?, ?] for [1, ?]). Only a reshape reads it, so the
+// pair folds; an elementwise user keeps it (its type ties operand and result).
+// CHECK-LABEL: func @transpose_pair_less_static_into_reshape
+// CHECK-SAME: (%[[X:[^:]+]]: tensor<?x?x4x16xf32>
+// CHECK-NOT: onnx.Transpose
+// CHECK: onnx.Reshape %[[X]], %{{[^ ]+}} {allowzero = 1 : i64} : (tensor<?x?x4x16xf32>, tensor<3xi64>) -> tensor<1x?x64xf32>
+func.func @transpose_pair_less_static_into_reshape(%x: tensor<?x?x4x16xf32>, %s: tensor<3xi64>) -> tensor<1x?x64xf32> {
+  %0 = onnx.Transpose %x {perm = array<i64: 0, 2, 1, 3>} : (tensor<?x?x4x16xf32>) -> tensor<1x4x?x16xf32>
+  %1 = onnx.Transpose %0 {perm = array<i64: 0, 2, 1, 3>} : (tensor<1x4x?x16xf32>) -> tensor<1x?x4x16xf32>
+  %2 = onnx.Reshape %1, %s {allowzero = 1 : i64} : (tensor<1x?x4x16xf32>, tensor<3xi64>) -> tensor<1x?x64xf32>
+  return %2 : tensor<1x?x64xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func @transpose_pair_less_static_into_add
+// CHECK-COUNT-2: onnx.Transpose
+func.func @transpose_pair_less_static_into_add(%x: tensor<?x?x4x16xf32>, %y: tensor<1x?x4x16xf32>) -> tensor<1x?x4x16xf32> {
+  %0 = onnx.Transpose %x {perm = array<i64: 0, 2, 1, 3>} : (tensor<?x?x4x16xf32>) -> tensor<1x4x?x16xf32>
+  %1 = onnx.Transpose %0 {perm = array<i64: 0, 2, 1, 3>} : (tensor<1x4x?x16xf32>) -> tensor<1x?x4x16xf32>
+  %2 = onnx.Add %1, %y : (tensor<1x?x4x16xf32>, tensor<1x?x4x16xf32>) -> tensor<1x?x4x16xf32>
+  return %2 : tensor<1x?x4x16xf32>
+}
+
+// -----
+
 // Two transposes that are not inverses compose into one.
 // CHECK-LABEL: func @transpose_compose
 // CHECK: %[[T:.+]] = onnx.Transpose %{{[^ ]+}} {perm = array<i64: 2, 0, 1>}

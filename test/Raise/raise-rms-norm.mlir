@@ -32,6 +32,32 @@ func.func @llama_input_layernorm(%embedding: tensor<?x?x8xf32>) -> tensor<?x?x8x
 
 // -----
 
+// The first input norm of a torch 2.11 Llama-3 export: shape inference knows
+// the batch of the norm's result (1) but not of its input, the embedding.
+// The norm is raised; unflatten_tokens gives back the more static type.
+// CHECK-LABEL: func @llama_first_norm_refined_result
+// CHECK-SAME: (%[[X:[^:]+]]: tensor<?x?x8xf32>)
+// CHECK: %[[T:.+]] = transformer.flatten_tokens %[[X]] : tensor<?x?x8xf32> -> tensor<?x8xf32>
+// CHECK-NEXT: %[[N:.+]] = transformer.rms_norm %[[T]]
+// CHECK-NEXT: %[[Y:.+]] = transformer.unflatten_tokens %[[N]] like %[[X]] : tensor<?x8xf32>, tensor<?x?x8xf32> -> tensor<1x?x8xf32>
+// CHECK-NEXT: return %[[Y]]
+func.func @llama_first_norm_refined_result(%embedding: tensor<?x?x8xf32>) -> tensor<1x?x8xf32> {
+  %w = onnx.Constant {value = dense<[1.1, 0.9, 1.0, 1.2, 0.8, 1.0, 1.05, 0.95]> : tensor<8xf32>} : () -> tensor<8xf32>
+  %last = onnx.Constant {value = dense<-1> : tensor<1xi64>} : () -> tensor<1xi64>
+  %two = onnx.Constant {value = dense<2.000000e+00> : tensor<f32>} : () -> tensor<f32>
+  %eps = onnx.Constant {value = dense<9.99999974E-6> : tensor<f32>} : () -> tensor<f32>
+  %pow_1 = onnx.Pow %embedding, %two : (tensor<?x?x8xf32>, tensor<f32>) -> tensor<?x?x8xf32>
+  %mean = onnx.ReduceMean %pow_1 axes(%last) : (tensor<?x?x8xf32>, tensor<1xi64>) -> tensor<?x?x1xf32>
+  %add = onnx.Add %mean, %eps : (tensor<?x?x1xf32>, tensor<f32>) -> tensor<1x?x1xf32>
+  %sqrt = onnx.Sqrt %add : (tensor<1x?x1xf32>) -> tensor<1x?x1xf32>
+  %rsqrt = onnx.Reciprocal %sqrt : (tensor<1x?x1xf32>) -> tensor<1x?x1xf32>
+  %mul = onnx.Mul %embedding, %rsqrt : (tensor<?x?x8xf32>, tensor<1x?x1xf32>) -> tensor<1x?x8xf32>
+  %mul_1 = onnx.Mul %w, %mul : (tensor<8xf32>, tensor<1x?x8xf32>) -> tensor<1x?x8xf32>
+  return %mul_1 : tensor<1x?x8xf32>
+}
+
+// -----
+
 // gemma_op18, model.model.layers.0.post_attention_layernorm: the exporter
 // folded `1 + w` into the constant and writes the weight second.
 // CHECK-LABEL: func @gemma_weight_second

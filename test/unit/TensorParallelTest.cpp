@@ -15,6 +15,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <cmath>
 #include <thread>
 
@@ -361,6 +363,45 @@ TEST(TensorParallelPlan, CopyOnWriteReachesEveryRanksKvShard) {
   }
   ASSERT_TRUE(a.release(eng.pool()).isOk());
   ASSERT_TRUE(b.release(eng.pool()).isOk());
+}
+
+// Engine::stepBatch with LogitsRows::kLastGreedy: i64 token ids, each
+// sequence's argmax of its last row (the CPU backend returns logits and the
+// Engine picks on the host), for a ragged prefill and a decode step.
+TEST(TensorParallelPlan, GreedyStepsPickEachSequencesLastArgmax) {
+  StatusOr<std::shared_ptr<const plan::PlanFile>> p =
+      plan::PlanFile::fromBytes(attentionTpPlan(), "tp.plan");
+  ASSERT_TRUE(p.isOk()) << p.status().message();
+  StatusOr<std::unique_ptr<engine::Engine>> e = engine::Engine::create(*p);
+  ASSERT_TRUE(e.isOk()) << e.status().message();
+  engine::Engine &eng = **e;
+  const std::vector<int64_t> pa = {1, 4, 2, 5, 3}, pb = {5, 0, 3};
+  kv::SequenceKV a, b, ga, gb;
+  StatusOr<Tensor> logits = eng.stepBatch({{&a, pa.data(), 5}, {&b, pb.data(), 3}},
+                                          engine::LogitsRows::kLast);
+  ASSERT_TRUE(logits.isOk()) << logits.status().message();
+  StatusOr<Tensor> ids = eng.stepBatch({{&ga, pa.data(), 5}, {&gb, pb.data(), 3}},
+                                       engine::LogitsRows::kLastGreedy);
+  ASSERT_TRUE(ids.isOk()) << ids.status().message();
+  ASSERT_EQ(ids->dtype(), DType::kI64);
+  ASSERT_EQ(ids->numElements(), 2);
+  const int64_t vocab = eng.vocabSize();
+  std::vector<int64_t> next(2);
+  for (int64_t i = 0; i < 2; ++i) {
+    const float *row = logits->data<float>() + i * vocab;
+    next[size_t(i)] = std::max_element(row, row + vocab) - row;
+    EXPECT_EQ(ids->data<int64_t>()[i], next[size_t(i)]) << "sequence " << i;
+  }
+  // A decode step of both, from the chosen tokens.
+  logits = eng.stepBatch({{&a, &next[0], 1}, {&b, &next[1], 1}}, engine::LogitsRows::kLast);
+  ids = eng.stepBatch({{&ga, &next[0], 1}, {&gb, &next[1], 1}}, engine::LogitsRows::kLastGreedy);
+  ASSERT_TRUE(logits.isOk() && ids.isOk());
+  for (int64_t i = 0; i < 2; ++i) {
+    const float *row = logits->data<float>() + i * vocab;
+    EXPECT_EQ(ids->data<int64_t>()[i], std::max_element(row, row + vocab) - row) << i;
+  }
+  for (kv::SequenceKV *s : {&a, &b, &ga, &gb})
+    ASSERT_TRUE(s->release(eng.pool()).isOk());
 }
 
 } // namespace
