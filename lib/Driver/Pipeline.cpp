@@ -15,7 +15,7 @@ LogicalResult accel::buildRaisePipeline(OpPassManager &pm, std::string &error) {
   static const char *kRaise =
       "func.func(accel-raise-logits),accel-raise-attention,accel-raise-rotary,"
       "func.func(accel-raise-rms-norm,accel-raise-layer-norm,accel-raise-embedding,"
-      "accel-raise-linear,accel-raise-activations,accel-raise-mlp,"
+      "accel-raise-quantized-linear,accel-raise-linear,accel-raise-activations,accel-raise-mlp,"
       "accel-raise-residual-add),canonicalize,cse,accel-report-unraised";
   llvm::raw_string_ostream os(error);
   return parsePassPipeline(kRaise, pm, os);

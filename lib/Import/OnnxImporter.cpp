@@ -149,8 +149,14 @@ Type GraphImporter::fallbackResultType(StringRef opType, ArrayRef<Value> operand
   }
   if (opType == "ConstantOfShape")
     return UnrankedTensorType::get(b.getF32Type());
-  if ((opType == "DequantizeLinear") && operands.size() > 1)
-    return UnrankedTensorType::get(getElementTypeOrSelf(operands[1].getType()));
+  // DequantizeLinear keeps its input's shape, in the scale's element type:
+  // a QDQ model without value_info still gives its weights a shape.
+  if ((opType == "DequantizeLinear") && operands.size() > 1) {
+    Type element = getElementTypeOrSelf(operands[1].getType());
+    if (auto in = dyn_cast<RankedTensorType>(operands[0].getType()))
+      return RankedTensorType::get(in.getShape(), element);
+    return UnrankedTensorType::get(element);
+  }
   // Where's value operands are 1 and 2; Gather-like ops keep operand 0's.
   unsigned from = opType == "Where" ? 1 : 0;
   if (from < operands.size())

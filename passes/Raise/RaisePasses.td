@@ -168,6 +168,70 @@ def RaiseLinear : Pass<"accel-raise-linear", "mlir::func::FuncOp"> {
 }
 
 //===----------------------------------------------------------------------===//
+// accel-raise-quantized-linear
+//===----------------------------------------------------------------------===//
+
+def RaiseQuantizedLinear
+    : Pass<"accel-raise-quantized-linear", "mlir::func::FuncOp"> {
+  let summary = "raises QDQ weights and MatMulNBits to quantised transformer.linear";
+  let description = [{
+    Weights that arrive already quantised keep their integer / fp8 data and
+    scales on `transformer.linear` (nothing is dequantised at compile time):
+
+    * `MatMul(x, DequantizeLinear(W_q, scale, [zero_point]))` with constant
+      operands, `W_q` `[in, out]` (or `[out, in]` under a
+      `Transpose {perm = [1, 0]}`), i8 / ui8 / i4 / ui4 / f8E4M3FN / f8E5M2:
+      a scalar scale is `per_tensor`; a per-axis scale on the output axis
+      `per_channel`; opset 21's `block_size` along in_features `per_group`
+      with `group_size = block_size` (scales transposed to
+      `[out, in / group_size]`).
+    * `com.microsoft.MatMulNBits` (bits 4 or 8, `block_size` dividing K, no
+      `g_idx`, packed ui8 zero points or none, optional bias): the unpacked
+      `[N, K]` weight, scales `[N, K / block_size]` (`per_group`; `[N]`
+      `per_channel` for one block).
+
+    Unsigned data is shifted into the signed type exactly (`(q - zp) =
+    (q - 2^(b-1)) - (zp - 2^(b-1))`); a zero point that is then all zeros
+    (ORT's symmetric 128 / 8, MatMulNBits' default) is dropped. Not raised
+    (left on the ONNX path, correct and slower): scales along in_features
+    per axis, blocks along out_features, a partial last block, fp8 with a
+    nonzero zero point, float MatMulNBits zero points, `g_idx`, and the lm
+    head (`transformer.logits` takes no scales).
+
+    Without `all-forms`, only the forms that the plan writer and the CPU
+    backend run today are raised: i8 or f8E4M3FN weights, per tensor or
+    per channel, no zero point (docs/precision.md). `all-forms=true` also
+    raises i4, f8E5M2, blocked scales and zero points.
+
+    Before:
+
+    ```mlir
+    %w = onnx.DequantizeLinear %q, %s {axis = 1 : i64}
+           : (tensor<64x128xi8>, tensor<128xf32>) -> tensor<64x128xf32>
+    %y = onnx.MatMul %x, %w : (tensor<?x?x64xf32>, tensor<64x128xf32>) -> tensor<?x?x128xf32>
+    ```
+
+    After:
+
+    ```mlir
+    %qt = onnx.Constant {value = dense<...> : tensor<128x64xi8>} : () -> tensor<128x64xi8>
+    %t = transformer.flatten_tokens %x : tensor<?x?x64xf32> -> tensor<?x64xf32>
+    %l = transformer.linear %t, %qt weight_scale(%s) granularity = per_channel
+           : (tensor<?x64xf32>, tensor<128x64xi8>, tensor<128xf32>) -> tensor<?x128xf32>
+    %y = transformer.unflatten_tokens %l like %x
+           : tensor<?x128xf32>, tensor<?x?x64xf32> -> tensor<?x?x128xf32>
+    ```
+  }];
+  let options = [
+    Option<"allForms", "all-forms", "bool", /*default=*/"false",
+           "Also raise forms the plan writer / CPU backend cannot run yet "
+           "(i4, f8E5M2, blocked scales, zero points)">
+  ];
+  let dependentDialects = ["accel::transformer::TransformerDialect",
+                           "accel::onnx::OnnxDialect"];
+}
+
+//===----------------------------------------------------------------------===//
 // accel-raise-logits
 //===----------------------------------------------------------------------===//
 

@@ -5,7 +5,9 @@
 #include "runtime/kv/SequenceKV.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
+#include <limits>
 
 namespace accel::rt::engine {
 
@@ -161,6 +163,21 @@ Status Engine::resizeKvCache(int64_t numBlocks) {
   return p.status();
 }
 
+int64_t greedyToken(const float *row, int64_t vocab) {
+  int64_t best = -1;
+  float top = -std::numeric_limits<float>::infinity();
+  for (int64_t i = 0; i < vocab; ++i) {
+    const float x = row[i];
+    if (std::isnan(x) || x == std::numeric_limits<float>::infinity())
+      return -1;
+    if (x > top) {
+      top = x;
+      best = i;
+    }
+  }
+  return best;
+}
+
 StatusOr<Tensor> Engine::stepBatch(const std::vector<BatchSequence> &batch, LogitsRows rows) {
   if (batch.empty())
     return Status(StatusCode::kInvalidArgument, "a step needs at least one sequence");
@@ -244,8 +261,7 @@ StatusOr<Tensor> Engine::stepBatch(const std::vector<BatchSequence> &batch, Logi
     int64_t row = 0;
     for (int64_t i = 0; i < nseq; ++i) {
       row = perToken ? row + batch[size_t(i)].numTokens : i + 1;
-      const float *r = src + (row - 1) * vocab_;
-      ids->data<int64_t>()[i] = int64_t(std::max_element(r, r + vocab_) - r);
+      ids->data<int64_t>()[i] = greedyToken(src + (row - 1) * vocab_, vocab_);
     }
     return std::move(*ids);
   }

@@ -72,9 +72,14 @@ enum class LogitsRows {
   kAll,  // [total tokens, vocab]: every new token's row, in batch order
   kLast, // [sequences, vocab]: each sequence's last new token
   kLastGreedy, // i64 [sequences]: the argmax of each sequence's last row
-               // (lowest index on ties), picked on the device when the
+               // (greedyToken's rule), picked on the device when the
                // backend can: no logits come back to the host
 };
+
+/// The greedy token of one logits row: the argmax, the lowest index on
+/// ties; -1 when the row holds a NaN or +inf or every logit is -inf (rows
+/// the sampler refuses). The rule of argmax_rows_* on the GPU.
+int64_t greedyToken(const float *row, int64_t vocab);
 
 class Engine {
 public:

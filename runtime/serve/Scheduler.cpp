@@ -34,6 +34,7 @@
 #include <condition_variable>
 #include <deque>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <unordered_map>
 
@@ -68,6 +69,18 @@ struct Sequence {
   size_t numRegistered = 0;      // leading blocks inserted in the prefix cache
 };
 using SeqPtr = std::shared_ptr<Sequence>;
+
+/// The sequence's next token is the plain argmax of its logits: greedy, no
+/// repetition penalty, no logprobs, valid parameters. Such sequences can
+/// take Engine::stepBatch's kLastGreedy tokens (greedyToken's rule is the
+/// sampler's greedy rule, refusals included).
+bool plainGreedy(const Sequence &s) {
+  if (!s.sampler)
+    return false;
+  const sampler::SamplingParams &p = s.sampler->params();
+  return s.sampler->paramsStatus().isOk() && p.isGreedy() && p.repetitionPenalty == 1.0f &&
+         s.req.logprobs < 0;
+}
 
 /// A callback to run once the lock is dropped.
 struct Event {
@@ -109,7 +122,11 @@ private:
   void registerBlocks(Sequence &s);
   void finish(const SeqPtr &s, FinishReason reason, const std::string &error,
               std::vector<Event> &events);
-  void processToken(const SeqPtr &s, const float *row, std::vector<Event> &events);
+  /// Samples s's next token from its logits `row`, or takes `chosen` (a
+  /// greedy step's token from Engine::stepBatch(kLastGreedy); -1: the row
+  /// was refused), then streams, stops or finishes it.
+  void processToken(const SeqPtr &s, const float *row, std::vector<Event> &events,
+                    std::optional<int64_t> chosen = std::nullopt);
   void freeSequence(Sequence &s);
   void removeFromQueues(const SeqPtr &s);
   void takeCancels(std::vector<Event> &events);
@@ -455,12 +472,20 @@ void SchedulerImpl::schedule(std::vector<Scheduled> &batch, std::vector<Event> &
   }
 }
 
-void SchedulerImpl::processToken(const SeqPtr &s, const float *row, std::vector<Event> &events) {
+void SchedulerImpl::processToken(const SeqPtr &s, const float *row, std::vector<Event> &events,
+                                 std::optional<int64_t> chosen) {
   const int64_t vocab = engine_.vocabSize();
   Event ev;
   ev.seq = s;
   int32_t token = -1;
-  if (s->req.logprobs >= 0) {
+  if (chosen) {
+    if (*chosen < 0 || *chosen >= vocab) {
+      finish(s, FinishReason::kError,
+             "sampling failed: the logits hold a NaN or +inf, or every logit is -inf", events);
+      return;
+    }
+    token = int32_t(*chosen);
+  } else if (s->req.logprobs >= 0) {
     StatusOr<sampler::SampleResult> r =
         s->sampler->sampleWithLogprobs(row, vocab, s->context, s->req.logprobs);
     if (!r) {
@@ -574,7 +599,15 @@ StatusOr<bool> SchedulerImpl::step() {
   std::vector<Tensor> rows(batch.size());
   std::vector<Status> errors(batch.size());
   std::vector<int64_t> rowIndex(batch.size(), 0);
-  StatusOr<Tensor> all = engine_.stepBatch(entries, engine::LogitsRows::kLast);
+  // Plain greedy sequences need no logits, only the argmax: when every
+  // sequence of the step is one, the engine picks the tokens (on the GPU,
+  // where the logits are) and returns one id per sequence.
+  bool greedy = true;
+  for (const Scheduled &b : batch)
+    greedy = greedy && plainGreedy(*b.seq);
+  const engine::LogitsRows want =
+      greedy ? engine::LogitsRows::kLastGreedy : engine::LogitsRows::kLast;
+  StatusOr<Tensor> all = engine_.stepBatch(entries, want);
   if (all) {
     for (size_t i = 0; i < batch.size(); ++i) {
       rows[i] = *all;
@@ -584,7 +617,7 @@ StatusOr<bool> SchedulerImpl::step() {
     errors[0] = all.status();
   } else {
     for (size_t i = 0; i < batch.size(); ++i) {
-      StatusOr<Tensor> one = engine_.stepBatch({entries[i]}, engine::LogitsRows::kLast);
+      StatusOr<Tensor> one = engine_.stepBatch({entries[i]}, want);
       if (one)
         rows[i] = std::move(*one);
       else
@@ -611,8 +644,12 @@ StatusOr<bool> SchedulerImpl::step() {
       registerBlocks(*s);
       if (s->cancelled)
         continue; // takeCancels finishes it
-      if (s->numComputed == int64_t(s->tokens.size()))
-        processToken(s, rows[i].data<float>() + rowIndex[i] * vocab, events);
+      if (s->numComputed == int64_t(s->tokens.size())) {
+        if (greedy)
+          processToken(s, nullptr, events, rows[i].data<int64_t>()[rowIndex[i]]);
+        else
+          processToken(s, rows[i].data<float>() + rowIndex[i] * vocab, events);
+      }
     }
     takeCancels(events);
     refreshStats();

@@ -4,9 +4,10 @@
 // engine::greedyTokensOnDevice) against rows whose answer is fixed by
 // construction: a unique maximum anywhere (first, last, middle of a
 // Llama-3-sized vocabulary of 128256), ties (the lowest index wins, as
-// std::max_element does), a constant row, NaN entries (never chosen), and
-// a random row checked against std::max_element over the same rounded
-// values; in f32, bf16 and f16, for 1 to 70 rows.
+// std::max_element does), a constant row, rows the host sampler refuses
+// (a NaN, a +inf, every value -inf: -1), and a random row checked against
+// std::max_element over the same rounded values; in f32, bf16 and f16, for
+// 1 to 70 rows.
 //
 // Label `gpu`: without a GPU every test reports SKIPPED.
 //
@@ -85,7 +86,7 @@ std::vector<int64_t> deviceArgmax(GpuContext &gpu, const std::vector<float> &val
 
 TEST(GreedyOnDevice, ConstructedRowsAtLlamaVocabulary) {
   REQUIRE_GPU(gpu);
-  const int64_t vocab = 128256, rows = 7;
+  const int64_t vocab = 128256, rows = 9;
   const float nan = std::numeric_limits<float>::quiet_NaN();
   std::vector<float> v(size_t(rows * vocab));
   std::mt19937 rng(3);
@@ -104,13 +105,16 @@ TEST(GreedyOnDevice, ConstructedRowsAtLlamaVocabulary) {
   want[2] = 9;
   std::fill(row(3), row(3) + vocab, 0.5f);    // constant: index 0
   want[3] = 0;
-  row(4)[5] = nan;                            // NaN is never chosen
-  row(4)[6] = nan;
+  row(4)[5] = nan;                            // a NaN: the row is refused
   row(4)[4242] = 50.0f;
-  want[4] = 4242;
+  want[4] = -1;
   std::fill(row(5), row(5) + vocab, -std::numeric_limits<float>::infinity());
   row(5)[31] = -1e30f;                        // everything else -inf (a masked row)
   want[5] = 31;
+  row(7)[1000] = std::numeric_limits<float>::infinity(); // +inf: refused
+  want[7] = -1;
+  std::fill(row(8), row(8) + vocab, -std::numeric_limits<float>::infinity());
+  want[8] = -1;                                          // all -inf: refused
   // Row 6 stays random: std::max_element over the rounded values decides.
   for (DType dt : {DType::kF32, DType::kBF16, DType::kF16}) {
     std::vector<float> back;
@@ -118,8 +122,9 @@ TEST(GreedyOnDevice, ConstructedRowsAtLlamaVocabulary) {
       row(5)[31] = -60000.0f; // f16 has no -1e30
     std::vector<int64_t> got = deviceArgmax(*gpu, v, dt, rows, vocab, &back);
     ASSERT_EQ(got.size(), size_t(rows)) << dtypeName(dt);
-    for (int64_t r = 0; r < 6; ++r)
-      EXPECT_EQ(got[size_t(r)], want[size_t(r)]) << dtypeName(dt) << " row " << r;
+    for (int64_t r = 0; r < rows; ++r)
+      if (r != 6)
+        EXPECT_EQ(got[size_t(r)], want[size_t(r)]) << dtypeName(dt) << " row " << r;
     const float *r6 = back.data() + 6 * vocab;
     EXPECT_EQ(got[6], std::max_element(r6, r6 + vocab) - r6) << dtypeName(dt);
   }

@@ -610,6 +610,46 @@ TEST_F(SchedulerTest, StopStringsEosAndLogprobs) {
   expectAllFree(*e, s);
 }
 
+// Steps whose every sequence is plain greedy take Engine::stepBatch's
+// kLastGreedy tokens; a batch mixing in a repetition penalty (or logprobs)
+// must keep the logits path. Both requests run in one batch: the plain one
+// matches HF's greedy tokens, the penalised one the single-sequence
+// Sampler reference with the penalty (which differs from plain greedy here,
+// so a step that dropped the penalty would fail).
+TEST_F(SchedulerTest, GreedyStepsAndPenalisedNeighbours) {
+  auto e = openEngine(plans().demo);
+  ASSERT_TRUE(e);
+  StatusOr<Tensor> hf = readNpy(kSource + "/test/fixtures/demo/generated_ids.npy");
+  ASSERT_TRUE(hf.isOk());
+  std::vector<int64_t> ids(hf->data<int64_t>(), hf->data<int64_t>() + hf->numElements());
+  std::vector<int64_t> prompt(ids.begin(), ids.begin() + 4);
+  sampler::SamplingParams pen = greedy();
+  pen.repetitionPenalty = 1.8f;
+  const std::vector<int64_t> penalised = reference(*e, prompt, 24, pen);
+  const std::vector<int64_t> plain(ids.begin() + 4, ids.begin() + 28);
+  ASSERT_NE(penalised, plain) << "the penalty must change the tokens for this test to mean anything";
+
+  serve::SchedulerOptions opts;
+  opts.numKvBlocks = 64;
+  StatusOr<std::unique_ptr<serve::Scheduler>> sch = serve::Scheduler::create(*e, nullptr, opts);
+  ASSERT_TRUE(sch.isOk());
+  Collector c;
+  serve::Request a = request("plain", prompt, 24);
+  serve::Request b = request("pen", prompt, 24);
+  b.sampling = pen;
+  ASSERT_TRUE((*sch)->submit(a, c.callbacks("plain")).isOk());
+  ASSERT_TRUE((*sch)->submit(b, c.callbacks("pen")).isOk());
+  drain(**sch);
+  EXPECT_EQ(c.out["plain"].tokens, plain);
+  EXPECT_EQ(c.out["pen"].tokens, penalised);
+  // Alone, the plain request runs greedy steps only: still HF's tokens.
+  Collector alone;
+  ASSERT_TRUE((*sch)->submit(request("alone", prompt, 24), alone.callbacks("alone")).isOk());
+  drain(**sch);
+  EXPECT_EQ(alone.out["alone"].tokens, plain);
+  expectAllFree(*e, **sch);
+}
+
 // A stop string spanning several tokens: its prefix is held back while it
 // may still match, and never reaches a token event.
 TEST_F(SchedulerTest, StopStringPrefixIsHeldBack) {

@@ -18,6 +18,7 @@
 #include <algorithm>
 
 #include <cmath>
+#include <limits>
 #include <thread>
 
 using namespace accel::rt;
@@ -363,6 +364,21 @@ TEST(TensorParallelPlan, CopyOnWriteReachesEveryRanksKvShard) {
   }
   ASSERT_TRUE(a.release(eng.pool()).isOk());
   ASSERT_TRUE(b.release(eng.pool()).isOk());
+}
+
+// The host rule of greedy steps (the GPU's argmax_rows_* follows it):
+// lowest index on ties; -1 for rows the sampler refuses.
+TEST(GreedyToken, ArgmaxLowestIndexAndRefusedRows) {
+  const float inf = std::numeric_limits<float>::infinity();
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const std::vector<float> tie = {1.0f, 3.0f, -2.0f, 3.0f}, neg = {-inf, -5.0f, -inf},
+                           allNeg = {-inf, -inf}, withNan = {1.0f, nan, 2.0f},
+                           withInf = {1.0f, inf, 2.0f};
+  EXPECT_EQ(engine::greedyToken(tie.data(), 4), 1);
+  EXPECT_EQ(engine::greedyToken(neg.data(), 3), 1);
+  EXPECT_EQ(engine::greedyToken(allNeg.data(), 2), -1);
+  EXPECT_EQ(engine::greedyToken(withNan.data(), 3), -1);
+  EXPECT_EQ(engine::greedyToken(withInf.data(), 3), -1);
 }
 
 // Engine::stepBatch with LogitsRows::kLastGreedy: i64 token ids, each

@@ -51,6 +51,19 @@ def no_value_info():
     return model(nodes, [vi("x", T.FLOAT, [2, 3])], [vi("e", T.BOOL, None)])
 
 
+def qdq_no_value_info():
+    # A QDQ weight whose DequantizeLinear output has no value_info (as
+    # quantisation tools often write it): its type is the int8 input's shape
+    # in the scale's element type, so the MatMul that reads it can live in a
+    # plan.
+    wq = nh.from_array(np.array([[1, -2, 3], [4, 5, -6]], dtype=np.int8), "wq")
+    sc = nh.from_array(np.array([0.5, 0.25, 2.0], dtype=np.float32), "sc")
+    nodes = [h.make_node("DequantizeLinear", ["wq", "sc"], ["w"], name="/dq", axis=1),
+             h.make_node("MatMul", ["x", "w"], ["y"], name="/mm")]
+    return model(nodes, [vi("x", T.FLOAT, ["tokens", 2])], [vi("y", T.FLOAT, ["tokens", 3])],
+                 [wq, sc])
+
+
 def element_types():
     # onnx.helper stores BFLOAT16 values as bit patterns in int32_data.
     bf = onnx.helper.make_tensor("bf", T.BFLOAT16, [4], [1.0, 2.0, 3.0, 4.0], raw=False)
@@ -182,7 +195,7 @@ CASES = {
     "ms_domain": ms_domain, "local_function": local_function, "not_sorted": not_sorted,
     "old_opset": old_opset, "bad_shapes": bad_shapes, "optional_inputs": optional_inputs,
     "wrong_data_size": wrong_data_size, "huge_dims": huge_dims,
-    "exponential_functions": exponential_functions, "wrong_attr_kind": wrong_attr_kind,
+    "qdq_no_value_info": qdq_no_value_info, "exponential_functions": exponential_functions, "wrong_attr_kind": wrong_attr_kind,
 }
 
 
