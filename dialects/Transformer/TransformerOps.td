@@ -62,19 +62,41 @@ def Transformer_EmbeddingOp : Transformer_Op<"embedding", [Pure]> {
     sqrt(hidden)). The same op looks up learned position embeddings with the
     ids from `transformer.positions`.
 
+    With `vocab_shards = N` the lookup is vocabulary-parallel (accel-partition,
+    docs/passes/partition.md): the vocabulary has `N * R` entries, split into
+    N blocks of R rows, and `table` `[R, hidden]` is the block of one rank of
+    the N-rank tensor-parallel group. Rank `r` holds rows `[r*R, (r+1)*R)`
+    (its first row, the vocabulary offset, is `r * R`), returns
+    `table[ids[t] - r*R, :] * scale` for the ids in its block and zeros for
+    the others, and an `all_reduce` sum over the group gives every rank the
+    whole lookup. The function body is every rank's, so the offset follows
+    from the rank running it rather than being written down.
+
     ```mlir
     %h = transformer.embedding %table[%ids]
            : (tensor<32000x4096xbf16>, tensor<?xi32>) -> tensor<?x4096xbf16>
     %g = transformer.embedding %table[%ids] {scale = 48.0}
            : (tensor<256000x2304xbf16>, tensor<?xi64>) -> tensor<?x2304xbf16>
+    %p = transformer.embedding %shard[%ids] {vocab_shards = 4}
+           : (tensor<8000x4096xbf16>, tensor<?xi32>) -> tensor<?x4096xbf16>
+    %e = transformer.all_reduce %p kind = sum {group_size = 4} : tensor<?x4096xbf16>
     ```
   }];
   let arguments = (ins
     Transformer_FloatMatrix:$table,
     Transformer_IndexVector:$ids,
-    OptionalAttr<F64Attr>:$scale
+    OptionalAttr<F64Attr>:$scale,
+    OptionalAttr<Transformer_PositiveI64Attr>:$vocab_shards
   );
   let results = (outs Transformer_HiddenTensor:$result);
+  let builders = [
+    // A replicated lookup (what raising builds; accel-partition sets
+    // vocab_shards).
+    OpBuilder<(ins "::mlir::Type":$result, "::mlir::Value":$table, "::mlir::Value":$ids,
+                   "::mlir::FloatAttr":$scale), [{
+      build($_builder, $_state, result, table, ids, scale, ::mlir::IntegerAttr());
+    }]>
+  ];
   let assemblyFormat = [{
     $table `[` $ids `]` attr-dict `:` functional-type(operands, results)
   }];

@@ -129,6 +129,11 @@ llvm::Error positions(Evaluator &ev, tf::PositionsOp op, Inputs, Outputs &out) {
 }
 
 llvm::Error embedding(Evaluator &, tf::EmbeddingOp op, Inputs in, Outputs &out) {
+  // One rank's shard of a vocabulary-parallel table (accelc -tp): the
+  // interpreter runs one function, not a group of ranks.
+  if (std::optional<uint64_t> shards = op.getVocabShards(); shards && *shards != 1)
+    return error("a vocabulary-parallel embedding (vocab_shards = " + std::to_string(*shards) +
+                 ") needs its tensor-parallel group; -interpret runs unpartitioned IR only");
   float scale = floatOr(op.getScale(), 1.0f);
   rt::StatusOr<rt::Tensor> rows = tk::embedding(*in[0], *in[1], scale);
   // A bf16/f16 table under f32 activations (accelc -precision): widen.

@@ -395,6 +395,10 @@ llvm::Error transformerOp(ScheduleBuilder &b, Operation *o) {
     auto st = launch(b, o, "embedding", {op.getTable(), op.getIds()});
     if (st)
       setF(**st, "scale", op.getScale());
+    // Vocabulary-parallel (accel-partition): rank r's table holds rows
+    // [r * rows, (r+1) * rows) of the vocabulary.
+    if (st && op.getVocabShards())
+      setI(**st, "vocab_shards", int64_t(*op.getVocabShards()));
     return done(std::move(st));
   }
   if (auto op = dyn_cast<tf::RmsNormOp>(o)) {

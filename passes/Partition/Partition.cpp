@@ -3,11 +3,12 @@
 // Drives the rules of PartitionRules.h over a token-major function, in this
 // order: normalise the head glue of every attention site (and erase the
 // glue that dies), partition every attention site, every gated_mlp and
-// linear→activation→linear MLP, and the lm head; then give the KV cache
-// argument the per-rank KV head count and mark the function with
-// accel.tp_size. What no rule touches (embeddings, norms, residual adds,
-// rotary tables, ONNX glue) stays replicated: every rank computes it whole,
-// which is exact.
+// linear→activation→linear MLP, the token embedding and the lm head (in
+// that order: a tied table is sharded by the embedding rule and reused by
+// the lm head's); then give the KV cache argument the per-rank KV head
+// count and mark the function with accel.tp_size. What no rule touches
+// (position tables, norms, residual adds, rotary tables, ONNX glue) stays
+// replicated: every rank computes it whole, which is exact.
 //
 //===----------------------------------------------------------------------===//
 #include "PartitionRules.h"
@@ -93,6 +94,9 @@ struct PartitionPass : accel::impl::PartitionBase<PartitionPass> {
         acts.push_back(&op);
     for (Operation *act : acts)
       if (failed(partitionLinearMlp(ctx, act)))
+        return signalPassFailure();
+    for (tf::EmbeddingOp e : llvm::to_vector(body.getOps<tf::EmbeddingOp>()))
+      if (failed(partitionEmbedding(ctx, e)))
         return signalPassFailure();
     for (tf::LogitsOp l : llvm::to_vector(body.getOps<tf::LogitsOp>()))
       if (failed(partitionLogits(ctx, l)))

@@ -4,9 +4,8 @@
 // vocabulary entries [r*V/N, (r+1)*V/N) (with its slice of a bias), a final
 // softcap (Gemma 2) is elementwise and applies to each slice, and an
 // all_gather along the vocabulary axis gives every rank the whole row. With
-// tied embeddings the lm head gets its own sharded copy of the table; the
-// embedding lookup keeps the whole table, replicated (a vocab-parallel
-// lookup would need a masked gather and an all_reduce: not done yet).
+// tied embeddings the lm head reads the row-sharded table that the
+// vocabulary-parallel lookup reads (PartitionEmbedding.cpp): one copy.
 //
 //===----------------------------------------------------------------------===//
 #include "PartitionRules.h"
@@ -27,7 +26,7 @@ LogicalResult accel::partition::partitionLogits(Context &ctx, tf::LogitsOp logit
   RankRanges rows = evenBlocks(ctx.tp, vocab);
   ctx.rewriter.setInsertionPoint(logits);
   Value oldHead = logits.getLmHead();
-  FailureOr<Value> w = shardConstant(ctx, logits, oldHead, 0, rows, "lm head");
+  FailureOr<Value> w = shardVocabRows(ctx, logits, oldHead, "lm head");
   if (failed(w))
     return failure();
   logits.getLmHeadMutable().assign(*w);
@@ -38,6 +37,8 @@ LogicalResult accel::partition::partitionLogits(Context &ctx, tf::LogitsOp logit
     logits.getBiasMutable().assign(*b);
     eraseIfDead(ctx.rewriter, oldBias);
   }
+  if (oldHead.use_empty())
+    ctx.vocabShards.erase(oldHead);
   eraseIfDead(ctx.rewriter, oldHead);
   Value part = logits.getResult();
   RankedTensorType full = cast<RankedTensorType>(part.getType());

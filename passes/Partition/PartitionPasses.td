@@ -32,10 +32,13 @@ def Partition : Pass<"accel-partition", "mlir::func::FuncOp"> {
       `transformer.all_reduce`; its bias stays on rank 0 (zeros elsewhere).
     - **MLP**: gate/up (or c_fc) column-parallel (`[gate_r; up_r]` for a
       fused gate_up), down (c_proj) row-parallel, then all_reduce.
+    - **Token embedding**: vocabulary-parallel (rank r's rows
+      `[r*V/N, (r+1)*V/N)`, `vocab_shards = N`: ids of other ranks give
+      zeros), then all_reduce.
     - **lm head**: vocabulary-parallel, then `transformer.all_gather` of the
-      logits (axis = vocabulary). Tied embeddings: the lookup keeps the
-      whole table (replicated), the head gets a sharded copy.
-    - Everything else (embeddings, norms, residual adds) is replicated.
+      logits (axis = vocabulary). Tied embeddings: the lookup and the head
+      read one sharded table.
+    - Everything else (position tables, norms, residual adds) is replicated.
     - The ONNX reshape/split/slice glue around attention is first rewritten
       into `transformer.split` / `split_heads` / `merge_heads` (exact).
 

@@ -12,7 +12,10 @@
 //   PartitionMlp.cpp         gated_mlp and linear→activation→linear:
 //                            gate/up (fc) column-parallel, down (proj)
 //                            row-parallel + all_reduce
-//   PartitionLogits.cpp      lm_head vocab-parallel + all_gather
+//   PartitionEmbedding.cpp   the token embedding vocab-parallel (masked
+//                            lookup, vocab_shards = N) + all_reduce
+//   PartitionLogits.cpp      lm_head vocab-parallel + all_gather (a tied
+//                            table: the embedding's shard)
 //
 // Every rule reports what it cannot do (a dimension that does not divide, a
 // shape it does not recognise) as an error at the op and fails.
@@ -56,6 +59,10 @@ mlir::LogicalResult partitionGatedMlp(Context &ctx, transformer::GatedMlpOp mlp)
 /// unfused or quantisation-ready MLPs. Succeeds without change when `act`
 /// is not between two linears.
 mlir::LogicalResult partitionLinearMlp(Context &ctx, mlir::Operation *act);
+
+/// A lookup of the token ids (a learned position table, or a table that is
+/// not a float constant, stays replicated: succeeds without change).
+mlir::LogicalResult partitionEmbedding(Context &ctx, transformer::EmbeddingOp embedding);
 
 /// The lm head.
 mlir::LogicalResult partitionLogits(Context &ctx, transformer::LogitsOp logits);

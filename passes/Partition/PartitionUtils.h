@@ -14,6 +14,7 @@
 #ifndef ACCEL_PASSES_PARTITION_PARTITIONUTILS_H
 #define ACCEL_PASSES_PARTITION_PARTITIONUTILS_H
 
+#include "llvm/ADT/DenseMap.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinAttributeInterfaces.h"
 #include "mlir/IR/PatternMatch.h"
@@ -36,6 +37,10 @@ using RankRanges = llvm::SmallVector<llvm::SmallVector<Range>>;
 struct Context {
   mlir::RewriterBase &rewriter;
   int64_t tp;
+  /// A vocabulary table's row-sharded constant (shardVocabRows), by the
+  /// whole table: a tied embedding table is sharded once, for the lookup
+  /// and the lm head.
+  llvm::DenseMap<mlir::Value, mlir::Value> vocabShards{};
 };
 
 /// A new onnx.Constant (at the rewriter's insertion point) whose rank-r
@@ -47,6 +52,13 @@ mlir::FailureOr<mlir::Value> shardConstant(Context &ctx, mlir::Operation *user,
                                            mlir::Value weight, int64_t axis,
                                            const RankRanges &ranges,
                                            llvm::StringRef what);
+
+/// `table` [vocab, hidden] split by rows into ctx.tp even blocks (rank r:
+/// rows [r*vocab/N, (r+1)*vocab/N)), placed right after `table`'s
+/// definition; the same value for every caller with the same `table`
+/// (ctx.vocabShards). The caller has checked that vocab divides.
+mlir::FailureOr<mlir::Value> shardVocabRows(Context &ctx, mlir::Operation *user,
+                                            mlir::Value table, llvm::StringRef what);
 
 /// A new onnx.Constant whose rank 0 value is `bias`'s and whose other ranks
 /// hold zeros: a row-parallel layer's bias, added once by the all_reduce.

@@ -108,14 +108,32 @@ StatusOr<Kernel> prepareLaunch(const plan::PlanFile &plan, const pb::Step &step,
   if (op == "embedding") {
     ACCEL_RT_RETURN_IF_ERROR(needInputs(step, 2, 2));
     ACCEL_RT_ASSIGN_OR_RETURN(double scale, a.f("scale", 1.0));
+    // Vocabulary-parallel (accel-partition): the table is this rank's block
+    // of rows, whose first row is rank * rows; the all_reduce after the step
+    // sums the ranks' lookups.
+    ACCEL_RT_ASSIGN_OR_RETURN(int64_t shards, a.i("vocab_shards", 1));
+    if (shards < 1 || (shards != 1 && shards != plan.metadata().tp_size()))
+      return invalid("a vocabulary-parallel embedding over " + std::to_string(shards) +
+                     " ranks in a plan for " + std::to_string(plan.metadata().tp_size()));
     // A bf16/f16 table under f32 activations (accelc -precision): the rows
     // are widened to the result's dtype.
     std::optional<DType> outType;
     if (step.outputs_size() == 1 && step.outputs(0) >= 0 &&
         step.outputs(0) < plan.schedule().values_size())
       outType = dtypeFromName(plan.schedule().values(step.outputs(0)).dtype());
-    return one([scale, outType](const StepContext &, const Inputs &in) -> StatusOr<Tensor> {
-      StatusOr<Tensor> rows = tk::embedding(*in[0], *in[1], float(scale));
+    return one([scale, shards, outType](const StepContext &ctx,
+                                        const Inputs &in) -> StatusOr<Tensor> {
+      int64_t offset = 0, vocab = 0;
+      if (shards > 1) {
+        if (!ctx.comm || ctx.comm->size() != shards)
+          return Status(StatusCode::kInternal,
+                        "a vocabulary-parallel embedding over " + std::to_string(shards) +
+                            " ranks needs every rank running (the tensor-parallel executor)");
+        const int64_t rows = in[0]->rank() == 2 ? in[0]->dim(0) : 0; // the kernel checks
+        offset = int64_t(ctx.comm->rank()) * rows;
+        vocab = shards * rows;
+      }
+      StatusOr<Tensor> rows = tk::embedding(*in[0], *in[1], float(scale), offset, vocab);
       if (!rows || !outType || rows->dtype() == *outType)
         return rows;
       return rows->astype(*outType);

@@ -828,6 +828,13 @@ StatusOr<GpuKernel> prepareLaunch(const plan::PlanFile &plan, const pb::Step &st
   if (op == "embedding") {
     ACCEL_RT_RETURN_IF_ERROR(needInputs(step, 2, 2));
     ACCEL_RT_ASSIGN_OR_RETURN(double scale, a.f("scale", 1.0));
+    // Vocabulary-parallel lookups (accelc -tp=N, a nonzero vocabulary offset
+    // on every rank but 0) are CPU-only: refused, never read as whole tables.
+    ACCEL_RT_ASSIGN_OR_RETURN(int64_t vocabShards, a.i("vocab_shards", 1));
+    if (vocabShards != 1)
+      return Status(StatusCode::kUnimplemented,
+                    "the GPU executor has no vocabulary-parallel embedding (vocab_shards = " +
+                        std::to_string(vocabShards) + ", from accelc -tp); run the plan on the CPU");
     ACCEL_RT_ASSIGN_OR_RETURN(CuFunction fn, kernel(ctx, "embedding"));
     return one([=](GpuRunState &st, Inputs &in) -> StatusOr<DeviceTensor> {
       ACCEL_RT_ASSIGN_OR_RETURN(DeviceTensor table, st.toDevice(*in[0], cdt));

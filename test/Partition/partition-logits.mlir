@@ -4,15 +4,16 @@
 // [r*V/2, (r+1)*V/2) and an all_gather along the vocabulary axis gives every
 // rank the whole logits row. Row i of the tables holds i.
 
-// Tied embeddings (GPT-2, Gemma): the lookup keeps the whole table
-// (replicated); the head gets its own sharded copy. Gemma 2's final softcap
-// is elementwise and stays on each slice; a bias is split with the rows.
+// Tied embeddings (GPT-2, Gemma): the vocabulary-parallel lookup
+// (partition-embedding.mlir) and the head read one sharded table, the whole
+// one is gone. Gemma 2's final softcap is elementwise and stays on each
+// slice; a bias is split with the rows.
 // CHECK-LABEL: func.func @tied_softcap_bias
-// CHECK: %[[T:.+]] = onnx.Constant {value = dense<{{.*}}> : tensor<4x2xf32>}
-// CHECK: %[[E:.+]] = transformer.embedding %[[T]][%{{.+}}] : (tensor<4x2xf32>, tensor<?xi64>) -> tensor<?x2xf32>
 // CHECK: %[[H:.+]] = onnx.Constant {accel.tp_shards = [dense<{{\[}}[0.0{{.*}}, [1.0{{.*}}]]> : tensor<2x2xf32>, dense<{{\[}}[2.0{{.*}}, [3.0{{.*}}]]> : tensor<2x2xf32>]
+// CHECK: %[[E:.+]] = transformer.embedding %[[H]][%{{.+}}] {vocab_shards = 2 : i64} : (tensor<2x2xf32>, tensor<?xi64>) -> tensor<?x2xf32>
+// CHECK: %[[R:.+]] = transformer.all_reduce %[[E]] kind = sum {group_size = 2 : i64}
 // CHECK: %[[B:.+]] = onnx.Constant {accel.tp_shards = [dense<[5.0{{.*}}, 6.0{{.*}}]> : tensor<2xf32>, dense<[7.0{{.*}}, 8.0{{.*}}]> : tensor<2xf32>]
-// CHECK: %[[L:.+]] = transformer.logits %[[E]], %[[H]] bias(%[[B]]) {softcap = 3.0{{.*}}} : (tensor<?x2xf32>, tensor<2x2xf32>, tensor<2xf32>) -> tensor<?x2xf32>
+// CHECK: %[[L:.+]] = transformer.logits %[[R]], %[[H]] bias(%[[B]]) {softcap = 3.0{{.*}}} : (tensor<?x2xf32>, tensor<2x2xf32>, tensor<2xf32>) -> tensor<?x2xf32>
 // CHECK: %[[G:.+]] = transformer.all_gather %[[L]] {axis = 1 : i64, group_size = 2 : i64} : tensor<?x2xf32> -> tensor<?x4xf32>
 // CHECK: return %[[G]]
 func.func @tied_softcap_bias(%ids: tensor<?xi64>, %cache: !transformer.kv_cache<layers = 1, kv_heads = 2, head_dim = 2, block_size = 16, f32>) -> tensor<?x4xf32> {

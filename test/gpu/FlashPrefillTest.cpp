@@ -21,8 +21,7 @@
 //       (query, visible key, head)).
 //
 //===----------------------------------------------------------------------===//
-#include "runtime/device/CudaDriver.h"
-#include "runtime/device/GpuContext.h"
+#include "GpuTestContext.h"
 #include "runtime/engine/GpuFlashPrefill.h"
 #include "runtime/kernels/KernelImage.h"
 
@@ -71,32 +70,7 @@ std::string describe(const Case &c) {
   return s;
 }
 
-GpuContext *context(std::string *why) {
-  static std::unique_ptr<GpuContext> ctx;
-  static std::string error;
-  static bool tried = false;
-  if (!tried) {
-    tried = true;
-    StatusOr<CudaDriver *> d = CudaDriver::get();
-    if (!d) {
-      error = d.status().message();
-    } else if (StatusOr<std::vector<GpuInfo>> g = (*d)->listDevices(); !g || g->empty()) {
-      error = g ? "the driver sees no GPU" : g.status().message();
-    } else if (gpu::kernelImageBytes() == 0) {
-      error = "built without GPU kernels";
-    } else {
-      StatusOr<std::unique_ptr<GpuContext>> c =
-          GpuContext::create(0, gpu::kernelImage(), gpu::kernelImageBytes());
-      if (c)
-        ctx = std::move(*c);
-      else
-        error = c.status().message();
-    }
-  }
-  if (!ctx && why)
-    *why = error;
-  return ctx.get();
-}
+GpuContext *context(std::string *why) { return test::gpuTestContext(why); }
 
 /// Host data of one case, rounded to the dtype, and its device copies.
 struct Problem {

@@ -13,8 +13,7 @@
 //                                   shapes (weight bytes read / time)
 //
 //===----------------------------------------------------------------------===//
-#include "runtime/device/CudaDriver.h"
-#include "runtime/device/GpuContext.h"
+#include "GpuTestContext.h"
 #include "runtime/kernels/KernelImage.h"
 #include "runtime/tensor/Tensor.h"
 
@@ -31,31 +30,7 @@ using gpu::GpuContext;
 
 namespace {
 
-GpuContext *context(std::string *why) {
-  static std::unique_ptr<GpuContext> ctx;
-  static std::string error;
-  static bool tried = false;
-  if (!tried) {
-    tried = true;
-    StatusOr<CudaDriver *> d = CudaDriver::get();
-    if (!d) {
-      error = d.status().message();
-    } else if (StatusOr<std::vector<GpuInfo>> g = (*d)->listDevices(); !g || g->empty()) {
-      error = g ? "the driver sees no GPU" : g.status().message();
-    } else if (gpu::kernelImageBytes() == 0) {
-      error = "built without GPU kernels";
-    } else if (StatusOr<std::unique_ptr<GpuContext>> c =
-                   GpuContext::create(0, gpu::kernelImage(), gpu::kernelImageBytes());
-               c) {
-      ctx = std::move(*c);
-    } else {
-      error = c.status().message();
-    }
-  }
-  if (!ctx && why)
-    *why = error;
-  return ctx.get();
-}
+GpuContext *context(std::string *why) { return test::gpuTestContext(why); }
 
 int variantFor(int64_t) { return 1; } // Gemv.cu builds M = 1 only
 

@@ -266,6 +266,18 @@ std::string onnxPlan() {
   return finish(b, ids, logitsStep(b, flat, h / 2));
 }
 
+/// The KV geometry of `plan` with a pool of `numBlocks` blocks.
+kv::KVCacheConfig kvConfigOf(const plan::PlanFile &plan, int64_t numBlocks) {
+  const auto &kvc = plan.metadata().kv_cache();
+  kv::KVCacheConfig cfg;
+  cfg.numLayers = kvc.num_layers();
+  cfg.numKvHeads = kvc.num_kv_heads();
+  cfg.headDim = kvc.head_dim();
+  cfg.blockSize = kvc.block_size();
+  cfg.numBlocks = numBlocks;
+  return cfg;
+}
+
 struct Seq {
   std::vector<int64_t> ids;
   std::vector<int64_t> chunks; // tokens per step; the last repeats
@@ -293,13 +305,7 @@ double compareBackends(const std::string &bytes, DType dtype, std::vector<Seq> s
   }
   if (!cpu || (!cpuOnly && !gpu))
     return 1e9;
-  const auto &kvc = (*p)->metadata().kv_cache();
-  kv::KVCacheConfig cfg;
-  cfg.numLayers = kvc.num_layers();
-  cfg.numKvHeads = kvc.num_kv_heads();
-  cfg.headDim = kvc.head_dim();
-  cfg.blockSize = kvc.block_size();
-  cfg.numBlocks = 256;
+  kv::KVCacheConfig cfg = kvConfigOf(**p, 256);
   StatusOr<std::unique_ptr<kv::BlockPool>> pool = kv::BlockPool::create(cfg);
   EXPECT_TRUE(pool) << pool.status().message();
   std::vector<kv::SequenceKV> kvs(seqs.size());
@@ -411,13 +417,7 @@ GraphRun compareGraphDecode(const std::string &bytes, DType dtype, int64_t batch
   if (!cpu || !graph || !eager)
     return r;
   EXPECT_EQ((*eager)->graphsOffReason(), "--enforce-eager");
-  const auto &kvc = (*p)->metadata().kv_cache();
-  kv::KVCacheConfig cfg;
-  cfg.numLayers = kvc.num_layers();
-  cfg.numKvHeads = kvc.num_kv_heads();
-  cfg.headDim = kvc.head_dim();
-  cfg.blockSize = kvc.block_size();
-  cfg.numBlocks = 256;
+  kv::KVCacheConfig cfg = kvConfigOf(**p, 256);
   // One host pool: the CPU's cache and the block allocator of both GPU
   // executors (each keeps its own device cache of the same geometry).
   StatusOr<std::unique_ptr<kv::BlockPool>> pool = kv::BlockPool::create(cfg);
@@ -684,13 +684,7 @@ TEST(GpuExecutor, CopyOnWriteOnTheDevicePool) {
   o.logFallbacks = false;
   StatusOr<std::unique_ptr<engine::GpuExecutor>> gpu = engine::GpuExecutor::create(*p, o);
   ASSERT_TRUE(cpu && gpu);
-  const auto &kvc = (*p)->metadata().kv_cache();
-  kv::KVCacheConfig cfg;
-  cfg.numLayers = kvc.num_layers();
-  cfg.numKvHeads = kvc.num_kv_heads();
-  cfg.headDim = kvc.head_dim();
-  cfg.blockSize = kvc.block_size();
-  cfg.numBlocks = 32;
+  kv::KVCacheConfig cfg = kvConfigOf(**p, 32);
   StatusOr<std::unique_ptr<kv::BlockPool>> host = kv::BlockPool::create(cfg);
   StatusOr<std::unique_ptr<kv::BlockPool>> dev = kv::BlockPool::create(cfg, kv::KvStorage::kDevice);
   ASSERT_TRUE(host && dev);
@@ -741,12 +735,7 @@ TEST(GpuExecutor, PlanKvCacheFromMemoryUtilization) {
   StatusOr<std::shared_ptr<const plan::PlanFile>> p =
       plan::PlanFile::fromBytes(attentionPlan(16), "t.plan");
   ASSERT_TRUE(p);
-  const auto &kvc = (*p)->metadata().kv_cache();
-  kv::KVCacheConfig cfg;
-  cfg.numLayers = kvc.num_layers();
-  cfg.numKvHeads = kvc.num_kv_heads();
-  cfg.headDim = kvc.head_dim();
-  cfg.blockSize = kvc.block_size();
+  kv::KVCacheConfig cfg = kvConfigOf(**p, 0); // the executor sizes the pool
   engine::GpuExecutorOptions o;
   o.logFallbacks = false;
   o.gpuMemoryUtilization = 0.0001; // ~14 MiB of an H200: less than the context holds
@@ -835,13 +824,7 @@ TEST(GpuExecutor, GreedyStepsPickTheLogitsArgmax) {
   o.cudaGraphs = false;
   StatusOr<std::unique_ptr<engine::GpuExecutor>> eager = engine::GpuExecutor::create(*p, o);
   ASSERT_TRUE(graph && eager);
-  const auto &kvc = (*p)->metadata().kv_cache();
-  kv::KVCacheConfig cfg;
-  cfg.numLayers = kvc.num_layers();
-  cfg.numKvHeads = kvc.num_kv_heads();
-  cfg.headDim = kvc.head_dim();
-  cfg.blockSize = kvc.block_size();
-  cfg.numBlocks = 128;
+  kv::KVCacheConfig cfg = kvConfigOf(**p, 128);
   StatusOr<std::unique_ptr<kv::BlockPool>> pool = kv::BlockPool::create(cfg);
   ASSERT_TRUE(pool);
   const int64_t batch = 5;

@@ -12,8 +12,7 @@
 // Label `gpu`: without a GPU every test reports SKIPPED.
 //
 //===----------------------------------------------------------------------===//
-#include "runtime/device/CudaDriver.h"
-#include "runtime/device/GpuContext.h"
+#include "GpuTestContext.h"
 #include "runtime/engine/GpuSteps.h"
 #include "runtime/kernels/KernelImage.h"
 
@@ -29,31 +28,7 @@ using gpu::GpuContext;
 
 namespace {
 
-GpuContext *context(std::string *why) {
-  static std::unique_ptr<GpuContext> ctx;
-  static std::string error;
-  static bool tried = false;
-  if (!tried) {
-    tried = true;
-    StatusOr<CudaDriver *> d = CudaDriver::get();
-    if (!d) {
-      error = d.status().message();
-    } else if (StatusOr<std::vector<GpuInfo>> g = (*d)->listDevices(); !g || g->empty()) {
-      error = g ? "the driver sees no GPU" : g.status().message();
-    } else if (gpu::kernelImageBytes() == 0) {
-      error = "built without GPU kernels";
-    } else if (StatusOr<std::unique_ptr<GpuContext>> c =
-                   GpuContext::create(0, gpu::kernelImage(), gpu::kernelImageBytes());
-               c) {
-      ctx = std::move(*c);
-    } else {
-      error = c.status().message();
-    }
-  }
-  if (!ctx && why)
-    *why = error;
-  return ctx.get();
-}
+GpuContext *context(std::string *why) { return test::gpuTestContext(why); }
 
 /// Runs the device argmax over `rows` x `vocab` values (rounded to `dt`
 /// first); `back` gets the rounded values.

@@ -11,13 +11,21 @@ namespace accel::rt::cpu::transformer {
 
 using namespace detail;
 
-StatusOr<Tensor> embedding(const Tensor &table, const Tensor &ids, float scale) {
+StatusOr<Tensor> embedding(const Tensor &table, const Tensor &ids, float scale,
+                           int64_t vocabOffset, int64_t vocabSize) {
   const char *op = "embedding";
   ACCEL_RT_RETURN_IF_ERROR(requireActivation(op, "table", table));
   ACCEL_RT_RETURN_IF_ERROR(requireRank(op, "table", table, 2));
   std::vector<int64_t> idv;
   ACCEL_RT_ASSIGN_OR_RETURN(idv, readIndices(op, "ids", ids));
-  const int64_t vocab = table.dim(0), hidden = table.dim(1);
+  const int64_t rows = table.dim(0), hidden = table.dim(1);
+  const bool sharded = vocabSize > 0;
+  const int64_t vocab = sharded ? vocabSize : rows;
+  if (sharded && (vocabOffset < 0 || vocabOffset + rows > vocabSize))
+    return opError(op, "the table's rows [" + std::to_string(vocabOffset) + ", " +
+                           std::to_string(vocabOffset + rows) +
+                           ") are not in the vocabulary of " + std::to_string(vocabSize) +
+                           " entries");
   for (size_t t = 0; t < idv.size(); ++t)
     if (idv[t] < 0 || idv[t] >= vocab)
       return opError(op, "token " + std::to_string(t) + " has id " +
@@ -31,8 +39,13 @@ StatusOr<Tensor> embedding(const Tensor &table, const Tensor &ids, float scale) 
   parallelFor(int64_t(idv.size()), 64, [&](int64_t b, int64_t e) {
     std::vector<float> row(scale == 1.0f ? 0 : size_t(hidden));
     for (int64_t t = b; t < e; ++t) {
-      const char *s = src + size_t(idv[size_t(t)]) * rowBytes;
+      const int64_t local = idv[size_t(t)] - (sharded ? vocabOffset : 0);
       char *d = dst + size_t(t) * rowBytes;
+      if (local < 0 || local >= rows) { // another rank's id: zeros (+0.0)
+        std::memset(d, 0, rowBytes);
+        continue;
+      }
+      const char *s = src + size_t(local) * rowBytes;
       if (scale == 1.0f) {
         std::memcpy(d, s, rowBytes);
       } else {

@@ -15,8 +15,16 @@ namespace accel::rt::cpu::transformer {
 /// the table's dtype (rows copied bit for bit when scale is 1). An id
 /// outside [0, vocab) fails, naming the id, its token and the vocabulary
 /// size. Learned position embeddings use it with positions as ids.
+///
+/// Vocabulary-parallel (a tensor-parallel rank's shard, `vocabSize` > 0):
+/// `table` holds rows [vocabOffset, vocabOffset + table.dim(0)) of a
+/// vocabulary of `vocabSize` entries; an id in that block gives its row
+/// (times scale), any other id in [0, vocabSize) a row of zeros, so that
+/// the sum over the ranks is the whole lookup. Ids are checked against
+/// `vocabSize`.
 StatusOr<Tensor> embedding(const Tensor &table, const Tensor &ids,
-                           float scale = 1.0f);
+                           float scale = 1.0f, int64_t vocabOffset = 0,
+                           int64_t vocabSize = 0);
 
 } // namespace accel::rt::cpu::transformer
 

@@ -1,0 +1,50 @@
+//===- GpuTestContext.h - the one GPU context of a kernel test binary -*- C++ -*-===//
+//
+// Kernel tests (FlashPrefillTest, GreedyTest, GemvTest) launch the runtime's
+// kernels directly: they share one GpuContext on device 0 per process, made
+// the first time it is asked for. Without a GPU (or without kernels built
+// in) it is null and `why` says why, for GTEST_SKIP.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ACCEL_TEST_GPU_GPUTESTCONTEXT_H
+#define ACCEL_TEST_GPU_GPUTESTCONTEXT_H
+
+#include "runtime/device/CudaDriver.h"
+#include "runtime/device/GpuContext.h"
+#include "runtime/kernels/KernelImage.h"
+
+#include <memory>
+#include <string>
+
+namespace accel::rt::test {
+
+/// The process's GpuContext, or null with `*why` (when given) set.
+inline gpu::GpuContext *gpuTestContext(std::string *why) {
+  static std::unique_ptr<gpu::GpuContext> ctx;
+  static std::string error;
+  static bool tried = false;
+  if (!tried) {
+    tried = true;
+    StatusOr<CudaDriver *> d = CudaDriver::get();
+    if (!d) {
+      error = d.status().message();
+    } else if (StatusOr<std::vector<GpuInfo>> g = (*d)->listDevices(); !g || g->empty()) {
+      error = g ? "the driver sees no GPU" : g.status().message();
+    } else if (gpu::kernelImageBytes() == 0) {
+      error = "built without GPU kernels";
+    } else if (StatusOr<std::unique_ptr<gpu::GpuContext>> c =
+                   gpu::GpuContext::create(0, gpu::kernelImage(), gpu::kernelImageBytes());
+               c) {
+      ctx = std::move(*c);
+    } else {
+      error = c.status().message();
+    }
+  }
+  if (!ctx && why)
+    *why = error;
+  return ctx.get();
+}
+
+} // namespace accel::rt::test
+
+#endif // ACCEL_TEST_GPU_GPUTESTCONTEXT_H
