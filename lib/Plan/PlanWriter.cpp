@@ -426,13 +426,12 @@ llvm::Error transformerOp(ScheduleBuilder &b, Operation *o) {
   if (auto op = dyn_cast<tf::ResidualAddOp>(o))
     return done(launch(b, o, "residual_add", {op.getResidual(), op.getBranch()}));
   if (auto op = dyn_cast<tf::LinearOp>(o)) {
-    // Weight-only quantisation (docs/precision.md): an i8/fp8 weight with a
-    // per-channel or per-tensor scale as the fourth operand.
-    if (op.getInputScale() || op.getWeightZeroPoint() ||
-        op.getGranularity() == tf::QuantGranularity::PerGroup)
-      return error(describeOp(o) + ": quantised activations, zero points and per-group scales "
-                                   "cannot be written to a plan yet (weight-only i8/fp8 with "
-                                   "per-channel or per-tensor scales can)");
+    // Weight-only quantisation (docs/precision.md): an i8/i4/fp8 weight with
+    // its scale as the fourth operand and an optional zero point as the fifth
+    // (per tensor, per channel, or per group with `group_size`).
+    if (op.getInputScale())
+      return error(describeOp(o) + ": quantised activations (W8A8) cannot be written to a plan "
+                                   "yet (weight-only quantised linears can)");
     pb::Step &st = b.step("gemm", "linear", o);
     for (Value v : {op.getX(), op.getWeight(), op.getBias()})
       if (llvm::Error e = b.input(st, v, o))
@@ -440,11 +439,16 @@ llvm::Error transformerOp(ScheduleBuilder &b, Operation *o) {
     if (op.getWeightScale())
       if (llvm::Error e = b.input(st, op.getWeightScale(), o))
         return e;
+    if (op.getWeightZeroPoint())
+      if (llvm::Error e = b.input(st, op.getWeightZeroPoint(), o))
+        return e;
     if (llvm::Error e = b.outputs(st, o))
       return e;
     setS(st, "out_dtype", dtypeOf(op.getResult()));
     if (std::optional<tf::QuantGranularity> g = op.getGranularity())
       setS(st, "granularity", tf::stringifyQuantGranularity(*g).str());
+    if (std::optional<uint64_t> group = op.getGroupSize())
+      setI(st, "group_size", int64_t(*group));
     return llvm::Error::success();
   }
   if (auto op = dyn_cast<tf::LogitsOp>(o)) {

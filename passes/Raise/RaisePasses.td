@@ -198,10 +198,11 @@ def RaiseQuantizedLinear
     nonzero zero point, float MatMulNBits zero points, `g_idx`, and the lm
     head (`transformer.logits` takes no scales).
 
-    Without `all-forms`, only the forms that the plan writer and the CPU
-    backend run today are raised: i8 or f8E4M3FN weights, per tensor or
-    per channel, no zero point (docs/precision.md). `all-forms=true` also
-    raises i4, f8E5M2, blocked scales and zero points.
+    Every form above is raised by default: plans carry the zero point as the
+    linear step's fifth operand and `group_size` for blocked scales, and the
+    CPU backend runs them all (docs/precision.md). `all-forms=false` keeps
+    to i8 or f8E4M3FN weights, per tensor or per channel, without a zero
+    point (the forms whose GEMM decodes the weight in place).
 
     Before:
 
@@ -223,9 +224,9 @@ def RaiseQuantizedLinear
     ```
   }];
   let options = [
-    Option<"allForms", "all-forms", "bool", /*default=*/"false",
-           "Also raise forms the plan writer / CPU backend cannot run yet "
-           "(i4, f8E5M2, blocked scales, zero points)">
+    Option<"allForms", "all-forms", "bool", /*default=*/"true",
+           "Raise i4, f8E5M2, blocked scales and zero points too (false: only "
+           "i8/f8E4M3FN per tensor or per channel without a zero point)">
   ];
   let dependentDialects = ["accel::transformer::TransformerDialect",
                            "accel::onnx::OnnxDialect"];

@@ -203,7 +203,7 @@ struct LinearWeight {
   int64_t groupSize = 0;
 };
 
-/// What the plan writer and the CPU backend run today (docs/precision.md):
+/// The forms all-forms=false keeps (the CPU GEMM decodes them in place):
 /// i8 or f8E4M3FN weights with per-tensor or per-channel scales and no zero
 /// point.
 static bool isRunnableToday(Type weightElem, QuantGranularity g, bool hasZp) {
@@ -389,9 +389,8 @@ struct DequantizedMatMulToLinear : OpRewritePattern<onnx::MatMulOp> {
     }
     if (!allForms &&
         !isRunnableToday(qt->target, w.granularity, bool(zpValue)))
-      return fail("a form the plan writer and CPU backend cannot run yet "
-                  "(i4, f8E5M2, blocked scales or a zero point); "
-                  "all-forms=true raises it");
+      return fail("all-forms=false: i4, f8E5M2, blocked scales and zero points "
+                  "stay on the ONNX path");
 
     ElementsAttr weight = relayoutInts(q, *qt, {out, in}, rows, cols,
                                        !torchLayout, torchLayout ? ".q" : ".qT");
@@ -511,8 +510,8 @@ struct MatMulNBitsToLinear : OpRewritePattern<onnx::MsMatMulNBitsOp> {
         kb == 1 ? QuantGranularity::PerChannel : QuantGranularity::PerGroup;
     Type target = IntegerType::get(rewriter.getContext(), bits);
     if (!allForms && !isRunnableToday(target, granularity, !symmetric))
-      return fail("a form the plan writer and CPU backend cannot run yet "
-                  "(i4, blocked scales or a zero point); all-forms=true raises it");
+      return fail("all-forms=false: i4, blocked scales and zero points stay on "
+                  "the ONNX path");
 
     // Unpack into [N, K] (shifted to signed) and the scales into
     // [N, K / block] ([N] for a single block).

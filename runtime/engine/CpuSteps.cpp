@@ -278,16 +278,22 @@ StatusOr<Kernel> prepareCpuStep(const plan::PlanFile &plan, const pb::Step &step
     return prepareLaunch(plan, step, a);
 
   if (kind == "gemm") {
-    // x [tokens, K] @ w [N, K]^T (+ bias [N]); a quantised w (i8, fp8) has
-    // its weight_scale as a fourth operand (docs/precision.md).
-    ACCEL_RT_RETURN_IF_ERROR(needInputs(step, 2, 4));
+    // x [tokens, K] @ w [N, K]^T (+ bias [N]); a quantised w (i8, i4, fp8)
+    // has its weight_scale as a fourth operand and an optional zero point as
+    // a fifth; `group_size` for per_group scales (docs/precision.md).
+    ACCEL_RT_RETURN_IF_ERROR(needInputs(step, 2, 5));
     ACCEL_RT_RETURN_IF_ERROR(needOutputs(step, 1));
     ACCEL_RT_ASSIGN_OR_RETURN(DType outType, a.dtype("out_dtype"));
     ACCEL_RT_ASSIGN_OR_RETURN(std::string epilogue, a.s("epilogue", std::string("none")));
+    ACCEL_RT_ASSIGN_OR_RETURN(int64_t groupSize, a.i("group_size", 0));
     if (epilogue == "none")
-      return one([outType](const StepContext &, const Inputs &in) {
+      return one([outType, groupSize](const StepContext &, const Inputs &in) {
         if (in.size() > 3 && in[3])
-          return tk::quantLinear(*in[0], *in[1], *in[3], in[2], outType);
+          return tk::quantLinear(*in[0], *in[1], *in[3], in[2], outType,
+                                 in.size() > 4 ? in[4] : nullptr, groupSize);
+        if (in.size() > 4 && in[4])
+          return StatusOr<Tensor>(Status(StatusCode::kDataLoss,
+                                         "linear: a zero point without a weight scale"));
         return tk::linear(*in[0], *in[1], in.size() > 2 ? in[2] : nullptr, outType);
       });
     if (epilogue != "logits")

@@ -1,12 +1,11 @@
-// RUN: accel-opt %s -split-input-file -accel-raise-quantized-linear | FileCheck %s
-// RUN: accel-opt %s -split-input-file -accel-raise-quantized-linear=all-forms=true | FileCheck %s --check-prefix=ALL
+// RUN: accel-opt %s -split-input-file -accel-raise-quantized-linear=all-forms=false | FileCheck %s
+// RUN: accel-opt %s -split-input-file -accel-raise-quantized-linear | FileCheck %s --check-prefix=ALL
 //
 // Already-quantised weights: MatMul of a DequantizeLinear'd constant (QDQ,
 // as onnxruntime's quantisation tools and test/fixtures/make_quant_fixtures.py
-// write it) and com.microsoft MatMulNBits. By default only the forms the plan
-// writer and the CPU backend run (i8 / f8E4M3FN, per tensor or per channel, no
-// zero point) are raised; all-forms=true raises i4, blocked scales and zero
-// points too.
+// write it) and com.microsoft MatMulNBits. By default (prefix ALL) i4,
+// blocked scales and zero points are raised too; with all-forms=false (prefix
+// CHECK) only i8 / f8E4M3FN, per tensor or per channel, without a zero point.
 
 // i8 per output channel (axis 1 of the [in, out] weight) with an all-zero
 // zero point: the weight is transposed to [out, in], the zero point dropped.

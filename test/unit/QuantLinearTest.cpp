@@ -1,8 +1,10 @@
 //===- QuantLinearTest.cpp - linear with narrow and quantised weights -----===//
 //
 // The CPU GEMM over bf16/f16/i8/f8E4M3FN weights (runtime/cpu/Gemm.h's
-// gemmF32Weights, decoding a block of rows at a time) against a plain double
-// loop over the exactly decoded weights (accelc -precision, docs/precision.md).
+// gemmF32Weights, decoding a block of rows at a time), and over i4 / i8
+// weights with zero points and per-group scales (ONNX QDQ / MatMulNBits
+// weights), against a plain double loop over the exactly decoded weights
+// (docs/precision.md).
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/cpu/transformer/Linear.h"
@@ -78,6 +80,86 @@ TEST(QuantLinear, F8E4M3PerTensorToBf16) {
   EXPECT_EQ(y->dtype(), DType::kBF16);
   // bf16 output: 8 bits of mantissa.
   EXPECT_TRUE(allClose(*y, ref(x.toFloats(), w, nullptr, kT, kIn, kOut), {kT, kOut}, 1e-2));
+}
+
+// i4 weights (one value per byte, [-8, 7]) with per-group scales and zero
+// points along in (group 20: 15 groups of the 300 inputs), and an i8 weight
+// with a per-channel zero point: (q - zp) * s, against the double loop.
+TEST(QuantLinear, I4PerGroupAndZeroPoints) {
+  constexpr int64_t kGroup = 20, kGroups = kIn / kGroup;
+  Tensor x = randomF32({kT, kIn}, 11);
+  std::vector<float> qf = randomFloats(size_t(kOut * kIn), 12, -8.0f, 7.0f);
+  std::vector<int8_t> q(qf.size());
+  for (size_t i = 0; i < q.size(); ++i)
+    q[i] = int8_t(std::clamp<long>(std::lround(qf[i]), -8, 7));
+  std::vector<float> s = randomFloats(size_t(kOut * kGroups), 13, 0.01f, 0.1f);
+  std::vector<float> zf = randomFloats(size_t(kOut * kGroups), 14, -8.0f, 7.0f);
+  std::vector<int8_t> z(zf.size());
+  for (size_t i = 0; i < z.size(); ++i)
+    z[i] = int8_t(std::clamp<long>(std::lround(zf[i]), -8, 7));
+  std::vector<float> w(q.size()), wNoZp(q.size());
+  for (int64_t o = 0; o < kOut; ++o)
+    for (int64_t i = 0; i < kIn; ++i) {
+      const size_t g = size_t(o * kGroups + i / kGroup), at = size_t(o * kIn + i);
+      w[at] = (float(q[at]) - float(z[g])) * s[g];
+      wNoZp[at] = float(q[at]) * s[g];
+    }
+  Tensor q4 = Tensor::fromVector<int8_t>({kOut, kIn}, q).value().astype(DType::kI4);
+  Tensor z4 = Tensor::fromVector<int8_t>({kOut, kGroups}, z).value().astype(DType::kI4);
+  ASSERT_EQ(q4.dtype(), DType::kI4);
+  Tensor sc = f32({kOut, kGroups}, s);
+  StatusOr<Tensor> y = quantLinear(x, q4, sc, nullptr, DType::kF32, &z4, kGroup);
+  ASSERT_TRUE(y.isOk()) << y.status().message();
+  EXPECT_TRUE(allClose(*y, ref(x.toFloats(), w, nullptr, kT, kIn, kOut), {kT, kOut}, 1e-5));
+  StatusOr<Tensor> y0 = quantLinear(x, q4, sc, nullptr, DType::kF32, nullptr, kGroup);
+  ASSERT_TRUE(y0.isOk()) << y0.status().message();
+  EXPECT_TRUE(allClose(*y0, ref(x.toFloats(), wNoZp, nullptr, kT, kIn, kOut), {kT, kOut}, 1e-5));
+
+  // i8, per-channel zero point.
+  std::vector<int8_t> q8(q.begin(), q.end());
+  std::vector<int8_t> z8(static_cast<size_t>(kOut));
+  std::vector<float> s8 = randomFloats(size_t(kOut), 15, 0.001f, 0.01f);
+  for (int64_t o = 0; o < kOut; ++o)
+    z8[size_t(o)] = int8_t((o * 37) % 255 - 127);
+  std::vector<float> w8(q8.size());
+  for (int64_t o = 0; o < kOut; ++o)
+    for (int64_t i = 0; i < kIn; ++i)
+      w8[size_t(o * kIn + i)] =
+          (float(q8[size_t(o * kIn + i)]) - float(z8[size_t(o)])) * s8[size_t(o)];
+  Tensor qt8 = Tensor::fromVector<int8_t>({kOut, kIn}, q8).value();
+  Tensor zt8 = Tensor::fromVector<int8_t>({kOut}, z8).value();
+  StatusOr<Tensor> y8 = quantLinear(x, qt8, f32({kOut}, s8), nullptr, DType::kF32, &zt8);
+  ASSERT_TRUE(y8.isOk()) << y8.status().message();
+  EXPECT_TRUE(allClose(*y8, ref(x.toFloats(), w8, nullptr, kT, kIn, kOut), {kT, kOut}, 1e-5));
+}
+
+TEST(QuantLinear, RefusesInconsistentZeroPointsAndGroups) {
+  Tensor x = randomF32({1, 4}, 16);
+  Tensor q = Tensor::fromVector<int8_t>({2, 4}, {1, 2, 3, 4, 5, 6, 7, 8}).value();
+  // Group 3 does not divide 4 inputs.
+  StatusOr<Tensor> g3 = quantLinear(x, q, f32({2, 1}, {1, 1}), nullptr, DType::kF32, nullptr, 3);
+  ASSERT_FALSE(g3.isOk());
+  EXPECT_NE(g3.status().message().find("does not divide"), std::string::npos)
+      << g3.status().message();
+  // Scales of the wrong group count.
+  StatusOr<Tensor> g2 = quantLinear(x, q, f32({2, 3}, {1, 1, 1, 1, 1, 1}), nullptr,
+                                    DType::kF32, nullptr, 2);
+  ASSERT_FALSE(g2.isOk());
+  EXPECT_NE(g2.status().message().find("must be [2, 2]"), std::string::npos)
+      << g2.status().message();
+  // A zero point of another type than the weight.
+  Tensor z = Tensor::fromVector<int8_t>({2}, {1, 2}).value().astype(DType::kI4);
+  StatusOr<Tensor> zt = quantLinear(x, q, f32({2}, {1, 1}), nullptr, DType::kF32, &z);
+  ASSERT_FALSE(zt.isOk());
+  EXPECT_NE(zt.status().message().find("like the weight"), std::string::npos)
+      << zt.status().message();
+  // A zero point on an fp8 weight.
+  Tensor f8 = randomF32({2, 4}, 17).astype(DType::kF8E4M3FN);
+  Tensor z8 = Tensor::fromVector<int8_t>({2}, {1, 2}).value();
+  StatusOr<Tensor> zf8 = quantLinear(x, f8, f32({2}, {1, 1}), nullptr, DType::kF32, &z8);
+  ASSERT_FALSE(zf8.isOk());
+  EXPECT_NE(zf8.status().message().find("needs an i8 or i4 weight"), std::string::npos)
+      << zf8.status().message();
 }
 
 TEST(QuantLinear, RefusesWhatItCannotDequantise) {

@@ -36,11 +36,11 @@ void populateRaiseLinearPatterns(mlir::RewritePatternSet &patterns,
 /// channel, or blocked along in_features; i8/ui8/i4/ui4/f8E4M3FN/f8E5M2,
 /// possibly under a Transpose) and com.microsoft MatMulNBits →
 /// transformer.linear with the quantised weight and its scales. Without
-/// `allForms`, only what the plan writer and the CPU backend run today (i8
-/// or f8E4M3FN, per tensor or per channel, no zero point after the exact
-/// unsigned → signed shift) is raised; the rest stays on the ONNX path.
+/// `allForms`, only i8 or f8E4M3FN, per tensor or per channel, without a
+/// zero point (after the exact unsigned → signed shift) is raised; the rest
+/// stays on the ONNX path.
 void populateRaiseQuantizedLinearPatterns(mlir::RewritePatternSet &patterns,
-                                          bool allForms = false);
+                                          bool allForms = true);
 
 /// The lm head (a MatMul that produces the graph output) and Gemma 2's final
 /// softcap → transformer.logits. With `detectTied`, an lm head weight whose

@@ -4,33 +4,111 @@
 #include "runtime/cpu/Gemm.h"
 #include "runtime/cpu/transformer/KernelSupport.h"
 
+#include <algorithm>
+#include <vector>
+
 namespace accel::rt::cpu::transformer {
 
 using namespace detail;
 
+namespace {
+
+/// The scale/zero-point layout of a weight [out, in]: per tensor ([] or
+/// [1]), per output channel ([out]) or per group of `groupSize` along in
+/// ([out, in / groupSize]).
+struct QuantLayout {
+  int64_t out = 0, in = 0, groupSize = 0; // groupSize 0: not grouped
+  bool perChannel = false;
+  /// The index of (row o, column i)'s scale and zero point.
+  int64_t at(int64_t o, int64_t i) const {
+    if (groupSize > 0)
+      return o * (in / groupSize) + i / groupSize;
+    return perChannel ? o : 0;
+  }
+};
+
+StatusOr<QuantLayout> layoutOf(const char *op, const char *what, const Tensor &t, int64_t out,
+                               int64_t in, int64_t groupSize) {
+  QuantLayout l;
+  l.out = out;
+  l.in = in;
+  if (groupSize > 0) {
+    if (in % groupSize != 0)
+      return opError(op, "group size " + std::to_string(groupSize) + " does not divide the " +
+                             std::to_string(in) + " input features");
+    if (t.rank() != 2 || t.dim(0) != out || t.dim(1) != in / groupSize)
+      return opError(op, std::string(what) + " " + t.describe() + " must be [" +
+                             std::to_string(out) + ", " + std::to_string(in / groupSize) +
+                             "] (per group of " + std::to_string(groupSize) + ")");
+    l.groupSize = groupSize;
+    return l;
+  }
+  l.perChannel = t.numElements() == out && t.rank() == 1 && out != 1;
+  if (!l.perChannel && t.numElements() != 1)
+    return opError(op, std::string(what) + " " + t.describe() + " must be [" +
+                           std::to_string(out) + "] (per channel) or [] (per tensor)");
+  return l;
+}
+
+/// result = x @ ((weight - zeroPoint) * scale)^T for the forms the blocked
+/// i8/fp8 path does not take: i4 weights, zero points, per-group scales,
+/// f8E5M2. Decodes a block of weight rows at a time to f32 (memory stays
+/// bounded), then multiplies in f32.
+void generalQuantGemm(const float *x, int64_t t, const Tensor &weightF32,
+                      const QuantLayout &l, const float *scale, const float *zeroPoint,
+                      float *y) {
+  const int64_t in = l.in, out = l.out;
+  const float *w = weightF32.data<float>();
+  const int64_t block =
+      std::max<int64_t>(1, std::min<int64_t>(out, (int64_t(1) << 20) / std::max<int64_t>(in, 1)));
+  std::vector<float> buf(size_t(block * in));
+  for (int64_t o0 = 0; o0 < out; o0 += block) {
+    const int64_t nb = std::min(block, out - o0);
+    for (int64_t j = 0; j < nb; ++j) {
+      const int64_t o = o0 + j;
+      for (int64_t i = 0; i < in; ++i) {
+        const int64_t s = l.at(o, i);
+        const float zp = zeroPoint ? zeroPoint[s] : 0.0f;
+        buf[size_t(j * in + i)] = (w[o * in + i] - zp) * scale[s];
+      }
+    }
+    gemmF32(false, true, t, nb, in, 1.0f, x, in, buf.data(), in, 0.0f, y + o0, out);
+  }
+}
+
+} // namespace
+
 StatusOr<Tensor> quantLinear(const Tensor &x, const Tensor &weight, const Tensor &scale,
-                             const Tensor *bias, DType outType) {
+                             const Tensor *bias, DType outType, const Tensor *zeroPoint,
+                             int64_t groupSize) {
   const char *op = "linear";
   ACCEL_RT_RETURN_IF_ERROR(requireActivation(op, "x", x));
   ACCEL_RT_RETURN_IF_ERROR(requireRank(op, "x", x, 2));
   ACCEL_RT_RETURN_IF_ERROR(requireRank(op, "weight", weight, 2));
-  WeightFormat format;
-  if (weight.dtype() == DType::kI8)
-    format = WeightFormat::kI8;
-  else if (weight.dtype() == DType::kF8E4M3FN)
-    format = WeightFormat::kF8E4M3FN;
-  else
+  const DType wt = weight.dtype();
+  if (wt != DType::kI8 && wt != DType::kI4 && wt != DType::kF8E4M3FN && wt != DType::kF8E5M2)
     return opUnimplemented(op, "weight " + weight.describe() +
-                                   " with a scale: the CPU backend dequantises i8 and "
-                                   "f8E4M3FN weights only");
+                                   " with a scale: the CPU backend dequantises i8, i4, "
+                                   "f8E4M3FN and f8E5M2 weights");
   const int64_t t = x.dim(0), in = x.dim(1), out = weight.dim(0);
   if (weight.dim(1) != in)
     return opError(op, "weight " + weight.describe() + " must be [out, " + std::to_string(in) +
                            "] for x " + x.describe());
-  const bool perChannel = scale.numElements() == out && scale.rank() == 1 && out != 1;
-  if (!perChannel && scale.numElements() != 1)
-    return opError(op, "weight scale " + scale.describe() + " must be [" +
-                           std::to_string(out) + "] (per channel) or [] (per tensor)");
+  if (groupSize < 0)
+    return opError(op, "group size " + std::to_string(groupSize) + " is negative");
+  ACCEL_RT_ASSIGN_OR_RETURN(QuantLayout l, layoutOf(op, "weight scale", scale, out, in, groupSize));
+  if (zeroPoint) {
+    if (wt != DType::kI8 && wt != DType::kI4)
+      return opError(op, "a zero point needs an i8 or i4 weight, got " + weight.describe());
+    if (zeroPoint->dtype() != wt)
+      return opError(op, "zero point " + zeroPoint->describe() + " must be " + dtypeName(wt) +
+                             " like the weight");
+    ACCEL_RT_ASSIGN_OR_RETURN(QuantLayout zl,
+                              layoutOf(op, "zero point", *zeroPoint, out, in, groupSize));
+    if (zl.perChannel != l.perChannel)
+      return opError(op, "zero point " + zeroPoint->describe() + " and scale " +
+                             scale.describe() + " differ in granularity");
+  }
   if (bias && (bias->rank() != 1 || bias->dim(0) != out))
     return opError(op, "bias " + bias->describe() + " must be [" + std::to_string(out) + "]");
   if (!isActivationType(outType))
@@ -45,8 +123,23 @@ StatusOr<Tensor> quantLinear(const Tensor &x, const Tensor &weight, const Tensor
   ACCEL_RT_ASSIGN_OR_RETURN(y, newF32(op, {t, out}));
   float *ys = y.data<float>();
   if (t > 0 && out > 0) {
-    gemmF32Weights(t, out, in, xf.data<float>(), in, weight.rawData(), format, in,
-                   sf.data<float>(), perChannel, 0.0f, ys, out);
+    if ((wt == DType::kI8 || wt == DType::kF8E4M3FN) && !zeroPoint && groupSize == 0) {
+      // Blocked decode inside the GEMM (Gemm.h).
+      gemmF32Weights(t, out, in, xf.data<float>(), in, weight.rawData(),
+                     wt == DType::kI8 ? WeightFormat::kI8 : WeightFormat::kF8E4M3FN, in,
+                     sf.data<float>(), l.perChannel, 0.0f, ys, out);
+    } else {
+      // i4 (stored one value per byte), f8E5M2, zero points, groups.
+      const Tensor wf = weight.toF32();
+      Tensor zf;
+      if (zeroPoint)
+        zf = zeroPoint->toF32();
+      if (!wf.defined() || (zeroPoint && !zf.defined()))
+        return Status(StatusCode::kResourceExhausted,
+                      "linear: cannot decode the weight " + weight.describe());
+      generalQuantGemm(xf.data<float>(), t, wf, l, sf.data<float>(),
+                       zeroPoint ? zf.data<float>() : nullptr, ys);
+    }
     if (bias) {
       const float *b = bf.data<float>();
       for (int64_t r = 0; r < t; ++r)

@@ -1,9 +1,9 @@
 //===- QuantLinear.h - linear layers with quantised weights -----*- C++ -*-===//
 //
-// transformer.linear with an i8 or f8E4M3FN weight and its f32 scales
-// (accelc -precision=int8-weight|fp8, docs/precision.md) on the CPU: the
-// weight is dequantised a block of rows at a time inside the GEMM
-// (runtime/cpu/Gemm.h's gemmF32Weights) and multiplied in f32.
+// transformer.linear with a quantised weight and its scales on the CPU
+// (accelc -precision=int8-weight|fp8, and ONNX QDQ / MatMulNBits weights
+// raised by accel-raise-quantized-linear; docs/precision.md): the weight is
+// dequantised a block of rows at a time and multiplied in f32.
 //
 //===----------------------------------------------------------------------===//
 #ifndef ACCEL_RUNTIME_CPU_TRANSFORMER_QUANTLINEAR_H
@@ -13,12 +13,17 @@
 
 namespace accel::rt::cpu::transformer {
 
-/// result[t, o] = sum_i x[t, i] * (weight[o, i] * scale[o | 0]) (+ bias[o]):
-/// x [tokens, in] (f32/f16/bf16), weight [out, in] i8 or f8E4M3FN, scale
-/// `[out]` (per-channel) or `[]`/`[1]` (per-tensor) f32/f16/bf16, bias [out]
-/// or null. The result has `outType`.
+/// result[t, o] = sum_i x[t, i] * ((weight[o, i] - zp) * scale) (+ bias[o]):
+/// x [tokens, in] (f32/f16/bf16), weight [out, in] i8, i4, f8E4M3FN or
+/// f8E5M2; scale (f32/f16/bf16) and the optional zero point (i8/i4, the
+/// weight's type) `[out]` (per channel), `[]`/`[1]` (per tensor), or, with
+/// groupSize > 0, `[out, in / groupSize]` (per group along in); bias [out]
+/// or null. i8 and f8E4M3FN weights without zero point or groups decode
+/// inside the GEMM (Gemm.h's gemmF32Weights); the other forms decode a block
+/// of rows at a time. The result has `outType`.
 StatusOr<Tensor> quantLinear(const Tensor &x, const Tensor &weight, const Tensor &scale,
-                             const Tensor *bias, DType outType);
+                             const Tensor *bias, DType outType, const Tensor *zeroPoint = nullptr,
+                             int64_t groupSize = 0);
 
 } // namespace accel::rt::cpu::transformer
 
