@@ -126,6 +126,20 @@ static bool typedFieldsToRaw(const ::onnx::TensorProto &t, int32_t dt, int64_t c
       std::memcpy(raw.data() + i * eb, &v, eb);
     }
     return true;
+  case kInt4: case kUint4: {
+    // int32_data holds the packed bytes, two values each (low nibble first),
+    // one byte per entry: ceil(count / 2) entries.
+    const int64_t bytes = (count + 1) / 2;
+    if (t.int32_data_size() != bytes) {
+      why = "int32_data holds " + std::to_string(t.int32_data_size()) + " packed bytes for " +
+            std::to_string(count) + " 4-bit elements (" + std::to_string(bytes) + " expected)";
+      return false;
+    }
+    raw.assign(size_t(bytes), 0);
+    for (int64_t i = 0; i < bytes; ++i)
+      raw[size_t(i)] = static_cast<char>(t.int32_data(int(i)) & 0xFF);
+    return true;
+  }
   default:
     why = "element type " + elementTypeName(dt) + " cannot be read from typed fields";
     return false;

@@ -64,17 +64,34 @@ def qdq_no_value_info():
                  [wq, sc])
 
 
+def int4_short():
+    # 3 INT4 values need 2 packed bytes in int32_data; the model gives 1.
+    i4 = onnx.TensorProto(name="i4", data_type=T.INT4, dims=[3])
+    i4.int32_data.extend([0x21])
+    return model([h.make_node("Identity", ["i4"], ["c"], name="/c")], [],
+                 [vi("c", T.INT4, [3])], [i4])
+
+
 def element_types():
     # onnx.helper stores BFLOAT16 values as bit patterns in int32_data.
     bf = onnx.helper.make_tensor("bf", T.BFLOAT16, [4], [1.0, 2.0, 3.0, 4.0], raw=False)
     f8 = onnx.TensorProto(name="f8", data_type=T.FLOAT8E4M3FN, dims=[3],
                           raw_data=bytes([0x38, 0x40, 0x44]))
     i4 = onnx.TensorProto(name="i4", data_type=T.INT4, dims=[3], raw_data=bytes([0x21, 0x0F]))
+    # The same INT4 values packed into int32_data (one byte per entry), and
+    # UINT4 likewise.
+    i4t = onnx.TensorProto(name="i4t", data_type=T.INT4, dims=[3])
+    i4t.int32_data.extend([0x21, 0x0F])
+    u4t = onnx.TensorProto(name="u4t", data_type=T.UINT4, dims=[4])
+    u4t.int32_data.extend([0xF3, 0x70])
     nodes = [h.make_node("Identity", ["bf"], ["a"], name="/a"),
              h.make_node("Identity", ["f8"], ["b"], name="/b"),
-             h.make_node("Identity", ["i4"], ["c"], name="/c")]
+             h.make_node("Identity", ["i4"], ["c"], name="/c"),
+             h.make_node("Identity", ["i4t"], ["d"], name="/d"),
+             h.make_node("Identity", ["u4t"], ["e"], name="/e")]
     return model(nodes, [], [vi("a", T.BFLOAT16, [4]), vi("b", T.FLOAT8E4M3FN, [3]),
-                             vi("c", T.INT4, [3])], [bf, f8, i4])
+                             vi("c", T.INT4, [3]), vi("d", T.INT4, [3]), vi("e", T.UINT4, [4])],
+                 [bf, f8, i4, i4t, u4t])
 
 
 def external_data(out, location=None, truncate=False):
@@ -195,7 +212,7 @@ CASES = {
     "ms_domain": ms_domain, "local_function": local_function, "not_sorted": not_sorted,
     "old_opset": old_opset, "bad_shapes": bad_shapes, "optional_inputs": optional_inputs,
     "wrong_data_size": wrong_data_size, "huge_dims": huge_dims,
-    "qdq_no_value_info": qdq_no_value_info, "exponential_functions": exponential_functions, "wrong_attr_kind": wrong_attr_kind,
+    "qdq_no_value_info": qdq_no_value_info, "int4_short": int4_short, "exponential_functions": exponential_functions, "wrong_attr_kind": wrong_attr_kind,
 }
 
 
