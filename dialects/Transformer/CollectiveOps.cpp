@@ -1,4 +1,4 @@
-//===- CollectiveOps.cpp - all_gather verifier ----------------------------===//
+//===- CollectiveOps.cpp - all_gather and pp_transfer verifiers -----------===//
 //
 // all_reduce has no invariants beyond its ODS constraints (one type in and
 // out, group_size >= 1).
@@ -47,5 +47,17 @@ LogicalResult AllGatherOp::verify() {
              << dim(in);
     }
   }
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// PpTransferOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult PpTransferOp::verify() {
+  if (getToStage() <= getFromStage())
+    return emitOpError("sends from stage ")
+           << getFromStage() << " to stage " << getToStage()
+           << "; a value only goes to a later stage";
   return success();
 }

@@ -759,6 +759,36 @@ def Transformer_AllGatherOp : Transformer_Op<"all_gather", [Pure]> {
 }
 
 //===----------------------------------------------------------------------===//
+// pp_transfer
+//===----------------------------------------------------------------------===//
+
+def Transformer_PpTransferOp : Transformer_Op<"pp_transfer",
+    [Pure, AllTypesMatch<["input", "result"]>]> {
+  let summary = "hands a value from one pipeline stage to a later one";
+  let description = [{
+    Pipeline parallelism (`accelc -pp=M`, accel-pipeline-stages): the ops of
+    a pipelined function carry the stage that runs them (`accel.pp_stage`);
+    a value that stage `from_stage` computes and a later stage `to_stage`
+    reads crosses through this op, which stage `from_stage` sends and stage
+    `to_stage` receives (each tensor-parallel rank to the rank of the same
+    index). On one rank it is the identity.
+
+    ```mlir
+    %h1 = transformer.pp_transfer %h {from_stage = 0, to_stage = 1,
+                                      accel.pp_stage = 1} : tensor<?x4096xbf16>
+    ```
+  }];
+  let arguments = (ins
+    AnyRankedTensor:$input,
+    Transformer_NonNegativeI64Attr:$from_stage,
+    Transformer_PositiveI64Attr:$to_stage
+  );
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
 // quantize
 //===----------------------------------------------------------------------===//
 

@@ -225,6 +225,13 @@ llvm::Error accel::compileToPlan(const CompileOptions &options) {
   // steps); the plan names the SM they are for.
   plan::PlanOptions opts;
   opts.target = std::string(accel::target::lookup(options.target)->arch);
+  // Pipeline stages run on the CPU backend only (runtime/engine/TpCpuExecutor);
+  // a GPU plan of several stages could run nowhere.
+  if (options.ppSize > 1 && opts.target != "cpu")
+    return compileError(CompileErrorKind::InvalidArgument,
+                        "-pp=" + std::to_string(options.ppSize) +
+                            " makes a plan of pipeline stages, which only the CPU runtime runs "
+                            "for now; compile it with -target=cpu");
   opts.accelcVersion = options.compilerVersion;
   opts.source = options.onnxPath;
   opts.precision = options.precision;
@@ -282,7 +289,7 @@ llvm::Error accel::compileToPlan(const CompileOptions &options) {
     return compileError(CompileErrorKind::Internal, "internal error: " + pipelineError);
   if (mlir::failed(accel::buildKVCacheDtypePipeline(pm, options.kvCacheDtype, pipelineError)))
     return compileError(CompileErrorKind::InvalidArgument, pipelineError);
-  if (mlir::failed(accel::buildPartitionPipeline(pm, options.tpSize, pipelineError)))
+  if (mlir::failed(accel::buildPartitionPipeline(pm, options.tpSize, options.ppSize, pipelineError)))
     return compileError(CompileErrorKind::InvalidArgument, pipelineError);
   if (mlir::failed(pm.run(*module)))
     return diagnosticError(CompileErrorKind::InvalidModel,

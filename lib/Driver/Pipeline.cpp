@@ -66,16 +66,26 @@ LogicalResult accel::buildPrecisionPipeline(OpPassManager &pm, const std::string
   return parsePassPipeline(passes, pm, os);
 }
 
-LogicalResult accel::buildPartitionPipeline(OpPassManager &pm, int64_t tpSize,
+LogicalResult accel::buildPartitionPipeline(OpPassManager &pm, int64_t tpSize, int64_t ppSize,
                                             std::string &error) {
   if (tpSize < 1) {
     error = "-tp must be at least 1, got " + std::to_string(tpSize);
     return failure();
   }
-  if (tpSize == 1)
+  if (ppSize < 1) {
+    error = "-pp must be at least 1, got " + std::to_string(ppSize);
+    return failure();
+  }
+  if (tpSize == 1 && ppSize == 1)
     return success();
   //   accel-opt --pass-pipeline='builtin.module(<this>)' fused.mlir
-  std::string passes = "func.func(accel-partition{tp-size=" + std::to_string(tpSize) + "})";
+  std::string passes;
+  if (tpSize > 1)
+    passes = "accel-partition{tp-size=" + std::to_string(tpSize) + "}";
+  if (ppSize > 1)
+    passes += (passes.empty() ? "" : ",") + std::string("accel-pipeline-stages{pp-size=") +
+              std::to_string(ppSize) + "}";
+  passes = "func.func(" + passes + ")";
   llvm::raw_string_ostream os(error);
   return parsePassPipeline(passes, pm, os);
 }

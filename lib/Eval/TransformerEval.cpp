@@ -405,6 +405,12 @@ llvm::Error allReduce(Evaluator &, tf::AllReduceOp op, Inputs in, Outputs &out) 
   return llvm::Error::success();
 }
 
+// One rank runs every stage in turn: the transfer is the identity.
+llvm::Error ppTransfer(Evaluator &, tf::PpTransferOp, Inputs in, Outputs &out) {
+  out.push_back(*in[0]);
+  return llvm::Error::success();
+}
+
 llvm::Error allGather(Evaluator &, tf::AllGatherOp op, Inputs in, Outputs &out) {
   if (op.getGroupSize() != 1)
     return singleRank(op.getGroupSize());
@@ -481,6 +487,7 @@ void registerTransformerEvaluators() {
   add<tf::SplitOp>(split);
   add<tf::AllReduceOp>(allReduce);
   add<tf::AllGatherOp>(allGather);
+  add<tf::PpTransferOp>(ppTransfer);
   add<tf::QuantizeOp>(quantize);
   add<tf::DynamicQuantizeOp>(dynamicQuantize);
   add<tf::DequantizeOp>(dequantize);

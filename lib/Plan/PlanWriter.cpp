@@ -125,6 +125,8 @@ public:
     st->set_kind(kind);
     st->set_op(op);
     st->set_location(locationName(from->getLoc()));
+    if (auto stage = from->getAttrOfType<IntegerAttr>("accel.pp_stage"))
+      st->set_stage(int32_t(stage.getInt())); // accelc -pp (passes/Partition)
     if (kernelOf_)
       if (auto it = kernelOf_->find(from); it != kernelOf_->end()) {
         pb::Attribute *a = st->add_attributes();
@@ -322,7 +324,7 @@ llvm::Error onnxOp(ScheduleBuilder &b, Operation *op) {
   setI(st, "accel.num_outputs", st.outputs_size());
   for (NamedAttribute a : attrs) {
     StringRef n = a.getName().getValue();
-    if (n == "operandSegmentSizes" || n == "resultSegmentSizes")
+    if (n == "operandSegmentSizes" || n == "resultSegmentSizes" || n == "accel.pp_stage")
       continue;
     if (llvm::Error e = onnxAttr(b, st, n, a.getValue()))
       return error(describeOp(op) + ": " + llvm::toString(std::move(e)));
@@ -546,6 +548,16 @@ llvm::Error transformerOp(ScheduleBuilder &b, Operation *o) {
     setS(st, "kind", tf::stringifyReduceKind(op.getKind()).str());
     return llvm::Error::success();
   }
+  if (auto op = dyn_cast<tf::PpTransferOp>(o)) {
+    pb::Step &st = b.step("collective", "pp_transfer", o);
+    if (llvm::Error e = b.input(st, op.getInput(), o))
+      return e;
+    if (llvm::Error e = b.outputs(st, o))
+      return e;
+    setI(st, "from_stage", int64_t(op.getFromStage()));
+    setI(st, "to_stage", int64_t(op.getToStage()));
+    return llvm::Error::success();
+  }
   if (auto op = dyn_cast<tf::AllGatherOp>(o)) {
     pb::Step &st = b.step("collective", "all_gather", o);
     if (llvm::Error e = b.input(st, op.getInput(), o))
@@ -624,6 +636,13 @@ llvm::Error accel::plan::writePlan(ModuleOp module, const PlanOptions &options,
   if (tpSize < 1 || tpSize > 4096)
     return error(fn + " has an invalid accel.tp_size of " + llvm::Twine(tpSize));
   meta.set_tp_size(int32_t(tpSize));
+  // Pipeline stages: accel.pp_size and accel.pp_layers, set by passes/Partition.
+  int64_t ppSize = 1;
+  if (auto pp = func->getAttrOfType<IntegerAttr>("accel.pp_size"))
+    ppSize = pp.getInt();
+  if (ppSize < 1 || ppSize > 4096)
+    return error(fn + " has an invalid accel.pp_size of " + llvm::Twine(ppSize));
+  meta.set_pp_size(int32_t(ppSize));
   meta.set_precision(options.precision);
   meta.set_compute_dtype(options.computeDType);
   ScheduleBuilder b(meta);
@@ -644,6 +663,14 @@ llvm::Error accel::plan::writePlan(ModuleOp module, const PlanOptions &options,
       if (!dt)
         return error(fn + "'s KV cache element type has no runtime representation");
       meta.mutable_kv_cache()->set_dtype(rt::dtypeName(*dt));
+      if (ppSize > 1) {
+        auto counts = func->getAttrOfType<DenseI64ArrayAttr>("accel.pp_layers");
+        if (!counts || int64_t(counts.size()) != ppSize)
+          return error(fn + " is split into " + llvm::Twine(ppSize) +
+                       " pipeline stages but has no accel.pp_layers for each");
+        for (int64_t n : counts.asArrayRef())
+          kv->add_stage_layers(n);
+      }
       continue;
     }
     if (isa<tf::BatchType>(arg.getType()))

@@ -83,4 +83,63 @@ def Partition : Pass<"accel-partition", "mlir::func::FuncOp"> {
                            "accel::onnx::OnnxDialect"];
 }
 
+//===----------------------------------------------------------------------===//
+// accel-pipeline-stages
+//===----------------------------------------------------------------------===//
+
+def PipelineStages : Pass<"accel-pipeline-stages", "mlir::func::FuncOp"> {
+  let summary = "splits a token-major model into pipeline stages by decoder layers";
+  let description = [{
+    Cuts the L decoder layers into `pp-size` = M contiguous ranges balanced
+    by layer count (the first L mod M stages get one layer more); the token
+    embedding goes with stage 0, the final norm and the lm head with stage
+    M-1. A stage begins at its first layer's input norm (the rms_norm /
+    add_rms_norm / layer_norm whose result reaches that layer's attention
+    query). Every op but the weights gets `accel.pp_stage`; every value a
+    stage reads from an earlier stage crosses through a
+    `transformer.pp_transfer` at the start of the reading stage (an op that
+    reads only the step's batch, `transformer.positions`, is recomputed
+    there instead).
+    Attention `layer` indices become stage-local and the function gets
+    `accel.pp_size = M` and `accel.pp_layers` (each stage's layer count).
+
+    M larger than the number of layers, or smaller than 1, is an error. With
+    `pp-size=1` it does nothing. Runs after accel-partition (`-tp`).
+
+    Before (`pp-size=2`, 2 layers, add_rms_norm fused at the boundary):
+
+    ```mlir
+    %e = transformer.embedding %table[%ids] : ...
+    ...
+    %o0 = transformer.attention %q0, %k0, %v0, %cache[0], %batch {...}
+    ...
+    %m0 = transformer.gated_mlp %n0 gate_up(%wgu0) down(%wd0) kind = silu : ...
+    %h1, %r1 = transformer.add_rms_norm %m0, %r0, %w1 {epsilon = 1.0e-6} : ...
+    ...
+    %o1 = transformer.attention %q1, %k1, %v1, %cache[1], %batch {...}
+    ```
+
+    After:
+
+    ```mlir
+    %e = transformer.embedding %table[%ids] {accel.pp_stage = 0} : ...
+    ...
+    %o0 = transformer.attention %q0, %k0, %v0, %cache[0], %batch {accel.pp_stage = 0, ...}
+    ...
+    %m0 = transformer.gated_mlp ... {accel.pp_stage = 0}
+    %pos1 = transformer.positions {accel.pp_stage = 1} : ...
+    %m0x = transformer.pp_transfer %m0 {accel.pp_stage = 1, from_stage = 0, to_stage = 1} : ...
+    %r0x = transformer.pp_transfer %r0 {accel.pp_stage = 1, from_stage = 0, to_stage = 1} : ...
+    %h1, %r1 = transformer.add_rms_norm %m0x, %r0x, %w1 {accel.pp_stage = 1, ...} : ...
+    ...
+    %o1 = transformer.attention %q1, %k1, %v1, %cache[0], %batch {accel.pp_stage = 1, ...}
+    ```
+  }];
+  let options = [
+    Option<"ppSize", "pp-size", "int64_t", /*default=*/"1",
+           "the number of pipeline stages">
+  ];
+  let dependentDialects = ["accel::transformer::TransformerDialect"];
+}
+
 #endif // ACCEL_PASSES_PARTITION

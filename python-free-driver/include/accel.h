@@ -146,6 +146,10 @@ typedef struct accel_compile_options {
                                  0 or 1: not partitioned. accel_model_load
                                  runs such a plan on the CPU as tp_size
                                  threads */
+  int pp_size;                /* pipeline stages to split the layers into
+                                 (accelc -pp; combines with tp_size); 0 or
+                                 1: one stage. CPU target only; such a plan
+                                 runs as pp_size x tp_size threads */
 } accel_compile_options;
 
 ACCEL_API void accel_compile_options_init(accel_compile_options *options);

@@ -308,6 +308,9 @@ extern "C" accel_status accel_compile(const accel_compile_options *options) {
     if (o.tp_size < 0)
       return invalid(fn, "options->tp_size must not be negative, got " + std::to_string(o.tp_size));
     c.tpSize = o.tp_size ? o.tp_size : 1;
+    if (o.pp_size < 0)
+      return invalid(fn, "options->pp_size must not be negative, got " + std::to_string(o.pp_size));
+    c.ppSize = o.pp_size ? o.pp_size : 1;
     c.compilerVersion = std::string("libaccel ") + accel_version_string();
     if (o.on_diagnostic) {
       accel_diagnostic_callback cb = o.on_diagnostic;

@@ -256,16 +256,16 @@ TEST(CApiCompile, MissingOnnxFile) {
   rmdir(dir.c_str());
 }
 
-// A tensor-parallel plan (tp_size 2) compiles and loads like any other;
-// its logits are HF's. tp_size 3 does not divide the 4 heads: one sentence.
-TEST(CApiCompile, TensorParallelPlanScoresLikeHF) {
-  std::string dir = makeTempDir();
-  std::string onnx = kFixture + "/model.onnx", plan = dir + "/tp2.plan";
-  accel_compile_options co;
+/// Compiles the fixture with `tp` ranks and `pp` stages into `plan`, loads it
+/// and checks that its scores are HF's logits; leaves `co` set up for the
+/// caller's refusal checks.
+void compileScoresLikeHF(accel_compile_options &co, const std::string &onnx,
+                         const std::string &plan, int tp, int pp) {
   accel_compile_options_init(&co);
   co.onnx_path = onnx.c_str();
   co.output_path = plan.c_str();
-  co.tp_size = 2;
+  co.tp_size = tp;
+  co.pp_size = pp;
   ASSERT_EQ(accel_compile(&co), ACCEL_OK) << accel_last_error();
   accel_model *model = nullptr;
   ASSERT_EQ(accel_model_load(plan.c_str(), nullptr, &model), ACCEL_OK) << accel_last_error();
@@ -282,14 +282,41 @@ TEST(CApiCompile, TensorParallelPlanScoresLikeHF) {
     maxRef = std::max(maxRef, std::fabs(want->data<float>()[i]));
     maxErr = std::max(maxErr, std::fabs(logits[i] - want->data<float>()[i]));
   }
-  EXPECT_LE(maxErr, 1e-4f * maxRef);
+  EXPECT_LE(maxErr, 1e-4f * maxRef) << "tp " << tp << " pp " << pp;
   accel_model_free(model);
   std::remove(plan.c_str());
+}
 
+// A tensor-parallel plan (tp_size 2) compiles and loads like any other;
+// its logits are HF's. tp_size 3 does not divide the 4 heads: one sentence.
+TEST(CApiCompile, TensorParallelPlanScoresLikeHF) {
+  std::string dir = makeTempDir();
+  std::string onnx = kFixture + "/model.onnx", plan = dir + "/tp2.plan";
+  accel_compile_options co;
+  compileScoresLikeHF(co, onnx, plan, 2, 1);
   co.tp_size = 3;
   expectError(accel_compile(&co), ACCEL_ERROR_INVALID_MODEL,
               {"-tp=3 does not divide the 4 attention heads of layer 0"});
   EXPECT_FALSE(fileExists(plan));
+  rmdir(dir.c_str());
+}
+
+// A plan of 2 pipeline stages x 2 ranks (pp_size, tp_size) loads and scores
+// like the unsplit plan: HF's logits. 3 stages of a 2-layer model: one
+// sentence.
+TEST(CApiCompile, PipelinedPlanScoresLikeHF) {
+  std::string dir = makeTempDir();
+  std::string onnx = kFixture + "/model.onnx", plan = dir + "/pp2.plan";
+  accel_compile_options co;
+  compileScoresLikeHF(co, onnx, plan, 2, 2);
+  co.tp_size = 1;
+  co.pp_size = 3;
+  expectError(accel_compile(&co), ACCEL_ERROR_INVALID_MODEL,
+              {"-pp=3 asks for more pipeline stages than the 2 decoder layers of this model"});
+  EXPECT_FALSE(fileExists(plan));
+  co.pp_size = -1;
+  expectError(accel_compile(&co), ACCEL_ERROR_INVALID_ARGUMENT,
+              {"options->pp_size must not be negative, got -1"});
   rmdir(dir.c_str());
 }
 

@@ -11,6 +11,8 @@
 #include "runtime/comm/Communicator.h"
 
 #include <condition_variable>
+#include <map>
+#include <tuple>
 #include <cstring>
 #include <mutex>
 
@@ -173,6 +175,87 @@ std::vector<std::unique_ptr<Communicator>> createInProcessGroup(int size) {
   for (int r = 0; r < size; ++r)
     comms.push_back(std::make_unique<InProcessCommunicator>(group, r));
   return comms;
+}
+
+//===----------------------------------------------------------------------===//
+// Pipeline links: one mailbox per (from stage, to stage, rank, tag), under
+// one lock; a send copies its tensor in, the matching recv takes it out.
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+struct Pipeline {
+  std::mutex mu;
+  std::condition_variable cv;
+  std::map<std::tuple<int, int, int, int64_t>, Tensor> mail;
+  bool aborted = false;
+  Status why = Status::ok();
+};
+
+class InProcessLink final : public StageLink {
+public:
+  InProcessLink(std::shared_ptr<Pipeline> p, int stage, int rank, int stages)
+      : p_(std::move(p)), stage_(stage), rank_(rank), stages_(stages) {}
+  int stage() const override { return stage_; }
+
+  Status send(const Tensor &x, int toStage, int64_t tag) override {
+    if (toStage <= stage_ || toStage >= stages_)
+      return Status(StatusCode::kInvalidArgument,
+                    "stage " + std::to_string(stage_) + " cannot send to stage " +
+                        std::to_string(toStage) + " of " + std::to_string(stages_));
+    Tensor copy = x.clone();
+    std::lock_guard<std::mutex> lock(p_->mu);
+    if (p_->aborted)
+      return p_->why;
+    auto key = std::make_tuple(stage_, toStage, rank_, tag);
+    if (p_->mail.count(key))
+      return Status(StatusCode::kInternal, "stage " + std::to_string(stage_) +
+                                               " sent transfer " + std::to_string(tag) +
+                                               " twice");
+    p_->mail.emplace(key, std::move(copy));
+    p_->cv.notify_all();
+    return Status::ok();
+  }
+
+  StatusOr<Tensor> recv(int fromStage, int64_t tag) override {
+    if (fromStage < 0 || fromStage >= stage_)
+      return Status(StatusCode::kInvalidArgument,
+                    "stage " + std::to_string(stage_) + " cannot receive from stage " +
+                        std::to_string(fromStage));
+    auto key = std::make_tuple(fromStage, stage_, rank_, tag);
+    std::unique_lock<std::mutex> lock(p_->mu);
+    p_->cv.wait(lock, [&] { return p_->aborted || p_->mail.count(key) != 0; });
+    auto it = p_->mail.find(key);
+    if (it == p_->mail.end())
+      return p_->why;
+    Tensor t = std::move(it->second);
+    p_->mail.erase(it);
+    return t;
+  }
+
+  void abort(const Status &status) override {
+    std::lock_guard<std::mutex> lock(p_->mu);
+    if (p_->aborted)
+      return;
+    p_->aborted = true;
+    p_->why = Status(status.code(), "the pipeline stopped: " + status.message());
+    p_->cv.notify_all();
+  }
+
+private:
+  std::shared_ptr<Pipeline> p_;
+  const int stage_, rank_, stages_;
+};
+
+} // namespace
+
+std::vector<std::unique_ptr<StageLink>> createInProcessPipeline(int stages, int tpSize) {
+  auto p = std::make_shared<Pipeline>();
+  std::vector<std::unique_ptr<StageLink>> links;
+  for (int s = 0; s < stages; ++s)
+    for (int r = 0; r < tpSize; ++r)
+      links.push_back(std::make_unique<InProcessLink>(p, s, r, stages));
+  return links;
 }
 
 } // namespace accel::rt::comm

@@ -1,4 +1,4 @@
-//===- Communicator.h - collectives of a tensor-parallel group --*- C++ -*-===//
+//===- Communicator.h - collectives of a TP group, pipeline links -*- C++ -*-===//
 //
 // What a rank of a tensor-parallel plan calls at a `collective` step
 // (docs/plan-format.md): all_reduce (sum) and all_gather along an axis,
@@ -43,6 +43,28 @@ public:
 /// A group of `size` ranks in one process (threads): element r is rank r's
 /// communicator. They share the group's state; each is used by one thread.
 std::vector<std::unique_ptr<Communicator>> createInProcessGroup(int size);
+
+/// What a rank of a pipeline-parallel plan (accelc -pp) calls at a
+/// `collective pp_transfer` step: point to point, from a stage to a later
+/// one, tensor-parallel rank r to rank r (NCCL's send / recv). One per
+/// (stage, rank). `tag` tells the transfers of one step apart (the plan
+/// step's index); a tag is sent once and received once per forward pass.
+class StageLink {
+public:
+  virtual ~StageLink() = default;
+  virtual int stage() const = 0;
+  /// Hands (a copy of) `x` to stage `toStage`; does not wait for it.
+  virtual Status send(const Tensor &x, int toStage, int64_t tag) = 0;
+  /// Waits for what stage `fromStage` sent under `tag`.
+  virtual StatusOr<Tensor> recv(int fromStage, int64_t tag) = 0;
+  /// Makes every pending and later recv of the pipeline, on every stage and
+  /// rank, fail with `why` (a stage whose step failed calls it).
+  virtual void abort(const Status &why) = 0;
+};
+
+/// `stages` x `tpSize` links in one process (threads): element
+/// s * tpSize + r is stage s, tensor-parallel rank r.
+std::vector<std::unique_ptr<StageLink>> createInProcessPipeline(int stages, int tpSize);
 
 } // namespace accel::rt::comm
 

@@ -32,22 +32,30 @@ struct StepContext {
   /// The rank's tensor-parallel group (collective steps of a plan with
   /// tp_size > 1); null for a single-rank plan.
   comm::Communicator *comm = nullptr;
+  /// The rank's pipeline link (pp_transfer steps of a plan with pp_size >
+  /// 1); null for a plan of one stage.
+  comm::StageLink *link = nullptr;
 };
 
 class CpuExecutor {
 public:
-  /// The executor of tensor-parallel rank `rank` (its constants are that
-  /// rank's weights section; runtime/engine/TpCpuExecutor runs them all).
+  /// The executor of tensor-parallel rank `rank` of pipeline stage `stage`
+  /// (its constants are that rank's weights section; it runs the steps of
+  /// its stage and its side of every pp_transfer that leaves or reaches it;
+  /// runtime/engine/TpCpuExecutor runs them all).
   static StatusOr<std::unique_ptr<CpuExecutor>>
-  create(std::shared_ptr<const plan::PlanFile> plan, int rank = 0);
+  create(std::shared_ptr<const plan::PlanFile> plan, int rank = 0, int stage = 0);
 
   /// Runs the schedule once: `tokenIds` [tokens] (any integer dtype) for the
   /// step described by `meta`, whose K/V go to `pool`. Returns the logits
   /// value, [tokens, vocab] (or [seqs, vocab] when the plan selects each
   /// sequence's last token).
-  /// `comm`: the rank's group, for a plan with tp_size > 1.
+  /// `comm`: the rank's group, for a plan with tp_size > 1; `link`: its
+  /// pipeline link, for a plan with pp_size > 1. A stage other than the
+  /// last returns an undefined tensor (the logits are the last stage's).
   StatusOr<Tensor> run(const Tensor &tokenIds, kv::BlockPool &pool,
-                       const kv::StepMetadata &meta, comm::Communicator *comm = nullptr);
+                       const kv::StepMetadata &meta, comm::Communicator *comm = nullptr,
+                       comm::StageLink *link = nullptr);
 
   using Kernel = std::function<Status(const StepContext &, const std::vector<const Tensor *> &,
                                       std::vector<Tensor> &)>;
@@ -66,6 +74,7 @@ private:
   std::vector<Prepared> steps_;
   std::vector<Tensor> constants_; // by value id; undefined for non-constants
   DType tokenDType_ = DType::kI64;
+  bool returnsLogits_ = true; // the last pipeline stage
 };
 
 } // namespace accel::rt::engine

@@ -27,11 +27,18 @@ StatusOr<std::unique_ptr<Engine>> Engine::create(std::shared_ptr<const plan::Pla
                   plan->path() + ": the plan was built for " + meta.target() +
                       " and this build of accel has only the CPU backend (recompile with "
                       "-target=cpu)");
-  // Tensor-parallel plans run on the CPU as threads (TpCpuExecutor).
+  // Tensor-parallel and pipelined plans run on the CPU as threads
+  // (TpCpuExecutor).
   if (meta.tp_size() != 1 && !cpu)
     return Status(StatusCode::kUnimplemented,
                   plan->path() + ": the plan is partitioned for " +
                       std::to_string(meta.tp_size()) + " ranks; the runtime runs one");
+  const bool partitioned = meta.tp_size() != 1 || plan->ppSize() != 1;
+  if (plan->ppSize() != 1 && !cpu)
+    return Status(StatusCode::kUnimplemented,
+                  plan->path() + ": the plan is split into " + std::to_string(plan->ppSize()) +
+                      " pipeline stages; the GPU runtime runs one (compile with -target=cpu "
+                      "to run it on the CPU)");
   std::unique_ptr<Engine> e(new Engine());
   e->vocab_ = meta.model().vocab_size();
   if (e->vocab_ <= 0)
@@ -89,12 +96,13 @@ StatusOr<std::unique_ptr<Engine>> Engine::create(std::shared_ptr<const plan::Pla
     }
     e->describe_ = gpu.describe;
   }
-  // A tensor-parallel CPU plan: the executor keeps one KV shard per rank;
-  // the engine's pool only allocates blocks and queues their copies.
-  if (cpu && meta.tp_size() != 1)
+  // A tensor-parallel or pipelined CPU plan: the executor keeps one KV
+  // shard per rank and stage; the engine's pool only allocates blocks and
+  // queues their copies.
+  if (cpu && partitioned)
     e->kvStorage_ = kv::KvStorage::kDevice;
   ACCEL_RT_ASSIGN_OR_RETURN(e->pool_, kv::BlockPool::create(config, e->kvStorage_));
-  if (cpu && meta.tp_size() != 1) {
+  if (cpu && partitioned) {
     ACCEL_RT_ASSIGN_OR_RETURN(std::unique_ptr<TpCpuExecutor> ex, TpCpuExecutor::create(plan));
     std::shared_ptr<TpCpuExecutor> shared = std::move(ex);
     e->run_ = [shared](const Tensor &ids, kv::BlockPool &pool, const kv::StepMetadata &m) {

@@ -143,6 +143,10 @@ GpuExecutor::create(std::shared_ptr<const plan::PlanFile> plan, const GpuExecuto
     return Status(StatusCode::kUnimplemented,
                   plan->path() + ": the plan is partitioned for " + std::to_string(meta.tp_size()) +
                       " ranks; the GPU backend runs one");
+  if (plan->ppSize() != 1)
+    return Status(StatusCode::kUnimplemented,
+                  plan->path() + ": the plan is split into " + std::to_string(plan->ppSize()) +
+                      " pipeline stages; the GPU backend runs one");
   // Weight-only i8/fp8 plans (accelc -precision=int8-weight|fp8) run on the
   // CPU only for now (docs/precision.md).
   for (const pb::Step &step : plan->schedule().steps())

@@ -1,23 +1,30 @@
-//===- TpCpuExecutor.h - a tensor-parallel plan on the CPU ------*- C++ -*-===//
+//===- TpCpuExecutor.h - a partitioned plan on the CPU ----------*- C++ -*-===//
 //
-// Runs a plan partitioned for N ranks (accelc -tp=N) as N threads, each a
-// CpuExecutor over its rank's weights section and its own KV cache shard
-// (the plan's kv_cache is one rank's: its KV heads), meeting at the
+// Runs a plan partitioned for N tensor-parallel ranks (accelc -tp=N) and M
+// pipeline stages (accelc -pp=M) as M x N threads, each a CpuExecutor over
+// its rank's weights section, its stage's steps and its own KV cache
+// (the plan's kv_cache is one rank's: its KV heads; a stage's cache holds
+// only its layers, kv_cache.stage_layers). The ranks of a stage meet at the
 // plan's collective steps through an in-process communicator group
-// (runtime/comm). The caller's pool is rank 0's and its block tables (the
-// step metadata) are every rank's.
+// (runtime/comm); a stage hands its values to a later one at pp_transfer
+// steps through in-process stage links (rank r to rank r). The caller's
+// pool is the block allocator and its block tables (the step metadata) are
+// every rank's and every stage's.
 //
 // KV cache: the caller's pool (the engine's) allocates blocks for all ranks
-// and, created with KvStorage::kDevice, holds no K/V itself: every rank has
-// its own host pool of the same geometry (its KV heads), and the
-// copy-on-write block copies the caller's pool queues are applied to every
-// rank's pool before the step. A single-rank plan uses the caller's pool as
-// it is.
+// and, created with KvStorage::kDevice, holds no K/V itself: every rank of
+// every stage has its own host pool of the same block geometry (its KV
+// heads, its stage's layers), and the copy-on-write block copies the
+// caller's pool queues are applied to every one of them before the step. A
+// plan of one rank and one stage uses the caller's pool as it is; a
+// tensor-parallel plan of one stage may be given a host pool (rank 0 uses
+// it); a pipelined plan needs a kDevice pool.
 //
-// Every rank ends with the whole logits (the plan all_gathers them); rank
-// 0's are returned. A rank whose step fails aborts the group, so that the
-// others stop at their next collective instead of waiting; the first
-// failing rank's error is returned, naming the rank.
+// The last stage's ranks end with the whole logits (the plan all_gathers
+// them); its rank 0's are returned. A rank whose step fails aborts its
+// group and the pipeline, so that the others stop at their next collective
+// or transfer instead of waiting; the first failing rank's error is
+// returned, naming the rank (and the stage in a pipelined plan).
 //
 //===----------------------------------------------------------------------===//
 #ifndef ACCEL_RUNTIME_ENGINE_TPCPUEXECUTOR_H
@@ -32,16 +39,20 @@ public:
   static StatusOr<std::unique_ptr<TpCpuExecutor>>
   create(std::shared_ptr<const plan::PlanFile> plan);
 
-  int tpSize() const { return int(ranks_.size()); }
+  int tpSize() const { return tp_; }
+  int ppSize() const { return pp_; }
 
-  /// CpuExecutor::run's contract, over all ranks. `pool` is rank 0's.
+  /// CpuExecutor::run's contract, over all ranks and stages. `pool` is the
+  /// block allocator (rank 0's cache too in a plan of one stage).
   StatusOr<Tensor> run(const Tensor &tokenIds, kv::BlockPool &pool,
                        const kv::StepMetadata &meta);
 
 private:
   TpCpuExecutor() = default;
-  std::vector<std::unique_ptr<CpuExecutor>> ranks_;
-  std::vector<std::unique_ptr<kv::BlockPool>> pools_; // one per rank
+  std::shared_ptr<const plan::PlanFile> plan_;
+  int tp_ = 1, pp_ = 1;
+  std::vector<std::unique_ptr<CpuExecutor>> ranks_;  // stage-major: s * tp + r
+  std::vector<std::unique_ptr<kv::BlockPool>> pools_; // one per rank and stage
 };
 
 } // namespace accel::rt::engine

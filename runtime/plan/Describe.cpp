@@ -93,6 +93,12 @@ std::string describePlan(const PlanFile &plan) {
     os << "tensor parallel: " << m.tp_size()
        << " ranks, each with its weights section and its KV cache shard (the kv heads below "
           "are per rank)\n";
+  if (plan.ppSize() > 1) {
+    os << "pipeline parallel: " << plan.ppSize() << " stages of [";
+    for (int i = 0; i < kv.stage_layers_size(); ++i)
+      os << (i ? ", " : "") << kv.stage_layers(i);
+    os << "] layers, each stage with its own KV cache of its layers\n";
+  }
   os << "kv cache: " << kv.num_layers() << " layers, " << kv.num_kv_heads() << " kv heads, head dim "
      << kv.head_dim() << ", block size " << kv.block_size() << ", " << kv.dtype() << "\n";
   os << "sections:\n";
@@ -135,6 +141,8 @@ std::string describePlan(const PlanFile &plan) {
      << sc.logits() << "\n";
   for (const pb::Step &st : sc.steps()) {
     os << "  ";
+    if (plan.ppSize() > 1)
+      os << "[stage " << st.stage() << "] ";
     for (int i = 0; i < st.outputs_size(); ++i)
       os << (i ? ", " : "") << (st.outputs(i) < 0 ? std::string("_") : "%" + std::to_string(st.outputs(i)));
     if (st.outputs_size())

@@ -1,6 +1,7 @@
 //===- PlanFile.cpp - open, check and map a plan file ----------------------===//
 #include "runtime/plan/PlanFile.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -206,9 +207,61 @@ Status PlanFile::checkSchedule() {
   if (!inRange(s.token_ids()) || s.values(s.token_ids()).is_constant())
     return bad("the token ids value is missing");
   defined[size_t(s.token_ids())] = 1;
+
+  // Pipeline stages (accelc -pp): every step runs in one stage, and a value
+  // that a stage reads was written in that stage (or is a constant or the
+  // token ids): what another stage computed arrives by pp_transfer.
+  const int64_t pp = std::max(1, metadata_.pp_size());
+  if (pp > 4096)
+    return dataLoss(path_, "the plan's pipeline size " + std::to_string(pp) + " is invalid");
+  if (pp > 1) {
+    const auto &counts = metadata_.kv_cache().stage_layers();
+    int64_t sum = 0;
+    bool positive = true;
+    for (int64_t c : counts) {
+      positive = positive && c > 0 && c <= 1000000;
+      sum += positive ? c : 0;
+    }
+    if (counts.size() != pp || !positive || sum != metadata_.kv_cache().num_layers())
+      return dataLoss(path_, "the plan has " + std::to_string(pp) +
+                                 " pipeline stages but its KV cache does not give a positive "
+                                 "layer count for each that sums to its " +
+                                 std::to_string(metadata_.kv_cache().num_layers()) + " layers");
+  }
+  std::vector<int32_t> stageOf(size_t(n), -1); // the stage that wrote a value; -1: every stage
   for (int i = 0; i < s.steps_size(); ++i) {
     const pb::Step &step = s.steps(i);
     std::string what = "step " + std::to_string(i) + " (" + step.kind() + " " + step.op() + ")";
+    if (step.stage() < 0 || step.stage() >= pp)
+      return bad(what + " runs in pipeline stage " + std::to_string(step.stage()) +
+                 " of a plan with " + std::to_string(pp));
+    const bool transfer = step.kind() == "collective" && step.op() == "pp_transfer";
+    int64_t fromStage = -1, toStage = -1;
+    for (const pb::Attribute &a : step.attributes()) {
+      if (a.name() == "from_stage" && a.value_case() == pb::Attribute::kI)
+        fromStage = a.i();
+      if (a.name() == "to_stage" && a.value_case() == pb::Attribute::kI)
+        toStage = a.i();
+    }
+    if (transfer) {
+      if (step.inputs_size() != 1 || step.outputs_size() != 1 || step.inputs(0) < 0 ||
+          step.outputs(0) < 0)
+        return bad(what + " must read one value and write one");
+      if (fromStage < 0 || toStage <= fromStage || toStage >= pp || step.stage() != toStage)
+        return bad(what + " sends from stage " + std::to_string(fromStage) + " to stage " +
+                   std::to_string(toStage) + " (run in stage " + std::to_string(step.stage()) +
+                   ") in a plan of " + std::to_string(pp) + " stages");
+    }
+    const int64_t reader = transfer ? fromStage : step.stage();
+    for (int32_t in : step.inputs())
+      if (inRange(in) && defined[size_t(in)] && stageOf[size_t(in)] >= 0 &&
+          stageOf[size_t(in)] != reader)
+        return bad(what + " runs in pipeline stage " + std::to_string(reader) + " and reads " +
+                   valueName(s, in) + ", which stage " + std::to_string(stageOf[size_t(in)]) +
+                   " writes");
+    for (int32_t out : step.outputs())
+      if (inRange(out))
+        stageOf[size_t(out)] = step.stage();
     for (int32_t in : step.inputs()) {
       if (in == -1)
         continue;
@@ -230,7 +283,7 @@ Status PlanFile::checkSchedule() {
       if (a.value_case() == pb::Attribute::kTensor &&
           (!inRange(a.tensor()) || !s.values(a.tensor()).is_constant()))
         return bad(what + " attribute '" + a.name() + "' names no constant");
-    if (step.kind() == "collective") {
+    if (step.kind() == "collective" && !transfer) {
       // all_reduce / all_gather of one value over the plan's ranks.
       int64_t group = -1, axis = 0;
       for (const pb::Attribute &a : step.attributes()) {
@@ -240,7 +293,7 @@ Status PlanFile::checkSchedule() {
           axis = a.i();
       }
       if (step.op() != "all_reduce" && step.op() != "all_gather")
-        return bad(what + " is not all_reduce or all_gather");
+        return bad(what + " is not all_reduce, all_gather or pp_transfer");
       if (step.inputs_size() != 1 || step.outputs_size() != 1 || step.inputs(0) < 0 ||
           step.outputs(0) < 0)
         return bad(what + " must read one value and write one");
@@ -257,6 +310,8 @@ Status PlanFile::checkSchedule() {
   }
   if (!inRange(s.logits()) || !defined[size_t(s.logits())])
     return bad("no step writes the logits");
+  if (pp > 1 && stageOf[size_t(s.logits())] != pp - 1)
+    return bad("the logits are not written by the last pipeline stage");
   return Status::ok();
 }
 

@@ -18,6 +18,7 @@
 #include "runtime/support/Status.h"
 #include "runtime/tensor/Tensor.h"
 
+#include <algorithm>
 #include <memory>
 #include <optional>
 #include <string>
@@ -55,6 +56,16 @@ public:
   /// The plan's tensor-parallel ranks (metadata tp_size, checked to be the
   /// header's and to have one weights section per rank).
   int tpSize() const { return int(weightSections_.size()); }
+  /// The plan's pipeline stages (metadata pp_size; 1 when unset). Stage s
+  /// runs the steps whose `stage` is s and its side of every pp_transfer
+  /// (checked at load: a stage reads only what it writes, constants and the
+  /// token ids, and the last stage writes the logits).
+  int ppSize() const { return std::max(1, int(metadata_.pp_size())); }
+  /// The KV cache layers of stage `stage` (all of them in a plan of one stage).
+  int64_t stageLayers(int stage) const {
+    return ppSize() == 1 ? metadata_.kv_cache().num_layers()
+                         : metadata_.kv_cache().stage_layers(stage);
+  }
 
 private:
   PlanFile() = default;

@@ -1129,6 +1129,26 @@ func.func @all_gather_i4(%x: tensor<?x64xi4>) {
 
 // -----
 
+//===----------------------------------------------------------------------===//
+// pp_transfer
+//===----------------------------------------------------------------------===//
+
+func.func @pp_transfer_backwards(%x: tensor<?x64xf32>) {
+  // expected-error @+1 {{sends from stage 1 to stage 1; a value only goes to a later stage}}
+  %0 = transformer.pp_transfer %x {from_stage = 1, to_stage = 1} : tensor<?x64xf32>
+  return
+}
+
+// -----
+
+func.func @pp_transfer_to_stage_0(%x: tensor<?x64xf32>) {
+  // expected-error @+1 {{attribute 'to_stage' failed to satisfy constraint: 64-bit signless integer attribute whose value is positive}}
+  %0 = transformer.pp_transfer %x {from_stage = 0, to_stage = 0} : tensor<?x64xf32>
+  return
+}
+
+// -----
+
 func.func @all_gather_element(%x: tensor<?x64xbf16>) {
   // expected-error @+1 {{result element type 'f32' does not match the input element type 'bf16'}}
   %0 = transformer.all_gather %x {axis = 1, group_size = 2} : tensor<?x64xbf16> -> tensor<?x128xf32>

@@ -431,6 +431,23 @@ func.func @collectives(%x: tensor<?x4096xbf16>, %l: tensor<?x32064xf32>) {
 // -----
 
 //===----------------------------------------------------------------------===//
+// pp_transfer
+//===----------------------------------------------------------------------===//
+
+// CHECK-LABEL: func @pp_transfer
+// CHECK-SAME: (%[[H:[^:]+]]: tensor<?x4096xbf16>, %[[S:[^:]+]]: tensor<3xi64>)
+// CHECK: transformer.pp_transfer %[[H]] {from_stage = 0 : i64, to_stage = 1 : i64} : tensor<?x4096xbf16>
+// CHECK: transformer.pp_transfer %[[S]] {from_stage = 1 : i64, to_stage = 3 : i64} : tensor<3xi64>
+func.func @pp_transfer(%h: tensor<?x4096xbf16>, %s: tensor<3xi64>) {
+  %0 = transformer.pp_transfer %h {from_stage = 0, to_stage = 1} : tensor<?x4096xbf16>
+  // Shape glue crosses too, and may skip stages.
+  %1 = transformer.pp_transfer %s {from_stage = 1, to_stage = 3} : tensor<3xi64>
+  return
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
 // quantize, dequantize
 //===----------------------------------------------------------------------===//
 

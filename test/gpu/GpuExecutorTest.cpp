@@ -602,6 +602,19 @@ TEST(GpuExecutor, RefusesOtherComputeTypes) {
   EXPECT_NE(g.status().message().find("f32, bf16 or f16"), std::string::npos);
 }
 
+// A plan of pipeline stages (accelc -pp) runs on the CPU backend only; the
+// GPU executor says so before it touches the device (no GPU needed).
+TEST(GpuExecutor, RefusesPipelinedPlans) {
+  StatusOr<std::shared_ptr<const plan::PlanFile>> p = plan::PlanFile::fromBytes(
+      accel::test::pipelinePlan(std::vector<float>(8, 0.5f), 4, 2).bytes(), "pp.plan");
+  ASSERT_TRUE(p) << p.status().message();
+  StatusOr<std::unique_ptr<engine::GpuExecutor>> g = engine::GpuExecutor::create(*p, {});
+  ASSERT_FALSE(g);
+  EXPECT_EQ(g.status().code(), StatusCode::kUnimplemented);
+  EXPECT_EQ(g.status().message(),
+            "pp.plan: the plan is split into 2 pipeline stages; the GPU backend runs one");
+}
+
 // Decode steps replayed from CUDA graphs give the eager run's logits:
 // batch 1 and 4 (a bucket: bit for bit), 3 padded to 4 and 17 padded to 24
 // (padded rows: seq_len 0, slot -1; their logits dropped), over six

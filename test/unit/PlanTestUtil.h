@@ -100,6 +100,40 @@ public:
   std::string weights;
 };
 
+/// A plan of two pipeline stages (tp 1) over a tied [v, h] table: stage 0
+/// looks the ids up, a pp_transfer hands the rows to stage 1, which computes
+/// the logits rows · tableᵀ. Its KV cache is 2 layers, one per stage (no
+/// attention reads it). Returns the metadata so that a test can damage it
+/// before PlanBuilder::bytes().
+inline PlanBuilder pipelinePlan(const std::vector<float> &table, int64_t v, int64_t h) {
+  PlanBuilder b;
+  b.meta.set_pp_size(2);
+  auto *kv = b.meta.mutable_kv_cache();
+  kv->set_num_layers(2);
+  kv->set_num_kv_heads(1);
+  kv->set_head_dim(4);
+  kv->set_block_size(4);
+  kv->set_dtype("f32");
+  kv->add_stage_layers(1);
+  kv->add_stage_layers(1);
+  int32_t ids = b.value("i64", {-1});
+  int32_t tbl = b.constant({v, h}, table);
+  int32_t x = b.value("f32", {-1, h}), y = b.value("f32", {-1, h}), logits = b.value("f32", {-1, v});
+  b.step("launch", "embedding", {tbl, ids}, {x}).set_stage(0);
+  auto &t = b.step("collective", "pp_transfer", {x}, {y});
+  t.set_stage(1);
+  PlanBuilder::attr(t, "from_stage", int64_t(0));
+  PlanBuilder::attr(t, "to_stage", int64_t(1));
+  auto &l = b.step("gemm", "logits", {y, tbl}, {logits});
+  l.set_stage(1);
+  PlanBuilder::attr(l, "out_dtype", "f32");
+  PlanBuilder::attr(l, "epilogue", "logits");
+  b.meta.mutable_schedule()->set_token_ids(ids);
+  b.meta.mutable_schedule()->set_logits(logits);
+  b.meta.mutable_model()->set_vocab_size(v);
+  return b;
+}
+
 } // namespace accel::test
 
 #endif // ACCEL_TEST_UNIT_PLANTESTUTIL_H

@@ -18,6 +18,7 @@
 #include <algorithm>
 
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <thread>
 
@@ -364,6 +365,96 @@ TEST(TensorParallelPlan, CopyOnWriteReachesEveryRanksKvShard) {
   }
   ASSERT_TRUE(a.release(eng.pool()).isOk());
   ASSERT_TRUE(b.release(eng.pool()).isOk());
+}
+
+//===----------------------------------------------------------------------===//
+// Pipeline stages (accelc -pp)
+//===----------------------------------------------------------------------===//
+
+TEST(StageLink, SendsToTheSameRankOfALaterStage) {
+  auto links = comm::createInProcessPipeline(3, 2); // s * 2 + r
+  Tensor x = *Tensor::fromVector<float>({3}, std::vector<float>{1, 2, 3});
+  Tensor y = *Tensor::fromVector<float>({3}, std::vector<float>{4, 5, 6});
+  ASSERT_TRUE(links[1]->send(x, 2, 7).isOk()); // stage 0 rank 1 -> stage 2 rank 1
+  ASSERT_TRUE(links[0]->send(y, 1, 7).isOk()); // stage 0 rank 0 -> stage 1 rank 0
+  StatusOr<Tensor> got = Tensor();
+  std::thread t([&] { got = links[5]->recv(0, 7); });
+  t.join();
+  ASSERT_TRUE(got.isOk()) << got.status().message();
+  EXPECT_EQ(got->data<float>()[2], 3.0f);
+  StatusOr<Tensor> got0 = links[2]->recv(0, 7);
+  ASSERT_TRUE(got0.isOk());
+  EXPECT_EQ(got0->data<float>()[0], 4.0f);
+  // Not backwards, not to itself.
+  EXPECT_FALSE(links[2]->send(x, 0, 1).isOk());
+  EXPECT_FALSE(links[2]->send(x, 1, 1).isOk());
+}
+
+TEST(StageLink, AbortReleasesAStageWaitingToReceive) {
+  auto links = comm::createInProcessPipeline(2, 1);
+  StatusOr<Tensor> got = Tensor();
+  std::thread t([&] { got = links[1]->recv(0, 3); });
+  links[0]->abort(Status(StatusCode::kInternal, "stage 0 broke"));
+  t.join();
+  ASSERT_FALSE(got.isOk());
+  EXPECT_EQ(got.status().message(), "the pipeline stopped: stage 0 broke");
+}
+
+TEST(PipelinePlan, RunsAsTwoStagesAndMatchesTheReference) {
+  std::vector<float> table = wave(kV * kH, 0.7f, 0.1f);
+  StatusOr<std::shared_ptr<const plan::PlanFile>> p =
+      plan::PlanFile::fromBytes(accel::test::pipelinePlan(table, kV, kH).bytes(), "pp.plan");
+  ASSERT_TRUE(p.isOk()) << p.status().message();
+  EXPECT_EQ((*p)->ppSize(), 2);
+  EXPECT_EQ((*p)->stageLayers(1), 1);
+  StatusOr<std::unique_ptr<engine::Engine>> e = engine::Engine::create(*p);
+  ASSERT_TRUE(e.isOk()) << e.status().message();
+  const std::vector<int64_t> ids = {3, 0, 2, 1};
+  for (int64_t chunk : {0, 1}) {
+    StatusOr<Tensor> got = (*e)->score(ids, chunk);
+    ASSERT_TRUE(got.isOk()) << got.status().message();
+    ASSERT_EQ(got->shape(), (Shape{4, kV}));
+    for (size_t t = 0; t < ids.size(); ++t)
+      for (int64_t v = 0; v < kV; ++v) {
+        float want = 0;
+        for (int64_t i = 0; i < kH; ++i)
+          want += table[size_t(ids[t] * kH + i)] * table[size_t(v * kH + i)];
+        EXPECT_NEAR(got->data<float>()[t * kV + size_t(v)], want, 1e-5f) << t << " " << v;
+      }
+  }
+}
+
+TEST(PipelinePlan, LoaderChecksStagesAndTransfers) {
+  std::vector<float> table = wave(kV * kH, 0.7f, 0.1f);
+  auto damaged = [&](const std::function<void(accel::plan::PlanMetadata &)> &f) {
+    accel::test::PlanBuilder b = accel::test::pipelinePlan(table, kV, kH);
+    f(b.meta);
+    return loadError(b.bytes());
+  };
+  auto steps = [](accel::plan::PlanMetadata &m) { return m.mutable_schedule()->mutable_steps(); };
+  EXPECT_EQ(damaged([](accel::plan::PlanMetadata &) {}), "ok");
+  // The logits step in stage 0 reads what stage 1 received.
+  EXPECT_EQ(damaged([&](accel::plan::PlanMetadata &m) { steps(m)->Mutable(2)->set_stage(0); }),
+            "tp.plan: schedule: step 2 (gemm logits) runs in pipeline stage 0 and reads value 3, "
+            "which stage 1 writes");
+  // Without the transfer, stage 1 would read stage 0's value.
+  EXPECT_EQ(damaged([&](accel::plan::PlanMetadata &m) {
+              steps(m)->Mutable(2)->set_inputs(0, 2);
+            }),
+            "tp.plan: schedule: step 2 (gemm logits) runs in pipeline stage 1 and reads value 2, "
+            "which stage 0 writes");
+  EXPECT_EQ(damaged([&](accel::plan::PlanMetadata &m) {
+              steps(m)->Mutable(1)->mutable_attributes(1)->set_i(2);
+            }),
+            "tp.plan: schedule: step 1 (collective pp_transfer) sends from stage 0 to stage 2 (run "
+            "in stage 1) in a plan of 2 stages");
+  EXPECT_EQ(damaged([&](accel::plan::PlanMetadata &m) { steps(m)->Mutable(0)->set_stage(2); }),
+            "tp.plan: schedule: step 0 (launch embedding) runs in pipeline stage 2 of a plan with 2");
+  EXPECT_EQ(damaged([](accel::plan::PlanMetadata &m) {
+              m.mutable_kv_cache()->set_stage_layers(1, 2);
+            }),
+            "tp.plan: the plan has 2 pipeline stages but its KV cache does not give a positive "
+            "layer count for each that sums to its 2 layers");
 }
 
 // The host rule of greedy steps (the GPU's argmax_rows_* follows it):

@@ -60,7 +60,7 @@ cl::opt<EmitLevel> emitLevel(
                clEnumValN(EmitLevel::Fused, "fused",
                           "the transformer dialect after raising and fusion (what plans hold)"),
                clEnumValN(EmitLevel::Partitioned, "partitioned",
-                          "the fused transformer dialect split over -tp ranks"),
+                          "the fused transformer dialect split over -tp ranks and -pp stages"),
                clEnumValN(EmitLevel::Exec, "exec", "the exec schedule (not yet)"),
                clEnumValN(EmitLevel::Kernels, "kernels",
                           "the generated GPU kernels as a gpu.module (-target=a100|h100|h200)"),
@@ -104,6 +104,10 @@ cl::opt<std::string>
 cl::opt<int64_t> tpSize(cl::cat(accelcCategory), "tp",
                         cl::desc("Tensor-parallel ranks to partition the model for "
                                  "(docs/passes/partition.md; default 1)"),
+                        cl::init(1));
+cl::opt<int64_t> ppSize(cl::cat(accelcCategory), "pp",
+                        cl::desc("Pipeline stages to split the model into by decoder layers "
+                                 "(docs/passes/partition.md; default 1; combines with -tp)"),
                         cl::init(1));
 cl::opt<bool> noCodegen(cl::cat(accelcCategory), "no-codegen",
                         cl::desc("GPU plans: carry no generated kernels (every step runs the "
@@ -371,6 +375,7 @@ static int emitPlan() {
   options.codegen = !noCodegen;
   options.cudaPath = cudaPath;
   options.tpSize = tpSize;
+  options.ppSize = ppSize;
   options.applyPassManagerCLOptions = true;
   options.onDiagnostic = [](const std::string &line) { llvm::errs() << line << "\n"; };
   if (llvm::Error e = accel::compileToPlan(options)) {
@@ -408,7 +413,7 @@ int main(int argc, char **argv) {
       return fail("-print-memory-plan prints a table; it cannot be combined with -interpret");
     if (maxTokens < 1)
       return fail("-max-tokens must be at least 1, got " + llvm::Twine(int64_t(maxTokens)));
-    emitLevel = tpSize > 1 ? EmitLevel::Partitioned : EmitLevel::Fused;
+    emitLevel = tpSize > 1 || ppSize > 1 ? EmitLevel::Partitioned : EmitLevel::Fused;
   } else if (maxTokens.getNumOccurrences()) {
     return fail("-max-tokens is the token bound of -print-memory-plan; add -print-memory-plan");
   }
@@ -469,7 +474,7 @@ int main(int argc, char **argv) {
         mlir::failed(accel::buildPrecisionPipeline(pm, precision, /*beforeFusion=*/false, error)))
       return fail("internal error: " + error);
     if (emitLevel == EmitLevel::Partitioned &&
-        mlir::failed(accel::buildPartitionPipeline(pm, tpSize, error)))
+        mlir::failed(accel::buildPartitionPipeline(pm, tpSize, ppSize, error)))
       return fail(error);
     if (printMemoryPlan && mlir::failed(accel::buildMemoryPlanPipeline(pm, maxTokens, error)))
       return fail(error);
@@ -482,6 +487,9 @@ int main(int argc, char **argv) {
     return fail("-emit=exec is not implemented yet (the exec lowering and its memory "
                 "layout arrive with the GPU backend, issue 5); use -emit=transformer, or "
                 "-emit=plan to see the schedule with accel-run --describe");
+  if (interpret && emitLevel == EmitLevel::Partitioned && ppSize > 1)
+    return fail("-interpret runs one rank and a function split into pipeline stages needs "
+                "every stage's own KV cache; compile a plan with -pp and run it with accel-run");
   if (interpret && emitLevel == EmitLevel::Partitioned && tpSize > 1)
     return fail("-interpret runs one rank and a partitioned function needs all of them; "
                 "compile a plan with -tp and run it with accel-run");

@@ -58,6 +58,9 @@ struct CompileOptions {
   /// accelc's -tp: tensor-parallel ranks the plan is partitioned for
   /// (docs/passes/partition.md); 1: not partitioned.
   int64_t tpSize = 1;
+  /// accelc's -pp: pipeline stages the plan is split into by decoder layers
+  /// (docs/passes/partition.md); 1: one stage.
+  int64_t ppSize = 1;
   /// GPU targets: generate the pointwise, norm and rotary kernels and carry
   /// them in the plan (docs/codegen.md); false: the runtime's hand-written
   /// kernels run every step (accelc -no-codegen).

@@ -35,11 +35,12 @@ mlir::LogicalResult buildKVCacheDtypePipeline(mlir::OpPassManager &pm, const std
 /// "" when `mode` is a -precision mode accelc knows, else one sentence.
 std::string checkPrecisionMode(const std::string &mode);
 
-/// Tensor-parallel partitioning for `accelc -tp=N` (docs/passes/partition.md),
-/// after fusion and precision: accel-partition{tp-size=N}. Adds nothing for
-/// N = 1; N < 1 is an error.
+/// Tensor-parallel partitioning and pipeline stages for `accelc -tp=N -pp=M`
+/// (docs/passes/partition.md), after fusion and precision:
+/// accel-partition{tp-size=N}, then accel-pipeline-stages{pp-size=M}. Adds
+/// nothing for N = M = 1; N < 1 or M < 1 is an error.
 mlir::LogicalResult buildPartitionPipeline(mlir::OpPassManager &pm, int64_t tpSize,
-                                           std::string &error);
+                                           int64_t ppSize, std::string &error);
 
 /// `accelc -print-memory-plan -max-tokens=N` (docs/passes/layout.md), after
 /// fusion (and partitioning): accel-plan-memory{max-tokens=N}. N < 1 is an

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
-"""Tensor-parallel plans against the TP=1 plan and HF's logits, every fixture.
+"""Tensor-parallel (and pipelined) plans against the TP=1 plan and HF's logits.
 
 usage: check_tp_fixtures.py <accelc> <accel-run> <fixtures dir> <work dir>
-                            [--ranks 2 4 8] [--only NAME ...]
+                            [--ranks 2 4 8] [--pp M] [--only NAME ...]
 
 For every fixture (test/fixtures/models/*, and the demo model) it compiles
 the TP=1 plan and, for each N in --ranks, `accelc -tp=N`:
@@ -17,6 +17,11 @@ the TP=1 plan and, for each N in --ranks, `accelc -tp=N`:
   through the KV cache (--chunk 1) and in chunks of 5;
 - otherwise the compile must fail with the one-sentence divisibility error
   naming the dimension and the layer.
+
+With --pp M every plan is also split into M pipeline stages (`-pp=M`; --ranks
+may then include 1, a pipeline of one rank per stage): run as M x N threads,
+it must give the same logits; a model with fewer than M layers must be
+refused in one sentence.
 
 Head counts are read from the TP=1 plan (accel-run --describe), never from
 the partitioned one. Prints one line per fixture and rank count, and the
@@ -40,12 +45,13 @@ def run(cmd):
 
 
 def shape_facts(accel_run, plan):
-    """num_heads / num_kv_heads of the first attention step, vocab."""
+    """num_heads / num_kv_heads of the first attention step, vocab, layers."""
     out = run([accel_run, plan, "--describe"]).stdout
     heads = int(re.search(r"num_heads = (\d+)", out).group(1))
     kv = int(re.search(r"num_kv_heads = (\d+)", out).group(1))
     vocab = int(re.search(r"vocab (\d+)", out).group(1))
-    return heads, kv, vocab
+    layers = int(re.search(r"kv cache: (\d+) layers", out).group(1))
+    return heads, kv, vocab, layers
 
 
 def divides(n, heads, kv, vocab):
@@ -68,6 +74,7 @@ def main():
     p.add_argument("fixtures")
     p.add_argument("work")
     p.add_argument("--ranks", type=int, nargs="+", default=[2, 4, 8])
+    p.add_argument("--pp", type=int, default=1)
     p.add_argument("--only", nargs="*")
     a = p.parse_args()
     os.makedirs(a.work, exist_ok=True)
@@ -95,46 +102,60 @@ def main():
         if r.returncode != 0:
             failures.append(f"{name}: TP=1 compile failed: {r.stderr.strip()}")
             continue
-        heads, kv, vocab = shape_facts(a.accel_run, base + ".tp1.plan")
+        heads, kv, vocab, layers = shape_facts(a.accel_run, base + ".tp1.plan")
         ref = {c: score(a.accel_run, base + ".tp1.plan", ids, f"{base}.tp1.c{c}.npy", c)
                for c in CHUNKS}
         scale = float(np.abs(hf).max())
         for n in a.ranks:
-            plan = f"{base}.tp{n}.plan"
-            r = run([a.accelc, onnx, f"-tp={n}", "-o", plan])
+            tag = f"pp={a.pp} tp={n}" if a.pp > 1 else f"tp={n}"
+            plan = f"{base}.pp{a.pp}.tp{n}.plan" if a.pp > 1 else f"{base}.tp{n}.plan"
+            r = run([a.accelc, onnx, f"-tp={n}", f"-pp={a.pp}", "-o", plan])
+            if a.pp > layers:
+                msg = r.stderr.strip()
+                ok = r.returncode != 0 and re.search(
+                    rf"error: -pp={a.pp} asks for more pipeline stages than the {layers} "
+                    rf"decoder layers of this model", msg) and \
+                    len(msg.splitlines()) == 1 and not os.path.exists(plan)
+                print(f"{name} {tag}: {layers} layers: refused: {msg}")
+                if not ok:
+                    failures.append(f"{name} {tag}: expected one stage-count error, got rc "
+                                    f"{r.returncode}: {msg!r}")
+                refused += 1
+                continue
             if not divides(n, heads, kv, vocab):
                 msg = r.stderr.strip()
                 ok = r.returncode != 0 and re.search(
                     rf"error: -tp={n} (does not divide the \d+ (attention heads|KV heads) of layer \d+"
                     rf"|is not a multiple of the \d+ KV heads of layer \d+)", msg) and \
                     len(msg.splitlines()) == 1 and not os.path.exists(plan)
-                print(f"{name} tp={n}: {heads} heads, {kv} KV heads: refused: {msg}")
+                print(f"{name} {tag}: {heads} heads, {kv} KV heads: refused: {msg}")
                 if not ok:
-                    failures.append(f"{name} tp={n}: expected one divisibility error, got rc "
+                    failures.append(f"{name} {tag}: expected one divisibility error, got rc "
                                     f"{r.returncode}: {msg!r}")
                 refused += 1
                 continue
             if r.returncode != 0:
-                failures.append(f"{name} tp={n}: compile failed: {r.stderr.strip()}")
+                failures.append(f"{name} {tag}: compile failed: {r.stderr.strip()}")
                 continue
             divided += 1
             errs = []
             for c in CHUNKS:
-                got = score(a.accel_run, plan, ids, f"{base}.tp{n}.c{c}.npy", c)
+                got = score(a.accel_run, plan, ids, f"{plan}.c{c}.npy", c)
                 if got.shape != ref[c].shape:
-                    failures.append(f"{name} tp={n} chunk {c}: shape {got.shape} != {ref[c].shape}")
+                    failures.append(f"{name} {tag} chunk {c}: shape {got.shape} != {ref[c].shape}")
                     continue
                 e1 = float(np.abs(got - ref[c]).max()) / float(np.abs(ref[c]).max())
                 e2 = float(np.abs(got.reshape(hf.shape) - hf).max()) / scale
                 worst_tp1, worst_hf = max(worst_tp1, e1), max(worst_hf, e2)
                 errs.append(f"c{c} {e1:.2g}/{e2:.2g}")
                 if e1 > TP1_RTOL:
-                    failures.append(f"{name} tp={n} chunk {c}: {e1:.3g} of max |logit| from TP=1 "
+                    failures.append(f"{name} {tag} chunk {c}: {e1:.3g} of max |logit| from TP=1 "
                                     f"(limit {TP1_RTOL:g})")
                 if e2 > HF_RTOL:
-                    failures.append(f"{name} tp={n} chunk {c}: {e2:.3g} of max |logit| from HF "
+                    failures.append(f"{name} {tag} chunk {c}: {e2:.3g} of max |logit| from HF "
                                     f"(limit {HF_RTOL:g})")
-            print(f"{name} tp={n}: {heads} heads, {kv} KV heads: rel. error vs TP=1 / vs HF: "
+            stages = f", {layers} layers" if a.pp > 1 else ""
+            print(f"{name} {tag}: {heads} heads, {kv} KV heads{stages}: rel. error vs TP=1 / vs HF: "
                   + ", ".join(errs))
     print(f"{divided} partitioned plans checked, {refused} refused; worst relative error "
           f"{worst_tp1:.3g} vs TP=1 (limit {TP1_RTOL:g}), {worst_hf:.3g} vs HF (limit {HF_RTOL:g})")
