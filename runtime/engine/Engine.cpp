@@ -340,20 +340,22 @@ StatusOr<Tensor> Engine::score(const std::vector<int64_t> &ids, int64_t chunk) {
   return logits;
 }
 
-StatusOr<std::vector<int64_t>> Engine::generate(const std::vector<int64_t> &prompt,
-                                                const NextToken &next) {
+StatusOr<std::vector<int64_t>>
+Engine::generateWith(const std::vector<int64_t> &prompt, LogitsRows rows,
+                     const std::function<StatusOr<int64_t>(const Tensor &)> &choose) {
   ACCEL_RT_RETURN_IF_ERROR(checkIds(prompt, vocab_, maxModelLen_));
   kv::SequenceKV seq;
   std::vector<int64_t> generated;
   Status result = Status::ok();
-  StatusOr<Tensor> out = step(seq, prompt.data(), int64_t(prompt.size()));
+  // Only the last position's row is computed (the LM head of a long prompt
+  // would otherwise cost prompt x vocab x hidden).
+  StatusOr<Tensor> out = stepBatch({{&seq, prompt.data(), int64_t(prompt.size())}}, rows);
   while (true) {
     if (!out) {
       result = out.status();
       break;
     }
-    const float *row = out->data<float>() + (out->numElements() - vocab_);
-    StatusOr<int64_t> tok = next(row, vocab_);
+    StatusOr<int64_t> tok = choose(*out);
     if (!tok) {
       result = tok.status();
       break;
@@ -368,11 +370,31 @@ StatusOr<std::vector<int64_t>> Engine::generate(const std::vector<int64_t> &prom
     generated.push_back(*tok);
     if (int64_t(prompt.size() + generated.size()) >= maxModelLen_)
       break;
-    out = step(seq, &generated.back(), 1);
+    out = stepBatch({{&seq, &generated.back(), 1}}, rows);
   }
   ACCEL_RT_RETURN_IF_ERROR(seq.release(*pool_));
   ACCEL_RT_RETURN_IF_ERROR(result);
   return generated;
+}
+
+StatusOr<std::vector<int64_t>> Engine::generate(const std::vector<int64_t> &prompt,
+                                                const NextToken &next) {
+  return generateWith(prompt, LogitsRows::kLast, [&](const Tensor &logits) {
+    return next(logits.data<float>() + (logits.numElements() - vocab_), vocab_);
+  });
+}
+
+StatusOr<std::vector<int64_t>> Engine::generateGreedy(const std::vector<int64_t> &prompt,
+                                                      const AcceptToken &accept) {
+  return generateWith(prompt, LogitsRows::kLastGreedy,
+                      [&](const Tensor &ids) -> StatusOr<int64_t> {
+                        const int64_t token = ids.data<int64_t>()[0];
+                        if (token < 0)
+                          return Status(StatusCode::kInvalidArgument,
+                                        "sampling failed: the logits hold a NaN or +inf, or "
+                                        "every logit is -inf");
+                        return accept(token);
+                      });
 }
 
 } // namespace accel::rt::engine

@@ -103,6 +103,14 @@ public:
   using NextToken = std::function<StatusOr<int64_t>(const float *logits, int64_t vocab)>;
   StatusOr<std::vector<int64_t>> generate(const std::vector<int64_t> &prompt,
                                           const NextToken &next);
+  /// Greedy generation: as generate(), but the engine picks each token
+  /// (greedyToken's rule, on the device for GPU plans: no logits reach the
+  /// host) and `accept` gets it; it returns the token to continue with, or
+  /// -1 to stop. A row greedyToken refuses (NaN, +inf, all -inf) fails with
+  /// kInvalidArgument.
+  using AcceptToken = std::function<StatusOr<int64_t>(int64_t token)>;
+  StatusOr<std::vector<int64_t>> generateGreedy(const std::vector<int64_t> &prompt,
+                                                const AcceptToken &accept);
 
   /// The paged KV cache the steps write (its allocator: free blocks,
   /// reference counts).
@@ -136,6 +144,12 @@ private:
   /// Runs one step of `n` tokens starting at ids[start] for `seq`; returns
   /// f32 logits of the step's rows.
   StatusOr<Tensor> step(kv::SequenceKV &seq, const int64_t *ids, int64_t n);
+  /// The loop of generate() and generateGreedy(): steps `prompt`, then one
+  /// token at a time, asking for `rows` (kLast or kLastGreedy); `choose`
+  /// turns a step's result into the next token (-1: stop).
+  StatusOr<std::vector<int64_t>>
+  generateWith(const std::vector<int64_t> &prompt, LogitsRows rows,
+               const std::function<StatusOr<int64_t>(const Tensor &)> &choose);
 
   std::shared_ptr<const plan::PlanFile> plan_;
   StepRunner run_;

@@ -93,8 +93,9 @@ StatusOr<GenerationResult> TextGenerator::generate(
   if (tokenizer_)
     stream.emplace(*tokenizer_, /*skipSpecialTokens=*/true);
 
-  auto next = [&](const float *logits, int64_t vocab) -> StatusOr<int64_t> {
-    ACCEL_RT_ASSIGN_OR_RETURN(int32_t token, sampler.sample(logits, vocab, context));
+  // Takes the next token: streams its text, checks the stop conditions.
+  auto accept = [&](int64_t chosen) -> StatusOr<int64_t> {
+    const int32_t token = int32_t(chosen);
     context.push_back(token);
     generated.push_back(token);
     size_t newBytes = 0;
@@ -121,7 +122,18 @@ StatusOr<GenerationResult> TextGenerator::generate(
     return decision.finished() ? int64_t(-1) : int64_t(token);
   };
 
-  StatusOr<std::vector<int64_t>> out = engine_.generate(result.promptIds, next);
+  // Plain greedy requests let the engine pick the tokens (on the GPU, where
+  // the logits are); the others sample from the logits on the host.
+  const sampler::SamplingParams &sp = request.sampling;
+  StatusOr<std::vector<int64_t>> out =
+      sp.isGreedy() && sp.repetitionPenalty == 1.0f
+          ? engine_.generateGreedy(result.promptIds, accept)
+          : engine_.generate(result.promptIds,
+                             [&](const float *logits, int64_t vocab) -> StatusOr<int64_t> {
+                               ACCEL_RT_ASSIGN_OR_RETURN(int32_t token,
+                                                         sampler.sample(logits, vocab, context));
+                               return accept(token);
+                             });
   if (!out)
     return out.status();
   result.tokens = std::move(generated);

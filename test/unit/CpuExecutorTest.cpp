@@ -176,6 +176,36 @@ TEST(CpuExecutor, GeneratesGreedily) {
   }
 }
 
+// generateGreedy: the engine picks each token (kLastGreedy) and `accept`
+// sees it; the tokens are the reference's argmax at every position, as
+// generate() with a host argmax gives.
+TEST(CpuExecutor, GenerateGreedyPicksTheArgmax) {
+  Model m;
+  std::unique_ptr<engine::Engine> e = engineFor(buildPlan(m, "attention_prefill"));
+  ASSERT_TRUE(e);
+  std::vector<int64_t> seq = {2, 0, 3};
+  int left = 5;
+  std::vector<int64_t> seen;
+  StatusOr<std::vector<int64_t>> out =
+      e->generateGreedy(seq, [&](int64_t token) -> StatusOr<int64_t> {
+        if (left-- == 0)
+          return int64_t(-1);
+        seen.push_back(token);
+        return token;
+      });
+  ASSERT_TRUE(out) << out.status().message();
+  ASSERT_EQ(out->size(), 5u);
+  EXPECT_EQ(*out, seen);
+  std::vector<int64_t> all = seq;
+  for (int64_t t : *out) {
+    std::vector<float> ref = reference(m, all);
+    const float *last = &ref[(all.size() - 1) * kV];
+    EXPECT_EQ(t, std::max_element(last, last + kV) - last);
+    all.push_back(t);
+  }
+  EXPECT_EQ(e->pool().allocator().numUsed(), 0);
+}
+
 std::string prepareError(void (*edit)(PlanBuilder &)) {
   PlanBuilder b;
   int32_t ids = b.value("i64", {-1});
