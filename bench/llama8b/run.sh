@@ -3,16 +3,21 @@
 # accel (accelc + accel-bench) and PyTorch + HF transformers (eager, static cache) in one run.
 #
 #   bench/llama8b/run.sh [PHASE...]        PHASE: export compile check bench hf summary (default: all)
+#                                          export-bg / wait: the export detached, and waiting for it
+#                                          (a device call is limited to 10 minutes; the 32-layer
+#                                          export alone takes about 7: start it with export-bg in one
+#                                          call, then run `wait compile check bench` in the next)
 #
 # Environment: ACCEL_BIN (accelc, accel-bench, accel-gpu-score; default build/bin), LLAMA8B_DIR
 # (the exported model; default /dev/shm/llama8b: the 32 GB of fp32 weights stay in memory rather
-# than on the machine's slow disk), LLAMA8B_PLAN (default $LLAMA8B_DIR/model.plan), OUT (results;
+# than on the machine's slow disk), LLAMA8B_PLAN (default /tmp/llama8b.plan: the 16 GB plan on disk
+# leaves the machine's memory to accelc, about 62 GB at 32 layers), OUT (results;
 # default bench/llama8b/out), ACCELC_FLAGS (default -precision=bf16), LLAMA8B_LAYERS (default 32).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 BIN=${ACCEL_BIN:-build/bin}
 DIR=${LLAMA8B_DIR:-/dev/shm/llama8b}
-PLAN=${LLAMA8B_PLAN:-$DIR/model.plan}
+PLAN=${LLAMA8B_PLAN:-/tmp/llama8b.plan}
 RES=${OUT:-bench/llama8b/out}
 FLAGS=${ACCELC_FLAGS:--precision=bf16}
 mkdir -p "$RES"
@@ -24,6 +29,15 @@ for phase in $phases; do
   case $phase in
     export)
       python3 bench/llama8b/export.py --out "$DIR" --layers "${LLAMA8B_LAYERS:-32}" --ref-tokens 16 ;;
+    export-bg)
+      mkdir -p "$DIR"
+      setsid nohup python3 bench/llama8b/export.py --out "$DIR" --layers "${LLAMA8B_LAYERS:-32}" \
+        --ref-tokens 16 > "$DIR.export.log" 2>&1 < /dev/null &
+      echo "run.sh: export started in the background (log $DIR.export.log)" >&2 ;;
+    wait)
+      while pgrep -f "export.py --out $DIR" > /dev/null; do sleep 3; done
+      tail -3 "$DIR.export.log" 2>/dev/null || true
+      [ -f "$DIR/model.onnx" ] || { echo "run.sh: the export left no $DIR/model.onnx" >&2; exit 1; } ;;
     compile)
       # shellcheck disable=SC2086
       "$BIN/accelc" "$DIR/model.onnx" -target=h200 $FLAGS -no-tokenizer -o "$PLAN"
@@ -41,7 +55,8 @@ for phase in $phases; do
     summary)
       python3 bench/llama8b/summarize.py "$RES/accel.json" "$RES/hf.json" | tee "$RES/summary.md" ;;
     *)
-      echo "run.sh: unknown phase '$phase' (export compile check bench hf summary)" >&2; exit 2 ;;
+      echo "run.sh: unknown phase '$phase' (export export-bg wait compile check bench hf summary)" >&2
+      exit 2 ;;
   esac
   echo "run.sh: $phase took $(( $(t) - start )) s" >&2
 done
