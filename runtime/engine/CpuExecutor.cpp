@@ -89,13 +89,7 @@ StatusOr<Tensor> CpuExecutor::run(const Tensor &tokenIds, kv::BlockPool &pool,
                                   const kv::StepMetadata &meta, comm::Communicator *comm,
                                   comm::StageLink *link) {
   const pb::Schedule &s = plan_->schedule();
-  if (tokenIds.rank() != 1 || !isInteger(tokenIds.dtype()))
-    return Status(StatusCode::kInvalidArgument,
-                  "the token ids must be a rank-1 integer tensor, got " + tokenIds.describe());
-  if (tokenIds.dim(0) != meta.numTokens)
-    return Status(StatusCode::kInvalidArgument,
-                  "the step has " + std::to_string(meta.numTokens) + " tokens but " +
-                      std::to_string(tokenIds.dim(0)) + " token ids");
+  ACCEL_RT_RETURN_IF_ERROR(kv::checkStepTokenIds(tokenIds, meta));
   std::vector<Tensor> values = constants_;
   values[size_t(s.token_ids())] =
       tokenIds.dtype() == tokenDType_ ? tokenIds : tokenIds.astype(tokenDType_);

@@ -459,13 +459,7 @@ DecodeGraphs::Schedule GpuExecutorImpl::graphSchedule() {
 StatusOr<Tensor> GpuExecutor::run(const Tensor &tokenIds, kv::BlockPool &pool,
                                   const kv::StepMetadata &meta) {
   GpuExecutorImpl &im = *impl_;
-  if (tokenIds.rank() != 1 || !isInteger(tokenIds.dtype()))
-    return Status(StatusCode::kInvalidArgument,
-                  "the token ids must be a rank-1 integer tensor, got " + tokenIds.describe());
-  if (tokenIds.dim(0) != meta.numTokens)
-    return Status(StatusCode::kInvalidArgument,
-                  "the step has " + std::to_string(meta.numTokens) + " tokens but " +
-                      std::to_string(tokenIds.dim(0)) + " token ids");
+  ACCEL_RT_RETURN_IF_ERROR(kv::checkStepTokenIds(tokenIds, meta));
   for (const Tensor *t : {&meta.queryStartLoc, &meta.seqLens, &meta.blockTables,
                           &meta.slotMapping, &meta.positions})
     if (!t->defined() || (t->dtype() != DType::kI32 && t->dtype() != DType::kI64))

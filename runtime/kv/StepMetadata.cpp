@@ -108,4 +108,15 @@ StatusOr<StepMetadata> describeStep(const BlockPool &pool,
   return md;
 }
 
+Status checkStepTokenIds(const Tensor &tokenIds, const StepMetadata &meta) {
+  if (tokenIds.rank() != 1 || !isInteger(tokenIds.dtype()))
+    return Status(StatusCode::kInvalidArgument,
+                  "the token ids must be a rank-1 integer tensor, got " + tokenIds.describe());
+  if (tokenIds.dim(0) != meta.numTokens)
+    return Status(StatusCode::kInvalidArgument,
+                  "the step has " + std::to_string(meta.numTokens) + " tokens but " +
+                      std::to_string(tokenIds.dim(0)) + " token ids");
+  return Status::ok();
+}
+
 } // namespace accel::rt::kv

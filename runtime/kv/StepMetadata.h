@@ -59,6 +59,10 @@ StatusOr<StepMetadata> prepareStep(BlockPool &pool,
                                    const std::vector<StepSequence> &step,
                                    int64_t maxBlocksPerSeq = 0);
 
+/// kInvalidArgument unless `tokenIds` is a rank-1 integer tensor of the
+/// step's numTokens ids (what every executor's run() checks first).
+Status checkStepTokenIds(const Tensor &tokenIds, const StepMetadata &meta);
+
 /// Describes a step whose slots are already reserved: the last
 /// `numNewTokens` tokens of each sequence are the step's queries.
 StatusOr<StepMetadata> describeStep(const BlockPool &pool,

@@ -110,28 +110,26 @@ def main():
             tag = f"pp={a.pp} tp={n}" if a.pp > 1 else f"tp={n}"
             plan = f"{base}.pp{a.pp}.tp{n}.plan" if a.pp > 1 else f"{base}.tp{n}.plan"
             r = run([a.accelc, onnx, f"-tp={n}", f"-pp={a.pp}", "-o", plan])
-            if a.pp > layers:
+            def expect_refusal(pattern, what, context):
+                # One error line matching `pattern`, a non-zero exit, no plan.
                 msg = r.stderr.strip()
-                ok = r.returncode != 0 and re.search(
-                    rf"error: -pp={a.pp} asks for more pipeline stages than the {layers} "
-                    rf"decoder layers of this model", msg) and \
+                ok = r.returncode != 0 and re.search(pattern, msg) and \
                     len(msg.splitlines()) == 1 and not os.path.exists(plan)
-                print(f"{name} {tag}: {layers} layers: refused: {msg}")
+                print(f"{name} {tag}: {context}: refused: {msg}")
                 if not ok:
-                    failures.append(f"{name} {tag}: expected one stage-count error, got rc "
+                    failures.append(f"{name} {tag}: expected one {what} error, got rc "
                                     f"{r.returncode}: {msg!r}")
+
+            if a.pp > layers:
+                expect_refusal(rf"error: -pp={a.pp} asks for more pipeline stages than the "
+                               rf"{layers} decoder layers of this model", "stage-count",
+                               f"{layers} layers")
                 refused += 1
                 continue
             if not divides(n, heads, kv, vocab):
-                msg = r.stderr.strip()
-                ok = r.returncode != 0 and re.search(
-                    rf"error: -tp={n} (does not divide the \d+ (attention heads|KV heads) of layer \d+"
-                    rf"|is not a multiple of the \d+ KV heads of layer \d+)", msg) and \
-                    len(msg.splitlines()) == 1 and not os.path.exists(plan)
-                print(f"{name} {tag}: {heads} heads, {kv} KV heads: refused: {msg}")
-                if not ok:
-                    failures.append(f"{name} {tag}: expected one divisibility error, got rc "
-                                    f"{r.returncode}: {msg!r}")
+                expect_refusal(rf"error: -tp={n} (does not divide the \d+ (attention heads|KV heads) "
+                               rf"of layer \d+|is not a multiple of the \d+ KV heads of layer \d+)",
+                               "divisibility", f"{heads} heads, {kv} KV heads")
                 refused += 1
                 continue
             if r.returncode != 0:
