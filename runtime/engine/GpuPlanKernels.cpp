@@ -93,18 +93,6 @@ Status checkAligned(const PlanKernel &k, DType dtype, std::initializer_list<CuDe
   return Status::ok();
 }
 
-template <typename Fn> GpuKernel one(Fn fn) {
-  return [fn](GpuRunState &st, Inputs &in, Outputs &out) -> Status {
-    StatusOr<DeviceTensor> t = fn(st, in);
-    if (!t)
-      return t.status();
-    GpuValue v;
-    v.dev = std::move(*t);
-    out.push_back(std::move(v));
-    return Status::ok();
-  };
-}
-
 } // namespace
 
 //===----------------------------------------------------------------------===//

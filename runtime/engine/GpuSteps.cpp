@@ -202,18 +202,6 @@ using Attrs = StepAttrs;
 
 GpuValue *at(const Inputs &in, size_t i) { return i < in.size() ? in[i] : nullptr; }
 
-/// A call producing one device result.
-template <typename Fn> GpuKernel one(Fn fn) {
-  return [fn](GpuRunState &st, Inputs &in, Outputs &out) -> Status {
-    StatusOr<DeviceTensor> t = fn(st, in);
-    if (!t)
-      return t.status();
-    GpuValue v;
-    v.dev = std::move(*t);
-    out.push_back(std::move(v));
-    return Status::ok();
-  };
-}
 
 /// The kernels of one op for the compute dtype.
 StatusOr<CuFunction> kernel(const GpuPrepareContext &ctx, const std::string &base) {

@@ -92,6 +92,21 @@ struct GpuRunState {
 using GpuKernel =
     std::function<Status(GpuRunState &, std::vector<GpuValue *> &, std::vector<GpuValue> &)>;
 
+/// A GpuKernel from `fn(st, inputs) -> StatusOr<DeviceTensor>`: a call
+/// producing one device result.
+template <typename Fn> GpuKernel one(Fn fn) {
+  return [fn](GpuRunState &st, std::vector<GpuValue *> &in,
+              std::vector<GpuValue> &out) -> Status {
+    StatusOr<DeviceTensor> t = fn(st, in);
+    if (!t)
+      return t.status();
+    GpuValue v;
+    v.dev = std::move(*t);
+    out.push_back(std::move(v));
+    return Status::ok();
+  };
+}
+
 /// `t` as [rows, last dim] (0 rows when the last dim is 0).
 std::pair<int64_t, int64_t> rowsCols(const DeviceTensor &t);
 

@@ -24,6 +24,7 @@
 #include "accel/Codegen/Codegen.h"
 #include "mlir/IR/MLIRContext.h"
 #endif
+#include "GpuTestContext.h"
 #include "runtime/device/CudaDriver.h"
 #include "runtime/engine/CpuExecutor.h"
 #include "runtime/engine/GpuExecutor.h"
@@ -404,19 +405,7 @@ double compareBackends(const std::string &bytes, DType dtype, std::string *descr
   return worst;
 }
 
-bool gpuAvailable(std::string *why) {
-  StatusOr<CudaDriver *> d = CudaDriver::get();
-  if (!d) {
-    *why = d.status().message();
-    return false;
-  }
-  StatusOr<std::vector<GpuInfo>> g = (*d)->listDevices();
-  if (!g || g->empty()) {
-    *why = g ? "the driver sees no GPU" : g.status().message();
-    return false;
-  }
-  return true;
-}
+using test::gpuAvailable;
 
 /// Every dtype within its bound, no worse than the hand-written kernels on
 /// the same plan (`plain`: no step names a generated kernel) beyond rounding,

@@ -14,6 +14,7 @@
 // Label `gpu`: without a GPU every test reports SKIPPED.
 //
 //===----------------------------------------------------------------------===//
+#include "GpuTestContext.h"
 #include "runtime/device/CudaDriver.h"
 #include "runtime/engine/CpuExecutor.h"
 #include "runtime/engine/GpuExecutor.h"
@@ -372,19 +373,7 @@ std::vector<Seq> raggedBatch(size_t scale = 1) {
   return {{ids(9 * scale, 1), {4, 1}}, {ids(6 * scale, 2), {6, 1}}, {ids(13 * scale, 3), {1, 3}}};
 }
 
-bool gpuAvailable(std::string *why) {
-  StatusOr<CudaDriver *> d = CudaDriver::get();
-  if (!d) {
-    *why = d.status().message();
-    return false;
-  }
-  StatusOr<std::vector<GpuInfo>> g = (*d)->listDevices();
-  if (!g || g->empty()) {
-    *why = g ? "the driver sees no GPU" : g.status().message();
-    return false;
-  }
-  return true;
-}
+using test::gpuAvailable;
 
 /// Graph replays against eager runs of the same decode steps (and the CPU).
 struct GraphRun {

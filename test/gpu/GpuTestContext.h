@@ -18,6 +18,21 @@
 
 namespace accel::rt::test {
 
+/// Whether the CUDA driver loads and sees a GPU; `*why` says why not.
+inline bool gpuAvailable(std::string *why) {
+  StatusOr<CudaDriver *> d = CudaDriver::get();
+  if (!d) {
+    *why = d.status().message();
+    return false;
+  }
+  StatusOr<std::vector<GpuInfo>> g = (*d)->listDevices();
+  if (!g || g->empty()) {
+    *why = g ? "the driver sees no GPU" : g.status().message();
+    return false;
+  }
+  return true;
+}
+
 /// The process's GpuContext, or null with `*why` (when given) set.
 inline gpu::GpuContext *gpuTestContext(std::string *why) {
   static std::unique_ptr<gpu::GpuContext> ctx;
