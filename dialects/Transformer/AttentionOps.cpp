@@ -1,4 +1,4 @@
-//===- AttentionOps.cpp - rotary and attention verifiers ------------------===//
+//===- AttentionOps.cpp - rotary, qkv_rotary and attention verifiers -----===//
 #include "accel/dialects/Transformer/TransformerOps.h"
 
 #include "VerifyUtils.h"
@@ -7,47 +7,91 @@ using namespace mlir;
 using namespace accel::transformer;
 using namespace accel::transformer::detail;
 
+/// What transformer.rotary and transformer.qkv_rotary share: rotary_dim
+/// even and at most `headDim`, as many positions as `tokens`, and the
+/// frequencies from theta (with an optional scaling) or from both cos/sin
+/// tables `[max_position, rotary_dim / 2]`. `what` names the rotated tensor.
+static LogicalResult verifyRotation(Operation *op, int64_t headDim, int64_t tokens,
+                                    StringRef what, Value positionsValue, int64_t rotaryDim,
+                                    Value cos, Value sin, std::optional<APFloat> theta,
+                                    bool hasScaling) {
+  if (rotaryDim % 2 != 0)
+    return op->emitOpError("rotary_dim ") << rotaryDim << " must be even";
+  if (!ShapedType::isDynamic(headDim) && rotaryDim > headDim)
+    return op->emitOpError("rotary_dim ")
+           << rotaryDim << " exceeds the head_dim " << headDim << " of the " << what;
+  int64_t positions = cast<RankedTensorType>(positionsValue.getType()).getDimSize(0);
+  if (!compatible(positions, tokens))
+    return op->emitOpError("positions has ")
+           << dim(positions) << " tokens but the " << what << " has " << dim(tokens);
+
+  if (static_cast<bool>(cos) != static_cast<bool>(sin))
+    return op->emitOpError("cos_sin needs both the cos and the sin table");
+  bool hasTables = static_cast<bool>(cos);
+  if (theta && hasTables)
+    return op->emitOpError("takes theta or cos_sin tables, not both");
+  if (!theta && !hasTables)
+    return op->emitOpError("needs theta or cos_sin tables");
+  if (hasScaling && !theta)
+    return op->emitOpError("scaling applies to theta, not to cos_sin tables");
+  if (failed(verifyPositive(op, "theta", theta)))
+    return failure();
+  if (hasTables) {
+    if (cos.getType() != sin.getType())
+      return op->emitOpError("cos and sin tables must have the same type, got ")
+             << cos.getType() << " and " << sin.getType();
+    auto table = cast<RankedTensorType>(cos.getType());
+    if (!compatible(table.getDimSize(1), rotaryDim / 2))
+      return op->emitOpError("cos_sin tables must be [max_position, rotary_dim / 2 = ")
+             << rotaryDim / 2 << "], got " << table;
+  }
+  return success();
+}
+
 //===----------------------------------------------------------------------===//
 // RotaryOp
 //===----------------------------------------------------------------------===//
 
 LogicalResult RotaryOp::verify() {
   RankedTensorType input = getInput().getType();
-  int64_t headDim = input.getDimSize(2);
-  int64_t rotaryDim = static_cast<int64_t>(getRotaryDim());
-  if (rotaryDim % 2 != 0)
-    return emitOpError("rotary_dim ") << rotaryDim << " must be even";
-  if (!ShapedType::isDynamic(headDim) && rotaryDim > headDim)
-    return emitOpError("rotary_dim ")
-           << rotaryDim << " exceeds the head_dim " << headDim << " of the input";
-  int64_t positions = getPositions().getType().getDimSize(0);
-  if (!compatible(positions, input.getDimSize(0)))
-    return emitOpError("positions has ")
-           << dim(positions) << " tokens but the input has "
-           << dim(input.getDimSize(0));
+  return verifyRotation(*this, input.getDimSize(2), input.getDimSize(0), "input",
+                        getPositions(), static_cast<int64_t>(getRotaryDim()), getCosCache(),
+                        getSinCache(), getTheta(), static_cast<bool>(getScaling()));
+}
 
-  Value cos = getCosCache(), sin = getSinCache();
-  if (static_cast<bool>(cos) != static_cast<bool>(sin))
-    return emitOpError("cos_sin needs both the cos and the sin table");
-  bool hasTables = static_cast<bool>(cos);
-  if (getTheta() && hasTables)
-    return emitOpError("takes theta or cos_sin tables, not both");
-  if (!getTheta() && !hasTables)
-    return emitOpError("needs theta or cos_sin tables");
-  if (getScaling() && !getTheta())
-    return emitOpError("scaling applies to theta, not to cos_sin tables");
-  if (failed(verifyPositive(*this, "theta", getTheta())))
-    return failure();
-  if (hasTables) {
-    if (cos.getType() != sin.getType())
-      return emitOpError("cos and sin tables must have the same type, got ")
-             << cos.getType() << " and " << sin.getType();
-    auto table = cast<RankedTensorType>(cos.getType());
-    if (!compatible(table.getDimSize(1), rotaryDim / 2))
-      return emitOpError("cos_sin tables must be [max_position, rotary_dim / 2 = ")
-             << rotaryDim / 2 << "], got " << table;
+//===----------------------------------------------------------------------===//
+// QkvRotaryOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult QkvRotaryOp::verify() {
+  int64_t numHeads = static_cast<int64_t>(getNumHeads());
+  int64_t numKvHeads = static_cast<int64_t>(getNumKvHeads());
+  int64_t headDim = static_cast<int64_t>(getHeadDim());
+  RankedTensorType qkv = getQkv().getType();
+  int64_t columns = (numHeads + 2 * numKvHeads) * headDim;
+  if (!compatible(qkv.getDimSize(1), columns))
+    return emitOpError("qkv must have (num_heads + 2 * num_kv_heads) * head_dim = (")
+           << numHeads << " + 2 * " << numKvHeads << ") * " << headDim << " = " << columns
+           << " columns, got " << dim(qkv.getDimSize(1));
+  for (auto [name, result, heads] :
+       {std::tuple<StringRef, Value, int64_t>{"q", getQ(), numHeads},
+        std::tuple<StringRef, Value, int64_t>{"k", getK(), numKvHeads},
+        std::tuple<StringRef, Value, int64_t>{"v", getV(), numKvHeads}}) {
+    auto type = cast<RankedTensorType>(result.getType());
+    if (!compatible(type.getDimSize(0), qkv.getDimSize(0)) ||
+        !compatible(type.getDimSize(1), heads) || !compatible(type.getDimSize(2), headDim))
+      return emitOpError("result ")
+             << name << " must be [tokens = " << dim(qkv.getDimSize(0)) << ", "
+             << (name == "q" ? "num_heads" : "num_kv_heads") << " = " << heads
+             << ", head_dim = " << headDim << "], got " << type;
+    if (type.getElementType() != qkv.getElementType())
+      return emitOpError("result ")
+             << name << " element type " << type.getElementType()
+             << " does not match the qkv element type " << qkv.getElementType();
   }
-  return success();
+  return verifyRotation(*this, headDim, qkv.getDimSize(0), "qkv", getPositions(),
+                        static_cast<int64_t>(getRotaryDim()), getCosCache(), getSinCache(),
+                        getTheta(), static_cast<bool>(getScaling()));
 }
 
 //===----------------------------------------------------------------------===//

@@ -128,6 +128,11 @@ LogicalResult LinearOp::verify() {
   if (isQuantizedElement(xElem)) {
     if (failed(verifyQuantizedInput(*this)))
       return failure();
+    // No backend has a W8A8 GEMM with an epilogue (the plan writer refuses
+    // W8A8 linears altogether).
+    if (getActivation())
+      return emitOpError("an activation epilogue is not supported on a linear with "
+                         "quantized activations (input_scale)");
   } else if (getInputScale()) {
     return emitOpError("input_scale only applies to a quantized x, got ")
            << xElem;

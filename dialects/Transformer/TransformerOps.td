@@ -250,12 +250,19 @@ def Transformer_LayerNormOp : Transformer_Op<"layer_norm",
 
 def Transformer_LinearOp : Transformer_Op<"linear",
     [Pure, AttrSizedOperandSegments]> {
-  let summary = "a dense layer: x @ weight^T + bias, with optional quantised weights";
+  let summary = "a dense layer: act(x @ weight^T + bias), with optional quantised weights";
   let description = [{
     `result[t, o] = sum_i x[t, i] * weight[o, i] (+ bias[o])`: `x` is
     `[tokens, in_features]`, `weight` torch's `[out_features, in_features]`.
     The result element type may differ from x's (f32 out of a bf16 GEMM,
     bf16 out of an fp8 one).
+
+    **Activation epilogue**: with `activation = <kind>` the result is
+    `kind(x @ weight^T + bias)`, the `transformer.activation` of that kind
+    applied in the result element type (GPT-2's `c_fc` with `gelu_tanh`;
+    `accel-fuse-linear-activation` makes it). Float and weight-only
+    quantised linears may carry one; a linear with quantised activations
+    (`input_scale`) may not.
 
     **Float weights** (f32, f16, bf16) have the element type of `x` and take
     no scales.
@@ -281,6 +288,9 @@ def Transformer_LinearOp : Transformer_Op<"linear",
     %y = transformer.linear %x, %w : (tensor<?x4096xbf16>, tensor<11008x4096xbf16>) -> tensor<?x11008xbf16>
     // GPT-2 style bias
     %z = transformer.linear %x, %w bias(%b) : (tensor<?x768xf32>, tensor<2304x768xf32>, tensor<2304xf32>) -> tensor<?x2304xf32>
+    // GPT-2's c_fc and its gelu in one op
+    %h = transformer.linear %x, %wfc bias(%bfc) activation = gelu_tanh
+           : (tensor<?x768xf32>, tensor<3072x768xf32>, tensor<3072xf32>) -> tensor<?x3072xf32>
     // W4A16, GPTQ/AWQ-style groups of 128 with zero points
     %q = transformer.linear %x, %w4 weight_scale(%s) zero_point(%zp) granularity = per_group {group_size = 128}
            : (tensor<?x4096xf16>, tensor<4096x4096xi4>, tensor<4096x32xf16>, tensor<4096x32xi4>) -> tensor<?x4096xf16>
@@ -297,7 +307,8 @@ def Transformer_LinearOp : Transformer_Op<"linear",
     Optional<TensorRankOf<[Transformer_IntQuantElement], [0, 1, 2]>>:$weight_zero_point,
     Optional<TensorRankOf<[F32], [0, 1]>>:$input_scale,
     OptionalAttr<Transformer_QuantGranularityAttr>:$granularity,
-    OptionalAttr<Transformer_PositiveI64Attr>:$group_size
+    OptionalAttr<Transformer_PositiveI64Attr>:$group_size,
+    OptionalAttr<Transformer_ActivationKindAttr>:$activation
   );
   let results = (outs Transformer_HiddenTensor:$result);
   let assemblyFormat = [{
@@ -307,6 +318,7 @@ def Transformer_LinearOp : Transformer_Op<"linear",
     (`zero_point` `(` $weight_zero_point^ `)`)?
     (`input_scale` `(` $input_scale^ `)`)?
     (`granularity` `=` `` $granularity^)?
+    (`activation` `=` `` $activation^)?
     attr-dict `:` functional-type(operands, results)
   }];
   let hasVerifier = 1;
@@ -365,6 +377,57 @@ def Transformer_RotaryOp : Transformer_Op<"rotary",
   let results = (outs Transformer_HeadsTensor:$result);
   let assemblyFormat = [{
     $input `,` $positions (`cos_sin` `(` $cos_cache^ `,` $sin_cache `)`)?
+    `style` `=` `` $style attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// qkv_rotary
+//===----------------------------------------------------------------------===//
+
+def Transformer_QkvRotaryOp : Transformer_Op<"qkv_rotary",
+    [Pure, AttrSizedOperandSegments]> {
+  let summary = "splits a fused QKV projection into heads and rotates q and k";
+  let description = [{
+    `qkv` is a fused QKV projection `[tokens, (num_heads + 2 * num_kv_heads)
+    * head_dim]`, columns q then k then v. The op cuts it into q `[tokens,
+    num_heads, head_dim]`, k and v `[tokens, num_kv_heads, head_dim]`, and
+    rotates q and k exactly as `transformer.rotary` does with the same
+    `positions`, `style`, `rotary_dim`, `theta`, `scaling` or `cos_sin`
+    tables; v passes through. It is `transformer.split` + per-head views +
+    two `transformer.rotary` in one op, which `accel-fuse-qkv-rotary` makes
+    after partitioning, so that the plan writer can emit one step that also
+    writes k and v into the KV cache (docs/plan-format.md).
+
+    ```mlir
+    %q, %k, %v = transformer.qkv_rotary %qkv, %pos style = half_split
+                   {head_dim = 128, num_heads = 32, num_kv_heads = 8,
+                    rotary_dim = 128, theta = 5.0e+05}
+                   : (tensor<?x6144xbf16>, tensor<?xi32>)
+                     -> (tensor<?x32x128xbf16>, tensor<?x8x128xbf16>, tensor<?x8x128xbf16>)
+    ```
+  }];
+  let arguments = (ins
+    Transformer_HiddenTensor:$qkv,
+    Transformer_IndexVector:$positions,
+    Optional<Transformer_FloatMatrix>:$cos_cache,
+    Optional<Transformer_FloatMatrix>:$sin_cache,
+    Transformer_PositiveI64Attr:$num_heads,
+    Transformer_PositiveI64Attr:$num_kv_heads,
+    Transformer_PositiveI64Attr:$head_dim,
+    Transformer_RotaryStyleAttr:$style,
+    Transformer_PositiveI64Attr:$rotary_dim,
+    OptionalAttr<F64Attr>:$theta,
+    OptionalAttr<Transformer_RopeScalingAttr>:$scaling
+  );
+  let results = (outs
+    Transformer_HeadsTensor:$q,
+    Transformer_HeadsTensor:$k,
+    Transformer_HeadsTensor:$v
+  );
+  let assemblyFormat = [{
+    $qkv `,` $positions (`cos_sin` `(` $cos_cache^ `,` $sin_cache `)`)?
     `style` `=` `` $style attr-dict `:` functional-type(operands, results)
   }];
   let hasVerifier = 1;

@@ -291,6 +291,8 @@ llvm::Error accel::compileToPlan(const CompileOptions &options) {
     return compileError(CompileErrorKind::InvalidArgument, pipelineError);
   if (mlir::failed(accel::buildPartitionPipeline(pm, options.tpSize, options.ppSize, pipelineError)))
     return compileError(CompileErrorKind::InvalidArgument, pipelineError);
+  if (mlir::failed(accel::buildLateFusionPipeline(pm, pipelineError)))
+    return compileError(CompileErrorKind::Internal, "internal error: " + pipelineError);
   if (mlir::failed(pm.run(*module)))
     return diagnosticError(CompileErrorKind::InvalidModel,
                            "raising '" + options.onnxPath + "' failed");

@@ -23,13 +23,23 @@ LogicalResult accel::buildRaisePipeline(OpPassManager &pm, std::string &error) {
 
 LogicalResult accel::buildFusionPipeline(OpPassManager &pm, std::string &error) {
   // After raising, on the token-major function. Gate/up and QKV first (they
-  // only touch linears and the MLP); the residual add + norm last. Each pass
-  // erases the weights it replaced, so no cleanup is needed.
+  // only touch linears and the MLP), then the activations into the linears
+  // before them (GPT-2's c_fc + gelu); the residual add + norm last. Each
+  // pass erases the weights it replaced, so no cleanup is needed.
   //   accel-opt --pass-pipeline='builtin.module(<this>)' raised.mlir
-  static const char *kFusion =
-      "func.func(accel-fuse-gate-up,accel-fuse-qkv,accel-fuse-add-rms-norm)";
+  static const char *kFusion = "func.func(accel-fuse-gate-up,accel-fuse-qkv,"
+                               "accel-fuse-linear-activation,accel-fuse-add-rms-norm)";
   llvm::raw_string_ostream os(error);
   return parsePassPipeline(kFusion, pm, os);
+}
+
+LogicalResult accel::buildLateFusionPipeline(OpPassManager &pm, std::string &error) {
+  // After partitioning and pipeline stages, which know the unfused ops only:
+  // split + head views + q/k rotaries become transformer.qkv_rotary, which
+  // the plan writer fuses with the KV-cache write.
+  //   accel-opt --pass-pipeline='builtin.module(<this>)' partitioned.mlir
+  llvm::raw_string_ostream os(error);
+  return parsePassPipeline("func.func(accel-fuse-qkv-rotary)", pm, os);
 }
 
 std::string accel::checkPrecisionMode(const std::string &mode) {

@@ -239,14 +239,24 @@ llvm::Error linear(Evaluator &, tf::LinearOp op, Inputs in, Outputs &out) {
     xf = std::move(*d);
     x = &xf;
   }
-  return take(tk::linear(*x, *w, bias, *dt), out);
+  rt::StatusOr<rt::Tensor> y = tk::linear(*x, *w, bias, *dt);
+  // The activation epilogue, in the result's dtype as transformer.activation.
+  if (std::optional<tf::ActivationKind> act = op.getActivation(); act && y) {
+    auto kind = activationKind(*act);
+    if (!kind)
+      return kind.takeError();
+    y = tk::activation(*y, *kind);
+  }
+  return take(std::move(y), out);
 }
 
 //===----------------------------------------------------------------------===//
-// rotary, attention
+// rotary, qkv_rotary, attention
 //===----------------------------------------------------------------------===//
 
-llvm::Error rotary(Evaluator &, tf::RotaryOp op, Inputs in, Outputs &out) {
+/// The kernels' parameters of a rotation (transformer.rotary and
+/// transformer.qkv_rotary carry the same attributes and tables).
+template <typename OpT> tk::RotaryParams rotaryParams(OpT op, Inputs in) {
   tk::RotaryParams p;
   p.style = op.getStyle() == tf::RotaryStyle::Interleaved ? tk::RotaryStyle::kInterleaved
                                                           : tk::RotaryStyle::kHalfSplit;
@@ -277,7 +287,26 @@ llvm::Error rotary(Evaluator &, tf::RotaryOp op, Inputs in, Outputs &out) {
   }
   p.cosTable = operand(op, in, op.getCosCache());
   p.sinTable = operand(op, in, op.getSinCache());
-  return take(tk::rotary(*in[0], *in[1], p), out);
+  return p;
+}
+
+llvm::Error rotary(Evaluator &, tf::RotaryOp op, Inputs in, Outputs &out) {
+  return take(tk::rotary(*in[0], *in[1], rotaryParams(op, in)), out);
+}
+
+llvm::Error qkvRotary(Evaluator &, tf::QkvRotaryOp op, Inputs in, Outputs &out) {
+  tk::QkvHeads heads;
+  heads.numHeads = int64_t(op.getNumHeads());
+  heads.numKvHeads = int64_t(op.getNumKvHeads());
+  heads.headDim = int64_t(op.getHeadDim());
+  rt::StatusOr<tk::QkvRotaryResult> r =
+      tk::qkvRotary(*in[0], *in[1], heads, rotaryParams(op, in));
+  if (!r)
+    return error(r.status().message());
+  out.push_back(std::move(r->q));
+  out.push_back(std::move(r->k));
+  out.push_back(std::move(r->v));
+  return llvm::Error::success();
 }
 
 llvm::Error attention(Evaluator &ev, tf::AttentionOp op, Inputs in, Outputs &out) {
@@ -475,6 +504,7 @@ void registerTransformerEvaluators() {
   add<tf::LayerNormOp>(layerNorm);
   add<tf::LinearOp>(linear);
   add<tf::RotaryOp>(rotary);
+  add<tf::QkvRotaryOp>(qkvRotary);
   add<tf::AttentionOp>(attention);
   add<tf::ActivationOp>(activation);
   add<tf::GatedActOp>(gatedAct);

@@ -351,35 +351,93 @@ std::string dtypeOf(Value v) {
   return dt ? accel::rt::dtypeName(*dt) : "";
 }
 
+/// The KV-cache attributes of a step that writes `op`'s k and v: the layer
+/// and an FP8 cache's scales.
+void kvWriteParams(pb::Step &st, tf::AttentionOp op) {
+  setI(st, "layer", int64_t(op.getLayer()));
+  setF(st, "k_scale", op.getKScale());
+  setF(st, "v_scale", op.getVScale());
+}
+
+/// A rotation's attributes (transformer.rotary and transformer.qkv_rotary
+/// carry the same): style, rotary_dim, theta and `scaling.*`.
+template <typename OpT> void rotaryParams(pb::Step &s, OpT op) {
+  setS(s, "style", tf::stringifyRotaryStyle(op.getStyle()).str());
+  setI(s, "rotary_dim", int64_t(op.getRotaryDim()));
+  setF(s, "theta", op.getTheta());
+  if (tf::RopeScalingAttr sc = op.getScalingAttr()) {
+    setS(s, "scaling.kind", tf::stringifyRopeScalingKind(sc.getKind()).str());
+    setF(s, "scaling.factor", sc.getFactor().convertToDouble());
+    if (std::optional<int64_t> m = sc.getOriginalMaxPosition())
+      setI(s, "scaling.original_max_position", *m);
+    setF(s, "scaling.low_freq_factor", sc.getLowFreqFactor());
+    setF(s, "scaling.high_freq_factor", sc.getHighFreqFactor());
+    setF(s, "scaling.beta_fast", sc.getBetaFast());
+    setF(s, "scaling.beta_slow", sc.getBetaSlow());
+  }
+}
+
+/// The attention whose KV-cache write a qkv_rotary step does itself: the
+/// one attention that reads its k and v, as k and v, and nothing else does.
+tf::AttentionOp fusedAttention(tf::QkvRotaryOp op) {
+  if (!op.getK().hasOneUse() || !op.getV().hasOneUse())
+    return {};
+  auto attention = dyn_cast<tf::AttentionOp>(*op.getK().getUsers().begin());
+  if (!attention || attention.getK() != op.getK() || attention.getV() != op.getV())
+    return {};
+  return attention;
+}
+
+llvm::Error qkvRotaryOp(ScheduleBuilder &b, tf::QkvRotaryOp op) {
+  // Fused: `kv_write qkv_rotary` writes k and v into the cache and gives q
+  // to the attention's attention_prefill. Else a launch of q, k, v.
+  tf::AttentionOp attention = fusedAttention(op);
+  pb::Step &st = b.step(attention ? "kv_write" : "launch", "qkv_rotary", op);
+  for (Value v : {op.getQkv(), op.getPositions(), op.getCosCache(), op.getSinCache()})
+    if (llvm::Error e = b.input(st, v, op))
+      return e;
+  if (attention) {
+    llvm::Expected<int32_t> q = b.define(op.getQ(), locationName(op->getLoc()));
+    if (!q)
+      return error(describeOp(op) + ": " + llvm::toString(q.takeError()));
+    st.add_outputs(*q);
+    kvWriteParams(st, attention);
+  } else if (llvm::Error e = b.outputs(st, op)) {
+    return e;
+  }
+  setI(st, "num_heads", int64_t(op.getNumHeads()));
+  setI(st, "num_kv_heads", int64_t(op.getNumKvHeads()));
+  setI(st, "head_dim", int64_t(op.getHeadDim()));
+  rotaryParams(st, op);
+  return llvm::Error::success();
+}
+
 llvm::Error attentionOp(ScheduleBuilder &b, tf::AttentionOp op) {
-  auto params = [&](pb::Step &st, bool attend) {
-    setI(st, "layer", int64_t(op.getLayer()));
-    setF(st, "k_scale", op.getKScale());
-    setF(st, "v_scale", op.getVScale());
-    if (!attend)
-      return;
-    setF(st, "scale", op.getScale().convertToDouble());
-    setI(st, "causal", op.getCausal() ? 1 : 0);
-    if (std::optional<uint64_t> w = op.getSlidingWindow())
-      setI(st, "sliding_window", int64_t(*w));
-    setF(st, "softcap", op.getSoftcap());
-    setI(st, "num_heads", int64_t(op.getNumHeads()));
-    setI(st, "num_kv_heads", int64_t(op.getNumKvHeads()));
-    setI(st, "head_dim", int64_t(op.getHeadDim()));
-  };
-  // exec.kv_write, then exec.attention_prefill (it serves decode tokens too).
-  pb::Step &write = b.step("kv_write", "kv_write", op);
-  if (llvm::Error e = b.input(write, op.getK(), op))
-    return e;
-  if (llvm::Error e = b.input(write, op.getV(), op))
-    return e;
-  params(write, false);
+  // exec.kv_write, then exec.attention_prefill (it serves decode tokens
+  // too); a fused qkv_rotary step has written k and v already.
+  auto qkv = op.getK().getDefiningOp<tf::QkvRotaryOp>();
+  if (!qkv || fusedAttention(qkv) != op) {
+    pb::Step &write = b.step("kv_write", "kv_write", op);
+    if (llvm::Error e = b.input(write, op.getK(), op))
+      return e;
+    if (llvm::Error e = b.input(write, op.getV(), op))
+      return e;
+    kvWriteParams(write, op);
+  }
   pb::Step &attend = b.step("attention_prefill", "attention", op);
   if (llvm::Error e = b.input(attend, op.getQ(), op))
     return e;
   if (llvm::Error e = b.outputs(attend, op))
     return e;
-  params(attend, true);
+  kvWriteParams(attend, op);
+  setF(attend, "scale", op.getScale().convertToDouble());
+  setI(attend, "causal", op.getCausal() ? 1 : 0);
+  if (std::optional<uint64_t> w = op.getSlidingWindow())
+    setI(attend, "sliding_window", int64_t(*w));
+  setF(attend, "softcap", op.getSoftcap());
+  setI(attend, "num_heads", int64_t(op.getNumHeads()));
+  setI(attend, "num_kv_heads", int64_t(op.getNumKvHeads()));
+  setI(attend, "head_dim", int64_t(op.getHeadDim()));
   return llvm::Error::success();
 }
 
@@ -451,6 +509,9 @@ llvm::Error transformerOp(ScheduleBuilder &b, Operation *o) {
       setS(st, "granularity", tf::stringifyQuantGranularity(*g).str());
     if (std::optional<uint64_t> group = op.getGroupSize())
       setI(st, "group_size", int64_t(*group));
+    // The activation epilogue, spelled as a `launch activation` step's kind.
+    if (std::optional<tf::ActivationKind> act = op.getActivation())
+      setS(st, "activation", tf::stringifyActivationKind(*act).str());
     return llvm::Error::success();
   }
   if (auto op = dyn_cast<tf::LogitsOp>(o)) {
@@ -471,22 +532,11 @@ llvm::Error transformerOp(ScheduleBuilder &b, Operation *o) {
                      {op.getInput(), op.getPositions(), op.getCosCache(), op.getSinCache()});
     if (!st)
       return st.takeError();
-    pb::Step &s = **st;
-    setS(s, "style", tf::stringifyRotaryStyle(op.getStyle()).str());
-    setI(s, "rotary_dim", int64_t(op.getRotaryDim()));
-    setF(s, "theta", op.getTheta());
-    if (tf::RopeScalingAttr sc = op.getScalingAttr()) {
-      setS(s, "scaling.kind", tf::stringifyRopeScalingKind(sc.getKind()).str());
-      setF(s, "scaling.factor", sc.getFactor().convertToDouble());
-      if (std::optional<int64_t> m = sc.getOriginalMaxPosition())
-        setI(s, "scaling.original_max_position", *m);
-      setF(s, "scaling.low_freq_factor", sc.getLowFreqFactor());
-      setF(s, "scaling.high_freq_factor", sc.getHighFreqFactor());
-      setF(s, "scaling.beta_fast", sc.getBetaFast());
-      setF(s, "scaling.beta_slow", sc.getBetaSlow());
-    }
+    rotaryParams(**st, op);
     return llvm::Error::success();
   }
+  if (auto op = dyn_cast<tf::QkvRotaryOp>(o))
+    return qkvRotaryOp(b, op);
   if (auto op = dyn_cast<tf::AttentionOp>(o))
     return attentionOp(b, op);
   if (auto op = dyn_cast<tf::ActivationOp>(o)) {

@@ -8,7 +8,8 @@
 // changes numerically.
 //
 // The pass groups every float linear of a block by its input (and by the
-// weight and result types and whether it has a bias); a group of two or
+// weight and result types, whether it has a bias, and its activation
+// epilogue, which the fused linear keeps: it is elementwise); a group of two or
 // more, all with onnx.Constant weights and biases, is fused. That is QKV in
 // every model raising produces; a fused QKV (Phi3's qkv_proj, GPT-2's
 // c_attn) is one linear already and stays.
@@ -50,8 +51,9 @@ static bool isFusable(transformer::LinearOp op) {
 }
 
 /// What linears must share to be one GEMM: the input, the weight and
-/// result element types, and whether they have a bias.
-using GroupKey = std::tuple<Value, Type, Type, unsigned>;
+/// result element types, whether they have a bias, and the activation
+/// epilogue (null when none).
+using GroupKey = std::tuple<Value, Type, Type, unsigned, Attribute>;
 
 } // namespace
 
@@ -91,7 +93,7 @@ static LogicalResult fuseGroup(RewriterBase &rewriter,
   Location loc = rewriter.getFusedLoc(locs);
   auto fused = transformer::LinearOp::create(
       rewriter, loc, fusedType, first.getX(), *weight, bias, Value(), Value(),
-      Value(), transformer::QuantGranularityAttr(), IntegerAttr());
+      Value(), transformer::QuantGranularityAttr(), IntegerAttr(), first.getActivationAttr());
   auto split = transformer::SplitOp::create(rewriter, loc, partTypes, fused.getResult());
   for (auto [index, part] : llvm::enumerate(split.getResults())) {
     transformer::LinearOp op = group[index];
@@ -118,7 +120,7 @@ struct FuseQkvPass : accel::impl::FuseQkvBase<FuseQkvPass> {
           continue;
         GroupKey key{op.getX(), op.getWeight().getType().getElementType(),
                      cast<RankedTensorType>(op.getType()).getElementType(),
-                     op.getBias() ? 1u : 0u};
+                     op.getBias() ? 1u : 0u, op.getActivationAttr()};
         groups[key].push_back(op);
       }
       for (auto &[key, group] : groups)

@@ -3,7 +3,8 @@
 // Drives the rules of PartitionRules.h over a token-major function, in this
 // order: normalise the head glue of every attention site (and erase the
 // glue that dies), partition every attention site, every gated_mlp and
-// linear→activation→linear MLP, the token embedding and the lm head (in
+// linear→activation→linear MLP (the first linear and the activation may be
+// one linear with an activation epilogue), the token embedding and the lm head (in
 // that order: a tied table is sharded by the embedding rule and reused by
 // the lm head's); then give the KV cache argument the per-rank KV head
 // count and mark the function with accel.tp_size. What no rule touches
@@ -68,6 +69,12 @@ struct PartitionPass : accel::impl::PartitionBase<PartitionPass> {
       return signalPassFailure();
     }
 
+    // accel-fuse-qkv-rotary runs after partitioning (buildLateFusionPipeline).
+    for (auto fused : func.getBody().front().getOps<tf::QkvRotaryOp>()) {
+      fused.emitError() << "tensor parallelism partitions the unfused q/k/v split and rotaries; run "
+                           "accel-fuse-qkv-rotary after it, not before";
+      return signalPassFailure();
+    }
     IRRewriter rewriter(&getContext());
     Context ctx{rewriter, int64_t(tpSize)};
     Block &body = func.getBody().front();
@@ -89,9 +96,11 @@ struct PartitionPass : accel::impl::PartitionBase<PartitionPass> {
       if (failed(partitionGatedMlp(ctx, m)))
         return signalPassFailure();
     SmallVector<Operation *> acts;
-    for (Operation &op : body)
-      if (isa<tf::ActivationOp, tf::GatedActOp>(op))
+    for (Operation &op : body) {
+      auto linear = dyn_cast<tf::LinearOp>(op);
+      if (isa<tf::ActivationOp, tf::GatedActOp>(op) || (linear && linear.getActivation()))
         acts.push_back(&op);
+    }
     for (Operation *act : acts)
       if (failed(partitionLinearMlp(ctx, act)))
         return signalPassFailure();

@@ -10,7 +10,9 @@
 //     gated_act → linear: the first linear is column-parallel with its bias
 //     (for gated_act its [gate; up] rows as above), the activation runs on
 //     the rank's columns, the second is row-parallel with its bias on rank 0
-//     only, and an all_reduce follows.
+//     only, and an all_reduce follows. A first linear with the activation as
+//     its epilogue (accel-fuse-linear-activation) keeps it: it is
+//     elementwise, so it runs on the rank's columns just the same.
 //
 //===----------------------------------------------------------------------===//
 #include "PartitionRules.h"
@@ -93,8 +95,13 @@ LogicalResult accel::partition::partitionGatedMlp(Context &ctx, tf::GatedMlpOp m
 }
 
 LogicalResult accel::partition::partitionLinearMlp(Context &ctx, Operation *act) {
-  Value in = act->getOperand(0), out = act->getResult(0);
-  auto up = in.getDefiningOp<tf::LinearOp>();
+  // The fused form: the linear is its own activation (none left when an
+  // earlier MLP made it row-parallel and moved it past the all_reduce).
+  auto fused = dyn_cast<tf::LinearOp>(act);
+  if (fused && !fused.getActivation())
+    return success();
+  Value in = fused ? fused.getResult() : act->getOperand(0), out = act->getResult(0);
+  auto up = fused ? fused : in.getDefiningOp<tf::LinearOp>();
   if (!up || !in.hasOneUse() || !out.hasOneUse())
     return success();
   auto down = dyn_cast<tf::LinearOp>(*out.getUsers().begin());

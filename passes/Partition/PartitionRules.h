@@ -56,8 +56,10 @@ mlir::LogicalResult partitionAttention(Context &ctx, transformer::AttentionOp at
 mlir::LogicalResult partitionGatedMlp(Context &ctx, transformer::GatedMlpOp mlp);
 
 /// linear → activation (or gated_act) → linear, the MLP of GPT-2 and of
-/// unfused or quantisation-ready MLPs. Succeeds without change when `act`
-/// is not between two linears.
+/// unfused or quantisation-ready MLPs; `act` may also be a linear with an
+/// activation epilogue (accel-fuse-linear-activation), the first linear and
+/// the activation in one. Succeeds without change when `act` is not between
+/// two linears.
 mlir::LogicalResult partitionLinearMlp(Context &ctx, mlir::Operation *act);
 
 /// A lookup of the token ids (a learned position table, or a table that is

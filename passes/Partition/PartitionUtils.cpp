@@ -167,7 +167,13 @@ void accel::partition::allReduceAfter(Context &ctx, Operation *op) {
   auto reduce = transformer::AllReduceOp::create(
       ctx.rewriter, op->getLoc(), partial.getType(), partial, transformer::ReduceKind::Sum,
       static_cast<uint64_t>(ctx.tp));
-  partial.replaceAllUsesExcept(reduce.getResult(), reduce);
+  Value sum = reduce.getResult();
+  auto linear = dyn_cast<transformer::LinearOp>(op);
+  if (transformer::ActivationKindAttr kind = linear ? linear.getActivationAttr() : nullptr) {
+    linear.removeActivationAttr();
+    sum = transformer::ActivationOp::create(ctx.rewriter, op->getLoc(), sum.getType(), sum, kind);
+  }
+  partial.replaceAllUsesExcept(sum, reduce);
 }
 
 RankedTensorType accel::partition::withDim(Type type, int64_t dim, int64_t size) {

@@ -73,7 +73,9 @@ RankRanges evenBlocks(int64_t tp, int64_t size, int64_t offset = 0);
 void append(RankRanges &into, const RankRanges &more);
 
 /// Replaces every use of `op`'s result (but the new op's) by
-/// `transformer.all_reduce sum` of it, placed right after `op`.
+/// `transformer.all_reduce sum` of it, placed right after `op`. A
+/// row-parallel linear's activation epilogue cannot apply to partial sums:
+/// it leaves the linear and becomes a transformer.activation of the sum.
 void allReduceAfter(Context &ctx, mlir::Operation *op);
 
 /// `type` with dimension `dim` set to `size`.

@@ -90,6 +90,12 @@ struct PipelineStagesPass : accel::impl::PipelineStagesBase<PipelineStagesPass> 
                        << func.getSymName() << " is not one";
       return signalPassFailure();
     }
+    // accel-fuse-qkv-rotary runs after partitioning (buildLateFusionPipeline).
+    for (auto fused : func.getBody().front().getOps<tf::QkvRotaryOp>()) {
+      fused.emitError() << "pipeline parallelism partitions the unfused q/k/v split and rotaries; run "
+                           "accel-fuse-qkv-rotary after it, not before";
+      return signalPassFailure();
+    }
     Block &body = func.getBody().front();
     SmallVector<tf::AttentionOp> attentions(body.getOps<tf::AttentionOp>());
     const int64_t layers = int64_t(attentions.size());

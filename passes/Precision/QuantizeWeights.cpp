@@ -65,10 +65,10 @@ struct QuantizeWeightsPass : accel::impl::QuantizeWeightsBase<QuantizeWeightsPas
       auto guType = RankedTensorType::get({tokens, gu.getDimSize(0)}, f32);
       auto actType = RankedTensorType::get({tokens, inter}, f32);
       Value guOut = tf::LinearOp::create(b, m.getLoc(), guType, m.getX(), m.getGateUp(), Value(),
-                                         Value(), Value(), Value(), nullptr, nullptr);
+                                         Value(), Value(), Value(), nullptr, nullptr, nullptr);
       Value act = tf::GatedActOp::create(b, m.getLoc(), actType, guOut, m.getKindAttr());
       Value y = tf::LinearOp::create(b, m.getLoc(), m.getType(), act, m.getDown(), Value(),
-                                     Value(), Value(), Value(), nullptr, nullptr);
+                                     Value(), Value(), Value(), nullptr, nullptr, nullptr);
       (void)down;
       m.getResult().replaceAllUsesWith(y);
       m.erase();
@@ -157,8 +157,10 @@ struct QuantizeWeightsPass : accel::impl::QuantizeWeightsBase<QuantizeWeightsPas
       for (OpOperand *use : uses) {
         auto l = cast<tf::LinearOp>(use->getOwner());
         OpBuilder b(l);
+        // The activation epilogue, if any, stays (weight-only quantisation).
         auto ql = tf::LinearOp::create(b, l.getLoc(), l.getType(), l.getX(), q, l.getBias(),
-                                       scale, Value(), Value(), gran, nullptr);
+                                       scale, Value(), Value(), gran, nullptr,
+                                       l.getActivationAttr());
         l.getResult().replaceAllUsesWith(ql.getResult());
         l.erase();
       }

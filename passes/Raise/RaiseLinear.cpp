@@ -39,7 +39,7 @@ static Value createLinear(OpBuilder &b, Location loc, Value x, Value weight,
       b, loc, type, x, weight, bias, /*weight_scale=*/Value(),
       /*weight_zero_point=*/Value(), /*input_scale=*/Value(),
       /*granularity=*/transformer::QuantGranularityAttr(),
-      /*group_size=*/IntegerAttr());
+      /*group_size=*/IntegerAttr(), /*activation=*/transformer::ActivationKindAttr());
 }
 
 /// The in and out features of a `[in, out]` MatMul weight, if constant

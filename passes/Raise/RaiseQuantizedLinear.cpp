@@ -222,7 +222,8 @@ static Value buildLinear(PatternRewriter &rewriter, Location loc, Value x,
       rewriter, loc, type, x, w.weight, bias, w.scale, w.zeroPoint,
       /*input_scale=*/Value(),
       transformer::QuantGranularityAttr::get(ctx, w.granularity),
-      w.groupSize ? rewriter.getI64IntegerAttr(w.groupSize) : IntegerAttr());
+      w.groupSize ? rewriter.getI64IntegerAttr(w.groupSize) : IntegerAttr(),
+      /*activation=*/transformer::ActivationKindAttr());
 }
 
 /// Erases `op` and the ops feeding it that nothing else reads (the

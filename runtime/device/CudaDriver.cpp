@@ -68,6 +68,7 @@ Status CudaDriver::load(const std::string &path) {
   opt(api_.cuModuleUnload, "cuModuleUnload");
   opt(api_.cuModuleGetFunction, "cuModuleGetFunction");
   opt(api_.cuLaunchKernel, "cuLaunchKernel");
+  sym(api_.cuLaunchKernelEx, "cuLaunchKernelEx"); // optional: programmatic dependent launch
   opt(api_.cuMemAlloc, "cuMemAlloc_v2");
   opt(api_.cuMemFree, "cuMemFree_v2");
   opt(api_.cuMemGetInfo, "cuMemGetInfo_v2");

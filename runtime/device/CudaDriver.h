@@ -53,6 +53,27 @@ struct CuMemcpy2D {
   std::size_t WidthInBytes = 0, Height = 0;
 };
 
+/// cuda.h's CUlaunchAttribute and CUlaunchConfig (cuLaunchKernelEx), for
+/// the one attribute the runtime sets: programmatic stream serialization
+/// (id 6), i.e. programmatic dependent launch.
+struct CuLaunchAttribute {
+  int id = 0;
+  char pad[4] = {};
+  union alignas(8) {
+    char bytes[64];
+    int value;
+  } value = {};
+};
+struct CuLaunchConfig {
+  unsigned gridDimX = 1, gridDimY = 1, gridDimZ = 1;
+  unsigned blockDimX = 1, blockDimY = 1, blockDimZ = 1;
+  unsigned sharedMemBytes = 0;
+  CuStream hStream = nullptr;
+  CuLaunchAttribute *attrs = nullptr;
+  unsigned numAttrs = 0;
+};
+constexpr int kCuLaunchAttributeProgrammaticStreamSerialization = 6;
+
 /// The driver entry points that run work: contexts, modules, launches,
 /// memory, streams. Each returns a CUresult (0: success); wrap calls in
 /// CudaDriver::check().
@@ -70,6 +91,8 @@ struct CudaApi {
   int (*cuModuleGetFunction)(CuFunction *, CuModule, const char *) = nullptr;
   int (*cuLaunchKernel)(CuFunction, unsigned, unsigned, unsigned, unsigned, unsigned,
                         unsigned, unsigned, CuStream, void **, void **) = nullptr;
+  // Optional (null when the driver lacks it): launches with attributes.
+  int (*cuLaunchKernelEx)(const CuLaunchConfig *, CuFunction, void **, void **) = nullptr;
   int (*cuMemAlloc)(CuDevicePtr *, std::size_t) = nullptr;
   int (*cuMemFree)(CuDevicePtr) = nullptr;
   int (*cuMemGetInfo)(std::size_t *, std::size_t *) = nullptr;

@@ -88,6 +88,32 @@ public:
                  "cuLaunchKernel");
   }
 
+  /// launch() with programmatic dependent launch (Hopper and later): the
+  /// kernel may start while the previous kernel on the stream finishes, and
+  /// must execute `griddepcontrol.wait` before it reads anything that kernel
+  /// wrote (it may read constants, e.g. weights, before). Without driver
+  /// support, below sm_90 or with $ACCEL_GPU_PDL=0, a plain launch.
+  template <typename... Args>
+  Status launchDependent(CuFunction fn, Dim3 grid, Dim3 block, unsigned sharedBytes,
+                         Args... args) {
+    if (!pdl_)
+      return launch(fn, grid, block, sharedBytes, args...);
+    void *params[] = {static_cast<void *>(&args)..., nullptr};
+    CuLaunchAttribute attr;
+    attr.id = kCuLaunchAttributeProgrammaticStreamSerialization;
+    attr.value.value = 1;
+    CuLaunchConfig cfg;
+    cfg.gridDimX = grid.x, cfg.gridDimY = grid.y, cfg.gridDimZ = grid.z;
+    cfg.blockDimX = block.x, cfg.blockDimY = block.y, cfg.blockDimZ = block.z;
+    cfg.sharedMemBytes = sharedBytes;
+    cfg.hStream = stream_;
+    cfg.attrs = &attr;
+    cfg.numAttrs = 1;
+    return check(api_->cuLaunchKernelEx(&cfg, fn, params, nullptr), "cuLaunchKernelEx");
+  }
+  /// Whether launchDependent() uses programmatic dependent launch.
+  bool dependentLaunches() const { return pdl_; }
+
   /// Device memory of at least `bytes` (0 gives a valid empty buffer), from
   /// the current pool when one is set, else from the shared caching allocator.
   StatusOr<DeviceBuffer> allocate(std::size_t bytes);
@@ -142,6 +168,7 @@ private:
   int device_ = 0;
   CuContext ctx_ = nullptr;
   CuStream stream_ = nullptr;
+  bool pdl_ = false; // launchDependent() uses cuLaunchKernelEx
   CuModule module_ = nullptr;
   std::unordered_map<std::string, CuFunction> functions_;
   std::shared_ptr<Allocator> allocator_;

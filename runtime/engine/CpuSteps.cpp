@@ -63,6 +63,26 @@ StatusOr<tk::PagedAttentionParams> attentionParams(const Attrs &a) {
   return p;
 }
 
+/// A qkv_rotary step's num_heads, num_kv_heads and head_dim.
+StatusOr<tk::QkvHeads> qkvHeads(const Attrs &a) {
+  tk::QkvHeads h;
+  ACCEL_RT_ASSIGN_OR_RETURN(h.numHeads, a.i("num_heads"));
+  ACCEL_RT_ASSIGN_OR_RETURN(h.numKvHeads, a.i("num_kv_heads"));
+  ACCEL_RT_ASSIGN_OR_RETURN(h.headDim, a.i("head_dim"));
+  if (h.numHeads <= 0 || h.numKvHeads <= 0 || h.headDim <= 0)
+    return invalid("num_heads " + std::to_string(h.numHeads) + ", num_kv_heads " +
+                   std::to_string(h.numKvHeads) + " and head_dim " +
+                   std::to_string(h.headDim) + " must be positive");
+  return h;
+}
+
+/// qkv_rotary of a step's inputs (qkv, positions, cos_cache, sin_cache).
+StatusOr<tk::QkvRotaryResult> runQkvRotary(const Inputs &in, const tk::QkvHeads &heads,
+                                           tk::RotaryParams p) {
+  p.cosTable = in.size() > 2 ? in[2] : nullptr;
+  p.sinTable = in.size() > 3 ? in[3] : nullptr;
+  return tk::qkvRotary(*in[0], *in[1], heads, p);
+}
 
 //===----------------------------------------------------------------------===//
 // launch
@@ -179,6 +199,21 @@ StatusOr<Kernel> prepareLaunch(const plan::PlanFile &plan, const pb::Step &step,
       return tk::rotary(*in[0], *in[1], q);
     });
   }
+  if (op == "qkv_rotary") {
+    // qkv, positions, cos_cache, sin_cache -> q, k, v (the unfused form:
+    // k and v go on to an attention's kv_write).
+    ACCEL_RT_RETURN_IF_ERROR(needInputs(step, 2, 4));
+    ACCEL_RT_RETURN_IF_ERROR(needOutputs(step, 3));
+    ACCEL_RT_ASSIGN_OR_RETURN(tk::QkvHeads heads, qkvHeads(a));
+    ACCEL_RT_ASSIGN_OR_RETURN(tk::RotaryParams p, readRotaryParams(a));
+    return Kernel([heads, p](const StepContext &, const Inputs &in, Outputs &out) -> Status {
+      ACCEL_RT_ASSIGN_OR_RETURN(tk::QkvRotaryResult r, runQkvRotary(in, heads, p));
+      out.push_back(std::move(r.q));
+      out.push_back(std::move(r.k));
+      out.push_back(std::move(r.v));
+      return Status::ok();
+    });
+  }
   if (op == "activation" || op == "gated_act") {
     ACCEL_RT_RETURN_IF_ERROR(needInputs(step, 1, 1));
     ACCEL_RT_ASSIGN_OR_RETURN(tk::ActivationKind kind, activationKind(a));
@@ -280,22 +315,38 @@ StatusOr<Kernel> prepareCpuStep(const plan::PlanFile &plan, const pb::Step &step
   if (kind == "gemm") {
     // x [tokens, K] @ w [N, K]^T (+ bias [N]); a quantised w (i8, i4, fp8)
     // has its weight_scale as a fourth operand and an optional zero point as
-    // a fifth; `group_size` for per_group scales (docs/precision.md).
+    // a fifth; `group_size` for per_group scales (docs/precision.md). An
+    // `activation` (accel-fuse-linear-activation) applies to the result, in
+    // out_dtype, as a `launch activation` step would.
     ACCEL_RT_RETURN_IF_ERROR(needInputs(step, 2, 5));
     ACCEL_RT_RETURN_IF_ERROR(needOutputs(step, 1));
     ACCEL_RT_ASSIGN_OR_RETURN(DType outType, a.dtype("out_dtype"));
     ACCEL_RT_ASSIGN_OR_RETURN(std::string epilogue, a.s("epilogue", std::string("none")));
     ACCEL_RT_ASSIGN_OR_RETURN(int64_t groupSize, a.i("group_size", 0));
+    ACCEL_RT_ASSIGN_OR_RETURN(std::string actName, a.s("activation", std::string("none")));
+    std::optional<tk::ActivationKind> act;
+    if (actName != "none") {
+      act = tk::activationKindFromName(actName);
+      if (!act)
+        return Status(StatusCode::kUnimplemented,
+                      "gemm activation '" + actName + "' has no CPU kernel");
+    }
     if (epilogue == "none")
-      return one([outType, groupSize](const StepContext &, const Inputs &in) {
-        if (in.size() > 3 && in[3])
-          return tk::quantLinear(*in[0], *in[1], *in[3], in[2], outType,
-                                 in.size() > 4 ? in[4] : nullptr, groupSize);
-        if (in.size() > 4 && in[4])
-          return StatusOr<Tensor>(Status(StatusCode::kDataLoss,
-                                         "linear: a zero point without a weight scale"));
-        return tk::linear(*in[0], *in[1], in.size() > 2 ? in[2] : nullptr, outType);
+      return one([outType, groupSize, act](const StepContext &, const Inputs &in) {
+        StatusOr<Tensor> y = [&]() -> StatusOr<Tensor> {
+          if (in.size() > 3 && in[3])
+            return tk::quantLinear(*in[0], *in[1], *in[3], in[2], outType,
+                                   in.size() > 4 ? in[4] : nullptr, groupSize);
+          if (in.size() > 4 && in[4])
+            return Status(StatusCode::kDataLoss, "linear: a zero point without a weight scale");
+          return tk::linear(*in[0], *in[1], in.size() > 2 ? in[2] : nullptr, outType);
+        }();
+        if (!y || !act)
+          return y;
+        return tk::activation(*y, *act);
       });
+    if (act)
+      return invalid("a gemm '" + epilogue + "' epilogue takes no activation");
     if (epilogue != "logits")
       return invalid("unknown gemm epilogue '" + epilogue + "'");
     // The LM head: an optional softcap, optionally only each sequence's
@@ -313,8 +364,29 @@ StatusOr<Kernel> prepareCpuStep(const plan::PlanFile &plan, const pb::Step &step
     });
   }
 
+  if (kind == "kv_write" && step.op() == "qkv_rotary") {
+    // The fused form: qkv, positions, cos_cache, sin_cache -> q; k and v
+    // (rotated, split as the launch does) go into layer `layer` at the
+    // step's slots.
+    ACCEL_RT_RETURN_IF_ERROR(needInputs(step, 2, 4));
+    ACCEL_RT_RETURN_IF_ERROR(needOutputs(step, 1));
+    ACCEL_RT_ASSIGN_OR_RETURN(tk::PagedAttentionParams p, attentionParams(a));
+    if (p.layer < 0 || p.layer >= plan.metadata().kv_cache().num_layers())
+      return invalid("layer " + std::to_string(p.layer) + " is not in the plan's KV cache");
+    ACCEL_RT_ASSIGN_OR_RETURN(tk::QkvHeads heads, qkvHeads(a));
+    ACCEL_RT_ASSIGN_OR_RETURN(tk::RotaryParams rp, readRotaryParams(a));
+    return one([p, heads, rp](const StepContext &ctx, const Inputs &in) -> StatusOr<Tensor> {
+      ACCEL_RT_ASSIGN_OR_RETURN(tk::QkvRotaryResult r, runQkvRotary(in, heads, rp));
+      ACCEL_RT_RETURN_IF_ERROR(
+          tk::kvWrite(*ctx.pool, p.layer, r.k, r.v, ctx.meta->slotMapping, p.kvScales));
+      return std::move(r.q);
+    });
+  }
+
   if (kind == "kv_write") {
     // k, v [tokens, kv_heads, head_dim] into layer `layer` at the step's slots.
+    if (step.op() != "kv_write")
+      return Status(StatusCode::kUnimplemented, "unknown kv_write '" + step.op() + "'");
     ACCEL_RT_RETURN_IF_ERROR(needInputs(step, 2, 2));
     ACCEL_RT_RETURN_IF_ERROR(needOutputs(step, 0));
     ACCEL_RT_ASSIGN_OR_RETURN(tk::PagedAttentionParams p, attentionParams(a));

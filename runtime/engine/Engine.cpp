@@ -28,11 +28,8 @@ StatusOr<std::unique_ptr<Engine>> Engine::create(std::shared_ptr<const plan::Pla
                       " and this build of accel has only the CPU backend (recompile with "
                       "-target=cpu)");
   // Tensor-parallel and pipelined plans run on the CPU as threads
-  // (TpCpuExecutor).
-  if (meta.tp_size() != 1 && !cpu)
-    return Status(StatusCode::kUnimplemented,
-                  plan->path() + ": the plan is partitioned for " +
-                      std::to_string(meta.tp_size()) + " ranks; the runtime runs one");
+  // (TpCpuExecutor); tensor-parallel GPU plans on as many GPUs, through
+  // the GPU backend (TpGpuExecutor).
   const bool partitioned = meta.tp_size() != 1 || plan->ppSize() != 1;
   if (plan->ppSize() != 1 && !cpu)
     return Status(StatusCode::kUnimplemented,

@@ -5,6 +5,7 @@
 #include "runtime/engine/GpuGraphs.h"
 #include "runtime/engine/GpuSteps.h"
 #include "runtime/engine/MemoryBudget.h"
+#include "runtime/engine/TpGpuExecutor.h"
 #include "runtime/kernels/KernelImage.h"
 
 #include <algorithm>
@@ -57,6 +58,7 @@ struct GpuExecutorImpl {
   int64_t maxModelLen = 0;   // options.maxModelLen, or the plan's
   int64_t weightsBytes = 0;  // device bytes after create(): weights, workspace
   std::unique_ptr<DecodeGraphs> graphs; // after gpu: destroyed first
+  comm::NcclRank *comm = nullptr;       // the rank's group (TpGpuExecutor)
 
   Status ensureKvPool(const kv::KVCacheConfig &c, GpuRunState &st);
   GpuRunState baseState();
@@ -70,6 +72,10 @@ struct GpuExecutorImpl {
   /// The decode graphs for the current KV geometry (null: graphs off).
   DecodeGraphs *decodeGraphs();
   DecodeGraphs::Schedule graphSchedule();
+  /// GpuExecutor::run; `copies`: the pool's copy-on-write copies, taken by
+  /// the caller (null: taken here).
+  StatusOr<Tensor> runStep(const Tensor &tokenIds, kv::BlockPool &pool,
+                           const kv::StepMetadata &meta, const std::vector<kv::BlockCopy> *copies);
 };
 
 Status GpuExecutorImpl::ensureKvPool(const kv::KVCacheConfig &c, GpuRunState &st) {
@@ -139,23 +145,38 @@ GpuExecutor::create(std::shared_ptr<const plan::PlanFile> plan, const GpuExecuto
                   std::string("the GPU backend computes in f32, bf16 or f16, not ") +
                       dtypeName(options.dtype));
   const auto &meta = plan->metadata();
-  if (meta.tp_size() != 1)
+  if (options.tpRank < 0 && plan->tpSize() != 1)
     return Status(StatusCode::kUnimplemented,
                   plan->path() + ": the plan is partitioned for " + std::to_string(meta.tp_size()) +
-                      " ranks; the GPU backend runs one");
+                      " ranks; one GpuExecutor runs one (TpGpuExecutor runs them all)");
+  if (options.tpRank >= plan->tpSize())
+    return Status(StatusCode::kInvalidArgument,
+                  plan->path() + ": rank " + std::to_string(options.tpRank) + " of a plan with " +
+                      std::to_string(plan->tpSize()) + " tensor-parallel ranks");
+  const int rank = std::max(options.tpRank, 0);
   if (plan->ppSize() != 1)
     return Status(StatusCode::kUnimplemented,
                   plan->path() + ": the plan is split into " + std::to_string(plan->ppSize()) +
                       " pipeline stages; the GPU backend runs one");
-  // Weight-only i8/fp8 plans (accelc -precision=int8-weight|fp8) run on the
-  // CPU only for now (docs/precision.md).
-  for (const pb::Step &step : plan->schedule().steps())
-    if (step.kind() == "gemm" && step.inputs_size() > 3 && step.inputs(3) >= 0)
+  // Weight-only quantised linears (accelc -precision=int8-weight|fp8, ONNX
+  // QDQ) run on the GPU with i8, f8E4M3FN or f8E5M2 weights and per-channel
+  // or per-tensor scales; zero points, per-group scales and 4-bit weights
+  // run on the CPU only (docs/precision.md).
+  for (const pb::Step &step : plan->schedule().steps()) {
+    if (step.kind() != "gemm" || step.inputs_size() <= 3 || step.inputs(3) < 0)
+      continue;
+    const std::string &wt = plan->schedule().values(step.inputs(1)).dtype();
+    bool grouped = false;
+    for (const pb::Attribute &a : step.attributes())
+      grouped |= a.name() == "group_size" && a.i() > 0;
+    const bool zeroPoint = step.inputs_size() > 4 && step.inputs(4) >= 0;
+    if (zeroPoint || grouped || (wt != "i8" && wt != "f8E4M3FN" && wt != "f8E5M2"))
       return Status(StatusCode::kUnimplemented,
-                    plan->path() + ": the plan has quantised weights (accelc -precision=" +
-                        (meta.precision().empty() ? std::string("?") : meta.precision()) +
-                        ") and the GPU backend does not run them yet; compile with "
-                        "-precision=bf16 or fp16 for the GPU, or with -target=cpu");
+                    plan->path() + ": a quantised linear of the plan (" + wt + " weight" +
+                        (zeroPoint ? ", zero point" : "") + (grouped ? ", per-group scales" : "") +
+                        ") has no GPU kernel; the GPU runs i8, f8E4M3FN and f8E5M2 weights with "
+                        "per-channel or per-tensor scales. Run the plan with -target=cpu");
+  }
   std::unique_ptr<GpuExecutor> ex(new GpuExecutor());
   ex->impl_ = std::make_unique<GpuExecutorImpl>();
   GpuExecutorImpl &im = *ex->impl_;
@@ -202,12 +223,14 @@ GpuExecutor::create(std::shared_ptr<const plan::PlanFile> plan, const GpuExecuto
   for (int32_t id = 0; id < n; ++id) {
     if (!s.values(id).is_constant())
       continue;
-    im.constants[size_t(id)].host = plan->constant(id);
+    im.constants[size_t(id)].host = plan->constant(id, rank);
     auto it = deviceType.find(id);
     if (it == deviceType.end())
       continue;
     std::optional<DType> want = it->second;
-    if (!isFloat(im.constants[size_t(id)].host.dtype()))
+    // Integer and 8-bit float constants (quantised weights) stay as stored.
+    const DType stored = im.constants[size_t(id)].host.dtype();
+    if (!isFloat(stored) || stored == DType::kF8E4M3FN || stored == DType::kF8E5M2)
       want = std::nullopt;
     ACCEL_RT_RETURN_IF_ERROR(up.toDevice(im.constants[size_t(id)], want).status());
   }
@@ -257,7 +280,10 @@ GpuExecutor::create(std::shared_ptr<const plan::PlanFile> plan, const GpuExecuto
       if (step.kind() == "launch" && op == "embedding" && step.inputs_size() > 1 &&
           ids.count(step.inputs(1)) && step.inputs(0) >= 0 &&
           im.constants[size_t(step.inputs(0))].host.rank() == 2) {
-        const int64_t rows = im.constants[size_t(step.inputs(0))].host.dim(0);
+        int64_t rows = im.constants[size_t(step.inputs(0))].host.dim(0);
+        for (const pb::Attribute &a : step.attributes())
+          if (a.name() == "vocab_shards" && a.i() > 1)
+            rows *= a.i(); // this rank's block of a vocabulary-parallel table
         im.vocab = im.vocab ? std::min(im.vocab, rows) : rows;
       }
     }
@@ -312,6 +338,7 @@ GpuRunState GpuExecutorImpl::baseState() {
   st.dtype = options.dtype;
   st.fallbacks = &fallbacks;
   st.logFallbacks = options.logFallbacks;
+  st.comm = comm;
   if (const char *e = std::getenv("ACCEL_GPU_DECODE_SPLIT"); e && *e)
     st.decodeSplit = std::max<int64_t>(0, std::atoll(e));
   st.splitTargetBlocks = 2 * int64_t(gpu->info().multiprocessors);
@@ -456,9 +483,27 @@ DecodeGraphs::Schedule GpuExecutorImpl::graphSchedule() {
   };
 }
 
+void GpuExecutor::setCommunicator(comm::NcclRank *comm) {
+  if (impl_->comm != comm && impl_->graphs)
+    impl_->graphs->clear();
+  impl_->comm = comm;
+}
+
 StatusOr<Tensor> GpuExecutor::run(const Tensor &tokenIds, kv::BlockPool &pool,
                                   const kv::StepMetadata &meta) {
-  GpuExecutorImpl &im = *impl_;
+  return impl_->runStep(tokenIds, pool, meta, nullptr);
+}
+
+StatusOr<Tensor> GpuExecutor::run(const Tensor &tokenIds, kv::BlockPool &pool,
+                                  const kv::StepMetadata &meta,
+                                  const std::vector<kv::BlockCopy> &copies) {
+  return impl_->runStep(tokenIds, pool, meta, &copies);
+}
+
+StatusOr<Tensor> GpuExecutorImpl::runStep(const Tensor &tokenIds, kv::BlockPool &pool,
+                                          const kv::StepMetadata &meta,
+                                          const std::vector<kv::BlockCopy> *copies) {
+  GpuExecutorImpl &im = *this;
   ACCEL_RT_RETURN_IF_ERROR(kv::checkStepTokenIds(tokenIds, meta));
   for (const Tensor *t : {&meta.queryStartLoc, &meta.seqLens, &meta.blockTables,
                           &meta.slotMapping, &meta.positions})
@@ -477,7 +522,8 @@ StatusOr<Tensor> GpuExecutor::run(const Tensor &tokenIds, kv::BlockPool &pool,
   GpuRunState st = im.baseState();
   st.meta = &meta;
   ACCEL_RT_RETURN_IF_ERROR(im.ensureKvPool(pool.config(), st));
-  ACCEL_RT_RETURN_IF_ERROR(im.applyBlockCopies(pool.takePendingCopies()));
+  ACCEL_RT_RETURN_IF_ERROR(
+      im.applyBlockCopies(copies ? *copies : pool.takePendingCopies()));
 
   // The block tables must stay inside the device pool (the kernels do not
   // check): every block a sequence uses, O(blocks used).
@@ -679,6 +725,22 @@ std::size_t GpuExecutor::deviceBytes() const { return impl_->gpu->bytesReserved(
 
 GpuBackend makeGpuBackend(const GpuExecutorOptions &options) {
   return [options](std::shared_ptr<const plan::PlanFile> plan) -> StatusOr<StepBackend> {
+    if (plan->tpSize() > 1) {
+      ACCEL_RT_ASSIGN_OR_RETURN(std::unique_ptr<TpGpuExecutor> tp,
+                                TpGpuExecutor::create(std::move(plan), options));
+      std::shared_ptr<TpGpuExecutor> shared = std::move(tp);
+      StepBackend b;
+      b.run = [shared](const Tensor &ids, kv::BlockPool &pool, const kv::StepMetadata &meta) {
+        return shared->run(ids, pool, meta);
+      };
+      b.kvBlocks = [shared](const kv::KVCacheConfig &geometry) {
+        return shared->planKvCache(geometry);
+      };
+      b.deviceKvCache = true;
+      b.kvCacheDType = shared->computeDType();
+      b.describe = [shared]() { return shared->describe(); };
+      return b;
+    }
     ACCEL_RT_ASSIGN_OR_RETURN(std::unique_ptr<GpuExecutor> ex,
                               GpuExecutor::create(std::move(plan), options));
     std::shared_ptr<GpuExecutor> shared = std::move(ex);

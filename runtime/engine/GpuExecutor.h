@@ -32,6 +32,7 @@
 #ifndef ACCEL_RUNTIME_ENGINE_GPUEXECUTOR_H
 #define ACCEL_RUNTIME_ENGINE_GPUEXECUTOR_H
 
+#include "runtime/comm/Nccl.h"
 #include "runtime/engine/Engine.h"
 #include "runtime/kv/BlockPool.h"
 #include "runtime/kv/StepMetadata.h"
@@ -73,6 +74,10 @@ struct GpuExecutorOptions {
   int64_t maxNumBatchedTokens = 2048;
   /// planKvCache prints its one-line memory summary to stderr.
   bool logMemory = true;
+  /// The tensor-parallel rank this executor runs (its weights section,
+  /// `weights.rank<r>`) in a plan partitioned by accelc -tp=N; -1: a plan
+  /// of one rank. TpGpuExecutor sets it (and `device` to the rank's GPU).
+  int tpRank = -1;
 };
 
 struct GpuExecutorImpl;
@@ -94,6 +99,16 @@ public:
   /// each sequence's last token). Synchronous.
   StatusOr<Tensor> run(const Tensor &tokenIds, kv::BlockPool &pool,
                        const kv::StepMetadata &meta);
+  /// run() for one rank of a tensor-parallel group (TpGpuExecutor): the
+  /// copy-on-write copies of `pool` were taken once for every rank and are
+  /// `copies` (the pool's queue is not touched).
+  StatusOr<Tensor> run(const Tensor &tokenIds, kv::BlockPool &pool, const kv::StepMetadata &meta,
+                       const std::vector<kv::BlockCopy> &copies);
+
+  /// The rank's tensor-parallel communicator (null: none), used by every
+  /// later step; a new one drops the captured CUDA graphs (they hold the old
+  /// one's NCCL kernels).
+  void setCommunicator(comm::NcclRank *comm);
 
   /// Sizes the paged KV cache as vLLM does: a profiling step of
   /// maxNumBatchedTokens tokens reserves the activations' peak, the CUDA
@@ -126,8 +141,10 @@ private:
 };
 
 /// The Engine's GPU backend: a GpuExecutor with `options` for each plan
-/// built for a GPU target (EngineOptions::gpuBackend); it keeps the KV cache
-/// on the device and sizes it with planKvCache.
+/// built for a GPU target (EngineOptions::gpuBackend), a TpGpuExecutor over
+/// GPUs options.device, options.device + 1, ... for a plan partitioned by
+/// accelc -tp=N; it keeps the KV cache on the device and sizes it with
+/// planKvCache.
 GpuBackend makeGpuBackend(const GpuExecutorOptions &options);
 
 } // namespace accel::rt::engine

@@ -10,7 +10,9 @@
 
 #include "runtime/engine/GpuFlashPrefill.h"
 #include "runtime/engine/GpuPlanKernels.h"
+#include "runtime/engine/GpuRotary.h"
 #include "runtime/engine/StepAttrs.h"
+#include "runtime/kernels/GemvShape.h"
 
 #include "runtime/cpu/onnx/OnnxKernels.h"
 #include "runtime/cpu/transformer/TransformerKernels.h"
@@ -203,10 +205,6 @@ using Attrs = StepAttrs;
 GpuValue *at(const Inputs &in, size_t i) { return i < in.size() ? in[i] : nullptr; }
 
 
-/// The kernels of one op for the compute dtype.
-StatusOr<CuFunction> kernel(const GpuPrepareContext &ctx, const std::string &base) {
-  return ctx.gpu->function(base + "_" + gpuDTypeSuffix(ctx.dtype));
-}
 
 StatusOr<int> activationCode(const Attrs &a) {
   ACCEL_RT_ASSIGN_OR_RETURN(std::string kind, a.s("kind"));
@@ -222,15 +220,55 @@ StatusOr<int> activationCode(const Attrs &a) {
 //===----------------------------------------------------------------------===//
 
 constexpr int64_t kGemvMaxRows = 1; // Gemv.cu builds M = 1 only
-constexpr unsigned kGemvWarps = 8;   // Gemv.cu's kGemvWarps: output columns per block
 
-/// $ACCEL_GPU_GEMV=0 sends batch-1 GEMMs to cuBLASLt too (an A/B switch).
-bool gemvWanted() {
-  static const bool wanted = [] {
+/// $ACCEL_GPU_GEMV=0 sends batch-1 GEMMs to cuBLASLt too (an A/B switch);
+/// $ACCEL_GPU_GEMV_KS=1|2|4|8 fixes Gemv.cu's split-K, and
+/// $ACCEL_GPU_GEMV_WARPS its target warp count (kernels::gemvShape).
+struct GemvSettings {
+  bool wanted = true;
+  int forceKs = 0;
+  int64_t targetWarps = 131072;
+};
+const GemvSettings &gemvSettings() {
+  static const GemvSettings s = [] {
+    GemvSettings g;
     const char *e = std::getenv("ACCEL_GPU_GEMV");
-    return !(e && std::string(e) == "0");
+    g.wanted = !(e && std::string(e) == "0");
+    if (const char *ks = std::getenv("ACCEL_GPU_GEMV_KS"))
+      g.forceKs = std::atoi(ks);
+    if (const char *w = std::getenv("ACCEL_GPU_GEMV_WARPS"); w && std::atoll(w) > 0)
+      g.targetWarps = std::atoll(w);
+    return g;
   }();
-  return wanted;
+  return s;
+}
+
+/// Whether Gemv.cu runs y = x w^T: one row of x, bf16/f16 (y in that dtype
+/// or f32), K a multiple of 8, 16-byte aligned operands.
+bool gemvApplies(const DeviceTensor &x, const DeviceTensor &w, DType outType) {
+  auto [rows, k] = rowsCols(x);
+  return rows >= 1 && rows <= kGemvMaxRows && (x.dtype == DType::kBF16 || x.dtype == DType::kF16) &&
+         x.dtype == w.dtype && (outType == x.dtype || outType == DType::kF32) && k % 8 == 0 &&
+         x.ptr % 16 == 0 && w.ptr % 16 == 0 && w.dim(0) > 0 && gemvSettings().wanted;
+}
+
+/// act [1, I] = act_kind(x w_gate^T) * (x w_up^T) for a fused gate_up w
+/// [2I, K] in one launch (Gemv.cu's gated epilogue), when Gemv.cu applies;
+/// false, having launched nothing, when it does not.
+StatusOr<bool> gatedGemv(GpuRunState &st, const DeviceTensor &x, const DeviceTensor &w,
+                         const DeviceTensor &act, int kind) {
+  if (!gemvApplies(x, w, x.dtype) || w.dim(0) % 2 != 0)
+    return false;
+  ACCEL_RT_ASSIGN_OR_RETURN(CuFunction fn, st.gpu->function(std::string("gemv_m1_gated_") +
+                                                            gpuDTypeSuffix(x.dtype)));
+  const int64_t n = w.dim(0), k = w.dim(1);
+  const GemvSettings &g = gemvSettings();
+  const kernels::GemvShape shape = kernels::gemvShape(n, k, g.targetWarps, g.forceKs, true);
+  ACCEL_RT_RETURN_IF_ERROR(st.gpu->launchDependent(fn, Dim3{shape.blocks, 1, 1},
+                                          Dim3{unsigned(kernels::kGemvWarps * 32), 1, 1}, 0,
+                                          x.ptr, w.ptr, act.ptr, i64(n / 2), i64(k),
+                                          int(shape.ks), kind));
+  return true;
 }
 
 /// y [.., N] = x [.., K] @ w [N, K]^T, y in `outType`: Gemv.cu for one row
@@ -251,55 +289,141 @@ StatusOr<DeviceTensor> gemm(GpuRunState &st, const DeviceTensor &x, const Device
   ACCEL_RT_ASSIGN_OR_RETURN(DeviceTensor y, st.empty(outType, shape));
   const int64_t n = w.dim(0);
   // Batch-1 decode GEMMs in bf16/f16: Gemv.cu.
-  if (rows >= 1 && rows <= kGemvMaxRows && (x.dtype == DType::kBF16 || x.dtype == DType::kF16) &&
-      (outType == x.dtype || outType == DType::kF32) && k % 8 == 0 && x.ptr % 16 == 0 &&
-      w.ptr % 16 == 0 && n > 0 && gemvWanted()) {
+  if (gemvApplies(x, w, outType)) {
     ACCEL_RT_ASSIGN_OR_RETURN(
         CuFunction fn, st.gpu->function(std::string("gemv_m1_") + gpuDTypeSuffix(x.dtype) +
                                         (outType == DType::kF32 ? "_f32out" : "")));
-    ACCEL_RT_RETURN_IF_ERROR(st.gpu->launch(fn, Dim3{unsigned((n + kGemvWarps - 1) / kGemvWarps), 1, 1},
-                                            Dim3{kGemvWarps * 32, 1, 1}, 0, x.ptr, w.ptr, y.ptr,
-                                            i64(rows), i64(n), i64(k)));
+    const GemvSettings &g = gemvSettings();
+    const kernels::GemvShape shape = kernels::gemvShape(n, k, g.targetWarps, g.forceKs);
+    ACCEL_RT_RETURN_IF_ERROR(st.gpu->launchDependent(fn, Dim3{shape.blocks, 1, 1},
+                                            Dim3{unsigned(kernels::kGemvWarps * 32), 1, 1}, 0,
+                                            x.ptr, w.ptr, y.ptr, i64(n), i64(k), int(shape.ks)));
     return y;
   }
   ACCEL_RT_RETURN_IF_ERROR(st.blas->linear(x.ptr, w.ptr, y.ptr, rows, n, k, x.dtype, outType));
   return y;
 }
 
-Status addBias(GpuRunState &st, const DeviceTensor &y, const DeviceTensor &bias) {
+/// The kernels' code of an 8-bit quantised weight type (Dequantize.cu's
+/// `kind`, Gemv.cu's gemv_m1_q_<name>), or nullopt for other types.
+std::optional<std::pair<int, const char *>> quantWeightKind(DType t) {
+  if (t == DType::kI8)
+    return std::pair<int, const char *>{0, "i8"};
+  if (t == DType::kF8E4M3FN)
+    return std::pair<int, const char *>{1, "e4m3"};
+  if (t == DType::kF8E5M2)
+    return std::pair<int, const char *>{2, "e5m2"};
+  return std::nullopt;
+}
+
+/// y [.., N] = x [.., K] @ (w [N, K] * scale)^T for a weight-only quantised
+/// w (i8, f8E4M3FN, f8E5M2; scale f32 [N] per channel or [] / [1] per
+/// tensor): gemv_m1_q_* reads the 8-bit weight for one row of bf16/f16 x;
+/// otherwise the weight is dequantised into a scratch buffer in the compute
+/// dtype and multiplied by cuBLASLt.
+StatusOr<DeviceTensor> quantGemm(GpuRunState &st, const DeviceTensor &x, const DeviceTensor &w,
+                                 const DeviceTensor &scale, DType outType) {
+  auto kind = quantWeightKind(w.dtype);
+  if (!kind)
+    return Status(StatusCode::kUnimplemented,
+                  "the GPU backend runs i8, f8E4M3FN and f8E5M2 quantised weights; this one is " +
+                      w.describe());
+  if (w.rank() != 2 || x.rank() < 1 || x.dim(-1) != w.dim(1))
+    return badInput("x " + x.describe() + " and the quantised weight " + w.describe() +
+                    " disagree on K");
+  const int64_t n = w.dim(0), k = w.dim(1);
+  const int64_t scales = scale.numElements();
+  if (scales != 1 && scales != n)
+    return badInput("the weight scale " + scale.describe() + " must have one entry per output (" +
+                    std::to_string(n) + ") or one in all");
+  const int perChannel = scales == n && n != 1 ? 1 : 0;
+  auto [rows, kx] = rowsCols(x);
+  if (rows == 1 && (x.dtype == DType::kBF16 || x.dtype == DType::kF16) && outType == x.dtype &&
+      k % 16 == 0 && x.ptr % 16 == 0 && w.ptr % 16 == 0 && gemvSettings().wanted) {
+    Shape shape = x.shape;
+    shape.back() = n;
+    ACCEL_RT_ASSIGN_OR_RETURN(DeviceTensor y, st.empty(outType, shape));
+    ACCEL_RT_ASSIGN_OR_RETURN(CuFunction fn,
+                              st.gpu->function(std::string("gemv_m1_q_") + kind->second + "_" +
+                                               gpuDTypeSuffix(x.dtype)));
+    const GemvSettings &g = gemvSettings();
+    // 16 weights per 16-byte chunk: the shape of a bf16 weight of half the K.
+    const kernels::GemvShape sh = kernels::gemvShape(n, k / 2, g.targetWarps, g.forceKs);
+    ACCEL_RT_RETURN_IF_ERROR(st.gpu->launchDependent(fn, Dim3{sh.blocks, 1, 1},
+                                            Dim3{unsigned(kernels::kGemvWarps * 32), 1, 1}, 0,
+                                            x.ptr, w.ptr, scale.ptr, perChannel, y.ptr, i64(n),
+                                            i64(k), int(sh.ks)));
+    return y;
+  }
+  ACCEL_RT_ASSIGN_OR_RETURN(DeviceTensor wd, st.empty(x.dtype, {n, k}));
+  ACCEL_RT_ASSIGN_OR_RETURN(CuFunction dq, st.gpu->function(std::string("dequantize_rows_") +
+                                                            gpuDTypeSuffix(x.dtype)));
+  if (n * k)
+    ACCEL_RT_RETURN_IF_ERROR(st.gpu->launch(dq, strideGrid(n * k), Dim3{256, 1, 1}, 0, w.ptr,
+                                            kind->first, scale.ptr, perChannel, wd.ptr, i64(n),
+                                            i64(k)));
+  return gemm(st, x, wd, outType);
+}
+
+/// y = act(y + bias) in place, one launch (either may be absent: a null
+/// bias, act < 0).
+Status biasAct(GpuRunState &st, const DeviceTensor &y, const DeviceTensor *bias, int act) {
   auto [rows, cols] = rowsCols(y);
-  if (bias.numElements() != cols)
-    return badInput("the bias " + bias.describe() + " does not match " + y.describe());
-  if (rows * cols == 0)
+  if (bias && bias->numElements() != cols)
+    return badInput("the bias " + bias->describe() + " does not match " + y.describe());
+  if (rows * cols == 0 || (!bias && act < 0))
     return Status::ok();
   ACCEL_RT_ASSIGN_OR_RETURN(CuFunction fn,
-                            st.gpu->function(std::string("bias_add_") + gpuDTypeSuffix(y.dtype)));
-  return st.gpu->launch(fn, strideGrid(rows * cols), Dim3{256, 1, 1}, 0, y.ptr, bias.ptr,
-                        i64(rows), i64(cols));
+                            st.gpu->function(std::string("bias_act_") + gpuDTypeSuffix(y.dtype)));
+  return st.gpu->launch(fn, strideGrid(rows * cols), Dim3{256, 1, 1}, 0, y.ptr,
+                        bias ? bias->ptr : CuDevicePtr(0), i64(rows), i64(cols), act);
 }
 
 StatusOr<GpuKernel> prepareGemm(const GpuPrepareContext &ctx, const pb::Step &step,
                                 const Attrs &a) {
-  ACCEL_RT_RETURN_IF_ERROR(needInputs(step, 2, 3));
+  ACCEL_RT_RETURN_IF_ERROR(needInputs(step, 2, 4));
   ACCEL_RT_RETURN_IF_ERROR(needOutputs(step, 1));
   ACCEL_RT_ASSIGN_OR_RETURN(std::string epilogue, a.s("epilogue", std::string("none")));
   const DType cdt = ctx.dtype;
-  if (epilogue == "none")
-    return one([cdt](GpuRunState &st, Inputs &in) -> StatusOr<DeviceTensor> {
+  if (epilogue == "none") {
+    // An activation epilogue (accel-fuse-linear-activation): with the bias,
+    // one launch after the GEMM.
+    int act = -1;
+    ACCEL_RT_ASSIGN_OR_RETURN(std::string kind, a.s("activation", std::string("none")));
+    if (kind != "none") {
+      std::optional<tk::ActivationKind> k = tk::activationKindFromName(kind);
+      if (!k)
+        return Status(StatusCode::kUnimplemented, "activation '" + kind + "' has no GPU kernel");
+      act = int(*k);
+    }
+    // A weight-only quantised weight (operand 3: its scale) stays in its
+    // 8-bit type on the device; zero points and per-group scales are
+    // refused by GpuExecutor::create.
+    const bool quantised = step.inputs_size() > 3 && step.inputs(3) >= 0;
+    return one([cdt, act, quantised](GpuRunState &st, Inputs &in) -> StatusOr<DeviceTensor> {
       ACCEL_RT_ASSIGN_OR_RETURN(DeviceTensor x, st.toDevice(*in[0], cdt));
-      ACCEL_RT_ASSIGN_OR_RETURN(DeviceTensor w, st.toDevice(*in[1], cdt));
-      ACCEL_RT_ASSIGN_OR_RETURN(DeviceTensor y, gemm(st, x, w, cdt));
-      if (GpuValue *b = at(in, 2)) {
-        ACCEL_RT_ASSIGN_OR_RETURN(DeviceTensor bias, st.toDevice(*b, cdt));
-        ACCEL_RT_RETURN_IF_ERROR(addBias(st, y, bias));
+      DeviceTensor y;
+      if (quantised) {
+        ACCEL_RT_ASSIGN_OR_RETURN(DeviceTensor w, st.toDevice(*in[1]));
+        ACCEL_RT_ASSIGN_OR_RETURN(DeviceTensor scale, st.toDevice(*in[3], DType::kF32));
+        ACCEL_RT_ASSIGN_OR_RETURN(y, quantGemm(st, x, w, scale, cdt));
+      } else {
+        ACCEL_RT_ASSIGN_OR_RETURN(DeviceTensor w, st.toDevice(*in[1], cdt));
+        ACCEL_RT_ASSIGN_OR_RETURN(y, gemm(st, x, w, cdt));
       }
+      DeviceTensor bias;
+      if (GpuValue *b = at(in, 2)) {
+        ACCEL_RT_ASSIGN_OR_RETURN(bias, st.toDevice(*b, cdt));
+      }
+      ACCEL_RT_RETURN_IF_ERROR(biasAct(st, y, bias.defined() ? &bias : nullptr, act));
       return y;
     });
+  }
   if (epilogue != "logits")
     return invalid("unknown gemm epilogue '" + epilogue + "'");
   ACCEL_RT_ASSIGN_OR_RETURN(double softcap, a.f("softcap", 0.0));
   ACCEL_RT_ASSIGN_OR_RETURN(int64_t selectLast, a.i("select_last", 0));
-  ACCEL_RT_ASSIGN_OR_RETURN(CuFunction gather, kernel(ctx, "gather_last_rows"));
+  ACCEL_RT_ASSIGN_OR_RETURN(CuFunction gather, computeKernel(ctx, "gather_last_rows"));
   ACCEL_RT_ASSIGN_OR_RETURN(CuFunction cap, ctx.gpu->function("softcap_f32"));
   // The logits are f32 whatever the compute dtype (cuBLASLt writes f32 from
   // bf16/f16 operands with f32 accumulation).
@@ -322,7 +446,7 @@ StatusOr<GpuKernel> prepareGemm(const GpuPrepareContext &ctx, const pb::Step &st
     ACCEL_RT_ASSIGN_OR_RETURN(DeviceTensor y, gemm(st, x, w, DType::kF32));
     if (GpuValue *b = at(in, 2)) {
       ACCEL_RT_ASSIGN_OR_RETURN(DeviceTensor bias, st.toDevice(*b, DType::kF32));
-      ACCEL_RT_RETURN_IF_ERROR(addBias(st, y, bias));
+      ACCEL_RT_RETURN_IF_ERROR(biasAct(st, y, &bias, -1));
     }
     if (softcap > 0.0 && y.numElements())
       ACCEL_RT_RETURN_IF_ERROR(st.gpu->launch(cap, strideGrid(y.numElements()), Dim3{256, 1, 1},
@@ -365,7 +489,7 @@ StatusOr<GpuKernel> prepareKvWrite(const GpuPrepareContext &ctx, const pb::Step 
   ACCEL_RT_RETURN_IF_ERROR(needInputs(step, 2, 2));
   ACCEL_RT_RETURN_IF_ERROR(needOutputs(step, 0));
   ACCEL_RT_ASSIGN_OR_RETURN(AttentionParams p, attentionParams(ctx, a));
-  ACCEL_RT_ASSIGN_OR_RETURN(CuFunction fn, kernel(ctx, "kv_write"));
+  ACCEL_RT_ASSIGN_OR_RETURN(CuFunction fn, computeKernel(ctx, "kv_write"));
   const DType cdt = ctx.dtype;
   return GpuKernel([=](GpuRunState &st, Inputs &in, Outputs &) -> Status {
     ACCEL_RT_ASSIGN_OR_RETURN(DeviceTensor k, st.toDevice(*in[0], cdt));
@@ -394,8 +518,8 @@ StatusOr<GpuKernel> prepareAttention(const GpuPrepareContext &ctx, const pb::Ste
   ACCEL_RT_RETURN_IF_ERROR(needInputs(step, 1, 1));
   ACCEL_RT_RETURN_IF_ERROR(needOutputs(step, 1));
   ACCEL_RT_ASSIGN_OR_RETURN(AttentionParams p, attentionParams(ctx, a));
-  ACCEL_RT_ASSIGN_OR_RETURN(CuFunction attn, kernel(ctx, "paged_attention"));
-  ACCEL_RT_ASSIGN_OR_RETURN(CuFunction combine, kernel(ctx, "attention_combine"));
+  ACCEL_RT_ASSIGN_OR_RETURN(CuFunction attn, computeKernel(ctx, "paged_attention"));
+  ACCEL_RT_ASSIGN_OR_RETURN(CuFunction combine, computeKernel(ctx, "attention_combine"));
   // Decode steps: DecodeAttention.cu, one block per (sequence, KV head).
   // $ACCEL_GPU_DECODE_ATTENTION=0 keeps paged_attention for decode steps
   // (an A/B switch for measurements).
@@ -406,7 +530,7 @@ StatusOr<GpuKernel> prepareAttention(const GpuPrepareContext &ctx, const pb::Ste
     if (!decodeKernelWanted)
       break;
     ACCEL_RT_ASSIGN_OR_RETURN(decodeKernels[d],
-                              kernel(ctx, "decode_attention_d" + std::to_string(d)));
+                              computeKernel(ctx, "decode_attention_d" + std::to_string(d)));
   }
   const DType cdt = ctx.dtype;
   return one([=](GpuRunState &st, Inputs &in) -> StatusOr<DeviceTensor> {
@@ -816,27 +940,36 @@ StatusOr<GpuKernel> prepareLaunch(const plan::PlanFile &plan, const pb::Step &st
   if (op == "embedding") {
     ACCEL_RT_RETURN_IF_ERROR(needInputs(step, 2, 2));
     ACCEL_RT_ASSIGN_OR_RETURN(double scale, a.f("scale", 1.0));
-    // Vocabulary-parallel lookups (accelc -tp=N, a nonzero vocabulary offset
-    // on every rank but 0) are CPU-only: refused, never read as whole tables.
+    // Vocabulary-parallel (accelc -tp=N): the table is this rank's block of
+    // rows, whose first row is rank * rows; other ids give zero rows, and
+    // the all_reduce after the step sums the ranks' lookups.
     ACCEL_RT_ASSIGN_OR_RETURN(int64_t vocabShards, a.i("vocab_shards", 1));
-    if (vocabShards != 1)
-      return Status(StatusCode::kUnimplemented,
-                    "the GPU executor has no vocabulary-parallel embedding (vocab_shards = " +
-                        std::to_string(vocabShards) + ", from accelc -tp); run the plan on the CPU");
-    ACCEL_RT_ASSIGN_OR_RETURN(CuFunction fn, kernel(ctx, "embedding"));
+    if (vocabShards < 1 || (vocabShards != 1 && vocabShards != plan.metadata().tp_size()))
+      return badInput("a vocabulary-parallel embedding over " + std::to_string(vocabShards) +
+                      " ranks in a plan for " + std::to_string(plan.metadata().tp_size()));
+    ACCEL_RT_ASSIGN_OR_RETURN(CuFunction fn, computeKernel(ctx, "embedding"));
     return one([=](GpuRunState &st, Inputs &in) -> StatusOr<DeviceTensor> {
       ACCEL_RT_ASSIGN_OR_RETURN(DeviceTensor table, st.toDevice(*in[0], cdt));
       if (table.rank() != 2)
         return badInput("the embedding table " + table.describe() + " must be [vocab, hidden]");
+      int64_t first = 0, vocabSize = table.dim(0);
+      if (vocabShards > 1) {
+        if (!st.comm || st.comm->size() != vocabShards)
+          return Status(StatusCode::kInternal,
+                        "a vocabulary-parallel embedding over " + std::to_string(vocabShards) +
+                            " ranks needs every rank running (the tensor-parallel executor)");
+        first = int64_t(st.comm->rank()) * table.dim(0);
+        vocabSize = vocabShards * table.dim(0);
+      }
       GpuValue &idv = *in[1];
       if (idv.host.defined()) {
         if (!isInteger(idv.host.dtype()))
           return badInput("the ids " + idv.host.describe() + " must be integers");
         std::vector<int64_t> ids = idv.host.toInt64s();
         for (size_t t = 0; t < ids.size(); ++t)
-          if (ids[t] < 0 || ids[t] >= table.dim(0))
+          if (ids[t] < 0 || ids[t] >= vocabSize)
             return badInput("token " + std::to_string(t) + " has id " + std::to_string(ids[t]) +
-                            ", outside the vocabulary of " + std::to_string(table.dim(0)) +
+                            ", outside the vocabulary of " + std::to_string(vocabSize) +
                             " entries");
         if (idv.host.dtype() != DType::kI64 && idv.host.dtype() != DType::kI32)
           idv.host = idv.host.astype(DType::kI64);
@@ -850,7 +983,8 @@ StatusOr<GpuKernel> prepareLaunch(const plan::PlanFile &plan, const pb::Step &st
         ACCEL_RT_RETURN_IF_ERROR(st.gpu->launch(fn, Dim3{unsigned(tokens), 1, 1},
                                                 Dim3{rowThreads(hidden), 1, 1}, 0, table.ptr,
                                                 ids.ptr, int(ids.dtype == DType::kI64), out.ptr,
-                                                i64(hidden), i64(table.dim(0)), float(scale)));
+                                                i64(hidden), i64(table.dim(0)), i64(first),
+                                                float(scale)));
       return out;
     });
   }
@@ -859,7 +993,7 @@ StatusOr<GpuKernel> prepareLaunch(const plan::PlanFile &plan, const pb::Step &st
     ACCEL_RT_RETURN_IF_ERROR(needInputs(step, add ? 3 : 2, add ? 3 : 2));
     ACCEL_RT_ASSIGN_OR_RETURN(double eps, a.f("epsilon"));
     ACCEL_RT_ASSIGN_OR_RETURN(double offset, a.f("weight_offset", 0.0));
-    ACCEL_RT_ASSIGN_OR_RETURN(CuFunction fn, kernel(ctx, "rms_norm"));
+    ACCEL_RT_ASSIGN_OR_RETURN(CuFunction fn, computeKernel(ctx, "rms_norm"));
     return GpuKernel([=](GpuRunState &st, Inputs &in, Outputs &out) -> Status {
       ACCEL_RT_ASSIGN_OR_RETURN(NormOperands o, normOperands(st, in, add, cdt));
       const DeviceTensor &x = o.x, &res = o.residual, &w = o.weight;
@@ -886,7 +1020,7 @@ StatusOr<GpuKernel> prepareLaunch(const plan::PlanFile &plan, const pb::Step &st
   if (op == "layer_norm") {
     ACCEL_RT_RETURN_IF_ERROR(needInputs(step, 2, 3));
     ACCEL_RT_ASSIGN_OR_RETURN(double eps, a.f("epsilon"));
-    ACCEL_RT_ASSIGN_OR_RETURN(CuFunction fn, kernel(ctx, "layer_norm"));
+    ACCEL_RT_ASSIGN_OR_RETURN(CuFunction fn, computeKernel(ctx, "layer_norm"));
     return one([=](GpuRunState &st, Inputs &in) -> StatusOr<DeviceTensor> {
       ACCEL_RT_ASSIGN_OR_RETURN(DeviceTensor x, st.toDevice(*in[0], cdt));
       ACCEL_RT_ASSIGN_OR_RETURN(DeviceTensor w, st.toDevice(*in[1], DType::kF32));
@@ -909,7 +1043,7 @@ StatusOr<GpuKernel> prepareLaunch(const plan::PlanFile &plan, const pb::Step &st
   }
   if (op == "residual_add") {
     ACCEL_RT_RETURN_IF_ERROR(needInputs(step, 2, 2));
-    ACCEL_RT_ASSIGN_OR_RETURN(CuFunction fn, kernel(ctx, "residual_add"));
+    ACCEL_RT_ASSIGN_OR_RETURN(CuFunction fn, computeKernel(ctx, "residual_add"));
     return one([=](GpuRunState &st, Inputs &in) -> StatusOr<DeviceTensor> {
       ACCEL_RT_ASSIGN_OR_RETURN(DeviceTensor r, st.toDevice(*in[0], cdt));
       ACCEL_RT_ASSIGN_OR_RETURN(DeviceTensor b, st.toDevice(*in[1], cdt));
@@ -924,81 +1058,15 @@ StatusOr<GpuKernel> prepareLaunch(const plan::PlanFile &plan, const pb::Step &st
       return y;
     });
   }
-  if (op == "rotary") {
-    ACCEL_RT_RETURN_IF_ERROR(needInputs(step, 2, 4));
-    ACCEL_RT_ASSIGN_OR_RETURN(tk::RotaryParams rp, readRotaryParams(a));
-    const int64_t rotaryDim = rp.rotaryDim;
-    const double theta = rp.theta;
-    const tk::RopeScaling sc = rp.scaling;
-    const bool interleaved = rp.style == tk::RotaryStyle::kInterleaved;
-    const bool tables = step.inputs_size() > 2 && step.inputs(2) >= 0;
-    // inv_freq (the CPU's own function, scaling included), uploaded at the
-    // first run; with explicit tables it is not needed.
-    auto invFreq = std::make_shared<std::vector<float>>();
-    auto invDev = std::make_shared<DeviceTensor>();
-    if (!tables && rotaryDim > 0) {
-      ACCEL_RT_ASSIGN_OR_RETURN(*invFreq, tk::rotaryInvFreq(rotaryDim, theta, sc));
-    }
-    ACCEL_RT_ASSIGN_OR_RETURN(CuFunction fn, kernel(ctx, "rotary"));
-    return one([=](GpuRunState &st, Inputs &in) -> StatusOr<DeviceTensor> {
-      ACCEL_RT_ASSIGN_OR_RETURN(DeviceTensor x, st.toDevice(*in[0], cdt));
-      if (x.rank() != 3)
-        return badInput("the input " + x.describe() + " must be [tokens, heads, head_dim]");
-      const int64_t tokens = x.dim(0), heads = x.dim(1), d = x.dim(2);
-      const int64_t rot = rotaryDim == 0 ? d : rotaryDim;
-      if (rot <= 0 || rot % 2 != 0 || rot > d)
-        return badInput("rotary_dim " + std::to_string(rot) +
-                        " must be even, positive and at most head_dim " + std::to_string(d));
-      GpuValue &pv = *in[1];
-      if (pv.host.defined()) {
-        if (pv.host.numElements() != tokens)
-          return badInput("the positions " + pv.host.describe() +
-                          " must have one entry per token of " + x.describe());
-        if (pv.host.dtype() != DType::kI64 && pv.host.dtype() != DType::kI32)
-          pv.host = pv.host.astype(DType::kI64);
-      }
-      ACCEL_RT_ASSIGN_OR_RETURN(DeviceTensor pos, st.toDevice(pv));
-      DeviceTensor cosT, sinT;
-      CuDevicePtr inv = 0;
-      if (tables) {
-        if (!at(in, 3))
-          return badInput("explicit rotary tables need both cos and sin");
-        ACCEL_RT_ASSIGN_OR_RETURN(cosT, st.toDevice(*in[2], DType::kF32));
-        ACCEL_RT_ASSIGN_OR_RETURN(sinT, st.toDevice(*in[3], DType::kF32));
-        if (cosT.rank() != 2 || cosT.dim(1) != rot / 2 || sinT.shape != cosT.shape)
-          return badInput("the cos/sin tables " + cosT.describe() + ", " + sinT.describe() +
-                          " must be [max_position, " + std::to_string(rot / 2) + "]");
-        if (pv.host.defined())
-          for (int64_t p : pv.host.toInt64s())
-            if (p < 0 || p >= cosT.dim(0))
-              return badInput("position " + std::to_string(p) + " is outside the " +
-                              std::to_string(cosT.dim(0)) + " rows of the cos/sin tables");
-      } else {
-        if (int64_t(invFreq->size()) != rot / 2) {
-          ACCEL_RT_ASSIGN_OR_RETURN(*invFreq, tk::rotaryInvFreq(rot, theta, sc));
-        }
-        if (!invDev->defined() || invDev->numElements() != rot / 2) {
-          ACCEL_RT_ASSIGN_OR_RETURN(*invDev, st.empty(DType::kF32, {rot / 2}));
-          ACCEL_RT_RETURN_IF_ERROR(
-              st.gpu->upload(invDev->ptr, invFreq->data(), invFreq->size() * sizeof(float)));
-        }
-        inv = invDev->ptr;
-      }
-      ACCEL_RT_ASSIGN_OR_RETURN(DeviceTensor y, st.empty(cdt, x.shape));
-      if (tokens && heads)
-        ACCEL_RT_RETURN_IF_ERROR(st.gpu->launch(
-            fn, Dim3{unsigned(tokens), 1, 1}, Dim3{rowThreads(heads * (d - rot / 2)), 1, 1}, 0,
-            x.ptr, y.ptr, pos.ptr, int(pos.dtype == DType::kI64), inv,
-            tables ? cosT.ptr : CuDevicePtr(0), tables ? sinT.ptr : CuDevicePtr(0), i64(heads),
-            i64(d), i64(rot), int(interleaved)));
-      return y;
-    });
-  }
+  if (op == "rotary")
+    return prepareGpuRotary(ctx, step, a);
+  if (op == "qkv_rotary")
+    return prepareGpuQkvRotary(ctx, step, a, /*intoCache=*/false);
   if (op == "activation" || op == "gated_act") {
     ACCEL_RT_RETURN_IF_ERROR(needInputs(step, 1, 1));
     ACCEL_RT_ASSIGN_OR_RETURN(int kind, activationCode(a));
     if (op == "activation") {
-      ACCEL_RT_ASSIGN_OR_RETURN(CuFunction fn, kernel(ctx, "activation"));
+      ACCEL_RT_ASSIGN_OR_RETURN(CuFunction fn, computeKernel(ctx, "activation"));
       return one([=](GpuRunState &st, Inputs &in) -> StatusOr<DeviceTensor> {
         ACCEL_RT_ASSIGN_OR_RETURN(DeviceTensor x, st.toDevice(*in[0], cdt));
         ACCEL_RT_ASSIGN_OR_RETURN(DeviceTensor y, st.empty(cdt, x.shape));
@@ -1009,7 +1077,7 @@ StatusOr<GpuKernel> prepareLaunch(const plan::PlanFile &plan, const pb::Step &st
         return y;
       });
     }
-    ACCEL_RT_ASSIGN_OR_RETURN(CuFunction fn, kernel(ctx, "gated_act"));
+    ACCEL_RT_ASSIGN_OR_RETURN(CuFunction fn, computeKernel(ctx, "gated_act"));
     return one([=](GpuRunState &st, Inputs &in) -> StatusOr<DeviceTensor> {
       ACCEL_RT_ASSIGN_OR_RETURN(DeviceTensor x, st.toDevice(*in[0], cdt));
       if (x.rank() != 2 || x.dim(1) % 2 != 0)
@@ -1027,8 +1095,8 @@ StatusOr<GpuKernel> prepareLaunch(const plan::PlanFile &plan, const pb::Step &st
     // x, gate_up, gate, up, down
     ACCEL_RT_RETURN_IF_ERROR(needInputs(step, 1, 5));
     ACCEL_RT_ASSIGN_OR_RETURN(int kind, activationCode(a));
-    ACCEL_RT_ASSIGN_OR_RETURN(CuFunction fused, kernel(ctx, "gated_act"));
-    ACCEL_RT_ASSIGN_OR_RETURN(CuFunction split, kernel(ctx, "gated_act2"));
+    ACCEL_RT_ASSIGN_OR_RETURN(CuFunction fused, computeKernel(ctx, "gated_act"));
+    ACCEL_RT_ASSIGN_OR_RETURN(CuFunction split, computeKernel(ctx, "gated_act2"));
     ACCEL_RT_ASSIGN_OR_RETURN(const PlanKernel *gen, gatedMlpPlanKernel(step, ctx));
     return one([=](GpuRunState &st, Inputs &in) -> StatusOr<DeviceTensor> {
       GpuValue *gateUp = at(in, 1), *gate = at(in, 2), *up = at(in, 3), *down = at(in, 4);
@@ -1038,6 +1106,17 @@ StatusOr<GpuKernel> prepareLaunch(const plan::PlanFile &plan, const pb::Step &st
       DeviceTensor act;
       if (gateUp) {
         ACCEL_RT_ASSIGN_OR_RETURN(DeviceTensor w, st.toDevice(*gateUp, cdt));
+        if (w.rank() == 2 && w.dim(0) % 2 == 0 && x.rank() >= 1 && x.dim(-1) == w.dim(1)) {
+          // Batch 1: the gate_up GEMV with gated_act as its epilogue.
+          Shape shape = x.shape;
+          shape.back() = w.dim(0) / 2;
+          ACCEL_RT_ASSIGN_OR_RETURN(DeviceTensor a1, st.empty(cdt, shape));
+          ACCEL_RT_ASSIGN_OR_RETURN(bool fused, gatedGemv(st, x, w, a1, kind));
+          if (fused) {
+            ACCEL_RT_ASSIGN_OR_RETURN(DeviceTensor wd, st.toDevice(*down, cdt));
+            return gemm(st, a1, wd, cdt);
+          }
+        }
         ACCEL_RT_ASSIGN_OR_RETURN(DeviceTensor gu, gemm(st, x, w, cdt));
         auto [rows, cols] = rowsCols(gu);
         if (cols % 2)
@@ -1144,27 +1223,126 @@ StatusOr<GpuKernel> prepareLaunch(const plan::PlanFile &plan, const pb::Step &st
 
 } // namespace
 
+StatusOr<CuFunction> computeKernel(const GpuPrepareContext &ctx, const std::string &base) {
+  return ctx.gpu->function(base + "_" + gpuDTypeSuffix(ctx.dtype));
+}
+
 std::optional<DType> gpuOperandDType(const pb::Step &step, int operand, DType compute) {
   const std::string &kind = step.kind(), &op = step.op();
   if (kind == "launch") {
     if (op.rfind("onnx.", 0) == 0 || op == "positions")
       return std::nullopt;
     if ((op == "rms_norm" && operand == 1) || (op == "add_rms_norm" && operand == 2) ||
-        (op == "layer_norm" && operand >= 1) || (op == "rotary" && operand >= 2))
+        (op == "layer_norm" && operand >= 1) ||
+        ((op == "rotary" || op == "qkv_rotary") && operand >= 2))
       return DType::kF32;
     return compute;
   }
   if (kind == "gemm") {
+    if (operand == 3)
+      return DType::kF32; // a quantised weight's scale
     for (const pb::Attribute &a : step.attributes())
       if (a.name() == "epilogue" && a.s() == "logits" && operand == 2)
         return DType::kF32;
     return compute;
   }
+  if (kind == "kv_write" && op == "qkv_rotary")
+    return operand >= 2 ? std::optional<DType>(DType::kF32) : compute; // cos/sin tables in f32
   if (kind == "kv_write" || kind == "attention_prefill" || kind == "attention_decode" ||
       kind == "copy" || kind == "collective")
     return compute;
   return std::nullopt;
 }
+
+namespace {
+
+/// A `collective` step across the plan's tensor-parallel ranks: NCCL on
+/// the rank's stream (GpuRunState::comm, TpGpuExecutor), into a new device
+/// tensor of the input's dtype. all_gather along a non-leading axis gathers
+/// rank-major ([ranks, outer, inner], NCCL's layout) into a scratch buffer,
+/// then one 2D copy per rank puts its [outer, inner] block at column
+/// rank * inner of the [outer, ranks * inner] result.
+StatusOr<GpuKernel> prepareCollective(const plan::PlanFile &plan, const pb::Step &step,
+                                      const Attrs &a) {
+  ACCEL_RT_ASSIGN_OR_RETURN(int64_t group, a.i("group_size"));
+  if (group != 1 && group != plan.metadata().tp_size())
+    return badInput("a collective over " + std::to_string(group) + " ranks in a plan for " +
+                    std::to_string(plan.metadata().tp_size()));
+  ACCEL_RT_RETURN_IF_ERROR(needInputs(step, 1, 1));
+  ACCEL_RT_RETURN_IF_ERROR(needOutputs(step, 1));
+  const std::string &op = step.op();
+  if (op != "all_reduce" && op != "all_gather")
+    return Status(StatusCode::kUnimplemented, "unknown collective '" + op + "'");
+  ACCEL_RT_ASSIGN_OR_RETURN(int64_t axisAttr, a.i("axis", 0));
+  ACCEL_RT_ASSIGN_OR_RETURN(std::string reduce, a.s("kind", std::string("sum")));
+  if (reduce != "sum")
+    return Status(StatusCode::kUnimplemented, "all_reduce '" + reduce + "' has no GPU kernel");
+  const bool gather = op == "all_gather";
+  return GpuKernel([group, gather, axisAttr](GpuRunState &st, Inputs &in,
+                                             Outputs &out) -> Status {
+    if (group == 1) {
+      out.push_back(*in[0]);
+      return Status::ok();
+    }
+    if (!st.comm || st.comm->size() != group)
+      return Status(StatusCode::kInternal,
+                    "a collective over " + std::to_string(group) +
+                        " ranks needs every rank running (the tensor-parallel executor)");
+    ACCEL_RT_ASSIGN_OR_RETURN(DeviceTensor x, st.toDevice(*in[0]));
+    const size_t count = size_t(x.numElements());
+    void *stream = st.gpu->stream();
+    GpuValue v;
+    if (!gather) {
+      ACCEL_RT_ASSIGN_OR_RETURN(v.dev, st.empty(x.dtype, x.shape));
+      if (count)
+        ACCEL_RT_RETURN_IF_ERROR(
+            st.comm->allReduceSum(x.ptr, v.dev.ptr, count, x.dtype, stream));
+      out.push_back(std::move(v));
+      return Status::ok();
+    }
+    const int64_t axis = axisAttr < 0 ? axisAttr + x.rank() : axisAttr;
+    if (axis < 0 || axis >= x.rank())
+      return badInput("all_gather axis " + std::to_string(axisAttr) + " is out of range for " +
+                      x.describe());
+    Shape shape = x.shape;
+    shape[size_t(axis)] *= group;
+    ACCEL_RT_ASSIGN_OR_RETURN(v.dev, st.empty(x.dtype, shape));
+    int64_t outer = 1;
+    for (int64_t i = 0; i < axis; ++i)
+      outer *= x.dim(i);
+    if (count == 0) {
+      out.push_back(std::move(v));
+      return Status::ok();
+    }
+    if (outer == 1) { // rank-major is the result's layout
+      ACCEL_RT_RETURN_IF_ERROR(st.comm->allGather(x.ptr, v.dev.ptr, count, x.dtype, stream));
+      out.push_back(std::move(v));
+      return Status::ok();
+    }
+    ACCEL_RT_ASSIGN_OR_RETURN(DeviceTensor ranks, st.empty(x.dtype, {group * int64_t(count)}));
+    ACCEL_RT_RETURN_IF_ERROR(st.comm->allGather(x.ptr, ranks.ptr, count, x.dtype, stream));
+    const size_t elem = dtypeSize(x.dtype);
+    const size_t block = count * elem;                         // one rank's [outer, inner]
+    const size_t width = block / size_t(outer);                // one row of it (inner)
+    const size_t pitch = width * size_t(group);                // a row of the result
+    for (int64_t r = 0; r < group; ++r) {
+      const gpu::CuDevicePtr src = ranks.ptr + gpu::CuDevicePtr(size_t(r) * block);
+      const gpu::CuDevicePtr dst = v.dev.ptr + gpu::CuDevicePtr(size_t(r) * width);
+      if (pitch < (size_t(1) << 31)) {
+        ACCEL_RT_RETURN_IF_ERROR(st.gpu->copy2D(dst, pitch, src, width, width, size_t(outer)));
+      } else {
+        for (int64_t i = 0; i < outer; ++i)
+          ACCEL_RT_RETURN_IF_ERROR(st.gpu->copy(dst + gpu::CuDevicePtr(size_t(i) * pitch),
+                                                src + gpu::CuDevicePtr(size_t(i) * width),
+                                                width));
+      }
+    }
+    out.push_back(std::move(v));
+    return Status::ok();
+  });
+}
+
+} // namespace
 
 StatusOr<GpuKernel> prepareGpuStep(const plan::PlanFile &plan, const pb::Step &step,
                                    const GpuPrepareContext &ctx) {
@@ -1174,6 +1352,8 @@ StatusOr<GpuKernel> prepareGpuStep(const plan::PlanFile &plan, const pb::Step &s
     return prepareLaunch(plan, step, a, ctx);
   if (kind == "gemm")
     return prepareGemm(ctx, step, a);
+  if (kind == "kv_write" && step.op() == "qkv_rotary")
+    return prepareGpuQkvRotary(ctx, step, a, /*intoCache=*/true);
   if (kind == "kv_write")
     return prepareKvWrite(ctx, step, a);
   if (kind == "attention_prefill" || kind == "attention_decode")
@@ -1193,19 +1373,8 @@ StatusOr<GpuKernel> prepareGpuStep(const plan::PlanFile &plan, const pb::Step &s
       return Status::ok();
     });
   }
-  if (kind == "collective") {
-    ACCEL_RT_ASSIGN_OR_RETURN(int64_t group, a.i("group_size"));
-    if (group != 1)
-      return Status(StatusCode::kUnimplemented,
-                    "a collective over " + std::to_string(group) +
-                        " ranks needs the multi-GPU runtime (NCCL, issue 8)");
-    ACCEL_RT_RETURN_IF_ERROR(needInputs(step, 1, 1));
-    ACCEL_RT_RETURN_IF_ERROR(needOutputs(step, 1));
-    return GpuKernel([](GpuRunState &, Inputs &in, Outputs &out) -> Status {
-      out.push_back(*in[0]);
-      return Status::ok();
-    });
-  }
+  if (kind == "collective")
+    return prepareCollective(plan, step, a);
   return Status(StatusCode::kUnimplemented, "unknown step kind '" + kind + "'");
 }
 

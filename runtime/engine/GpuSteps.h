@@ -9,6 +9,7 @@
 #ifndef ACCEL_RUNTIME_ENGINE_GPUSTEPS_H
 #define ACCEL_RUNTIME_ENGINE_GPUSTEPS_H
 
+#include "runtime/comm/Nccl.h"
 #include "runtime/device/CublasLt.h"
 #include "runtime/device/GpuContext.h"
 #include "runtime/engine/GraphBuckets.h"
@@ -72,6 +73,10 @@ struct GpuRunState {
   // The device KV pool: per layer, K and V [blocks, block_size, kv_heads, head_dim].
   std::vector<DeviceTensor> *keys = nullptr, *values = nullptr;
   int64_t blockSize = 16, numKvHeads = 1, headDim = 1;
+  /// The rank's tensor-parallel group (collective steps and the
+  /// vocabulary-parallel embedding of a plan with tp_size > 1: TpGpuExecutor);
+  /// null for a single-GPU plan.
+  comm::NcclRank *comm = nullptr;
   // ONNX operators that fell back to the CPU; logged once each.
   std::set<std::string> *fallbacks = nullptr;
   bool logFallbacks = true;
@@ -143,6 +148,9 @@ StatusOr<GpuKernel> prepareGpuStep(const plan::PlanFile &plan, const accel::plan
 /// and the LM head's bias, the compute dtype for other device operands,
 /// nullopt for operands the step reads on the host (ONNX glue).
 std::optional<DType> gpuOperandDType(const accel::plan::Step &step, int operand, DType compute);
+
+/// The runtime/kernels function `base`_<dtype suffix> for the compute dtype.
+StatusOr<gpu::CuFunction> computeKernel(const GpuPrepareContext &ctx, const std::string &base);
 
 /// The kernel-name suffix of a compute dtype: "f32", "bf16", "f16".
 const char *gpuDTypeSuffix(DType dtype);

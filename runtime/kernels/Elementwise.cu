@@ -52,10 +52,16 @@ __device__ __forceinline__ void gatedAct2(const T *gate, const T *up, T *out, i6
   GRID_STRIDE(i, n) { out[i] = fromF32<T>(activate(kind, toF32(gate[i])) * toF32(up[i])); }
 }
 
-// x [rows, cols] += bias [cols] (bias in x's dtype).
+// A GEMM's epilogue in place: x [rows, cols] = act(x + bias [cols]) (bias
+// in x's dtype, or null; act a Common.cuh activation kind, or -1 for none).
 template <typename T>
-__device__ __forceinline__ void biasAdd(T *x, const T *bias, i64 rows, i64 cols) {
-  GRID_STRIDE(i, rows * cols) { x[i] = fromF32<T>(toF32(x[i]) + toF32(bias[i % cols])); }
+__device__ __forceinline__ void biasAct(T *x, const T *bias, i64 rows, i64 cols, int act) {
+  GRID_STRIDE(i, rows * cols) {
+    float v = toF32(x[i]);
+    if (bias)
+      v += toF32(bias[i % cols]);
+    x[i] = fromF32<T>(act >= 0 ? activate(act, v) : v);
+  }
 }
 
 // dst [seqs, cols] = src [query_start_loc[s + 1] - 1, :]: each sequence's
@@ -97,8 +103,9 @@ extern "C" __global__ void softcap_f32(float *x, i64 n, float cap) {
                                             int kind) {                                     \
     gatedAct2<T>(gate, up, out, n, kind);                                                   \
   }                                                                                         \
-  extern "C" __global__ void bias_add_##S(T *x, const T *bias, i64 rows, i64 cols) {       \
-    biasAdd<T>(x, bias, rows, cols);                                                        \
+  extern "C" __global__ void bias_act_##S(T *x, const T *bias, i64 rows, i64 cols,        \
+                                          int act) {                                        \
+    biasAct<T>(x, bias, rows, cols, act);                                                   \
   }                                                                                         \
   extern "C" __global__ void gather_last_rows_##S(const T *src, const int *qsl, T *dst,    \
                                                   i64 seqs, i64 cols) {                     \

@@ -1,93 +1,296 @@
-//===- Gemv.cu - skinny GEMMs of decode steps: y = x W^T for a few rows ------===//
+//===- Gemv.cu - the batch-1 GEMMs of decode steps: y = x W^T for one row ---===//
 //
-// gemv_m<M>_<T>[_f32out]: y[m, n] = sum_k x[m, k] * w[n, k] for m < rows <= M,
-// x and w bf16 or f16 (row-major, contiguous, K a multiple of 8, 16-byte
-// aligned), y in T or f32; f32 accumulation. Only M = 1 is built: on the
-// H200 (2026-11-30) an M = 8 variant of this design read the Llama-3-8B
-// weights at 0.6-1.6 TB/s, below cuBLASLt, so batches of 2 and more stay
-// with cuBLASLt; at M = 1 it reads them at 2.6-4.4 TB/s (docs/performance.md). One warp per output column n (a row of w): its lanes read
-// the row in 16-byte chunks, kUnroll chunks in flight per lane, and each
-// chunk is multiplied by the matching chunk of every x row (which the
-// read-only cache serves: x is a few KB). A batch-1 decode step's GEMMs are
-// reads of the weights, bound by HBM bandwidth.
+// gemv_m1_<T>[_f32out](x, w, y, n, k, ks): y[n] = sum_k x[k] * w[n, k], x and
+// w bf16 or f16 (row-major, contiguous, K a multiple of 8, 16-byte aligned),
+// y in T or f32; f32 accumulation. A batch-1 decode step's GEMMs are reads
+// of the weights, bound by HBM bandwidth; batches of 2 and more go to
+// cuBLASLt (an M = 8 variant of this design read the Llama-3-8B weights at
+// 0.6-1.6 TB/s on the H200, below cuBLASLt).
+//
+// A block of kGemvWarps warps makes kGemvWarps / ks output columns: `ks`
+// warps share one row of w (split-K), each reading a contiguous slice of it
+// in 16-byte chunks, kGemvUnroll chunks in flight per lane; their partial
+// sums meet in shared memory. ks = 1 for wide matrices (gate_up, lm_head),
+// larger for the narrow ones (qkv, o_proj, down: 4096-6144 columns give too
+// few warps to keep enough bytes in flight). GemvShape.h picks ks; the x
+// chunks come from the read-only cache (x is a few KB).
+//
+// gemv_m1_gated_<T>(x, w, y, inter, k, ks, kind): the gated MLP's first
+// GEMM with gated_act as its epilogue: w is [gate; up] (2 * inter rows),
+// y[j] = act_kind(gate_j . x) * (up_j . x) for j < inter (kinds as
+// Common.cuh's activate), ks at most 4 (a block holds whole pairs).
+//
+// gemv_m1_q_<w>_<T>(x, w, scale, perChannel, y, n, k, ks): weight-only
+// quantised weights (w: i8, e4m3 = f8E4M3FN, e5m2 = f8E5M2; K a multiple of
+// 16), y[n] = scale[n, or 0 per tensor] * (w[n, :] . x): half the bytes of
+// a bf16 weight, so batch-1 decode of an int8-weight or fp8 plan reads half
+// as much.
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/kernels/Common.cuh"
+#include "runtime/kernels/GemvShape.h"
+
+#include <cuda_fp8.h>
 
 using namespace accel_kernels;
 
 namespace {
 
-constexpr int kGemvWarps = 8;
-constexpr int kUnroll = 4;
+constexpr int kWarps = accel::rt::kernels::kGemvWarps;
+constexpr int kUnroll = accel::rt::kernels::kGemvUnroll;
 
 template <typename T>
-__device__ __forceinline__ void unpack8(const uint4 &raw, float (&out)[8]) {
-  const T *h = reinterpret_cast<const T *>(&raw);
+__device__ __forceinline__ float dot8(const uint4 &wraw, const uint4 &xraw) {
+  const T *w = reinterpret_cast<const T *>(&wraw);
+  const T *x = reinterpret_cast<const T *>(&xraw);
+  float s = 0.0f;
 #pragma unroll
   for (int j = 0; j < 8; ++j)
-    out[j] = toF32(h[j]);
+    s += toF32(x[j]) * toF32(w[j]);
+  return s;
 }
 
-template <typename T, typename O, int M>
-__device__ __forceinline__ void gemv(const T *x, const T *w, O *y, i64 rows, i64 n, i64 k) {
-  const int lane = threadIdx.x & 31;
-  const i64 col = i64(blockIdx.x) * kGemvWarps + (threadIdx.x >> 5);
-  if (col >= n)
-    return;
-  const uint4 *wr = reinterpret_cast<const uint4 *>(w + col * k);
+/// A weight chunk, read once: no L1 allocation, so that x stays cached.
+__device__ __forceinline__ uint4 loadStreaming(const uint4 *p) {
+  uint4 r;
+  asm volatile("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];"
+               : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w)
+               : "l"(p));
+  return r;
+}
+
+/// The dot product of row `row` of w (or, for ks > 1, of one K slice of
+/// it) with x, summed over the warp: every lane gets it.
+/// Programmatic dependent launch (GpuContext::launchDependent, sm_90+):
+/// the GEMVs start while the kernel before them finishes, issue their first
+/// weight loads (constants), and wait for that kernel's results before they
+/// read x; once a block has read its weights it lets the next dependent
+/// launch start (a GEMV after a GEMV: its weight loads overlap this one's
+/// tail; triggering earlier would let waiting blocks take the SMs this
+/// kernel's later blocks need). No-ops below sm_90 or without PDL.
+__device__ __forceinline__ void pdlWait() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+__device__ __forceinline__ void pdlLaunchDependents() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.launch_dependents;");
+#endif
+}
+
+template <int N>
+__device__ __forceinline__ void loadRound(uint4 (&raw)[N], const uint4 *wr, i64 c0, i64 end) {
+#pragma unroll
+  for (int u = 0; u < N; ++u) {
+    const i64 c = c0 + i64(u) * 32;
+    raw[u] = c < end ? loadStreaming(wr + c) : make_uint4(0, 0, 0, 0);
+  }
+}
+
+template <typename T>
+__device__ __forceinline__ float rowDot(const T *x, const T *w, i64 row, i64 k, int ks,
+                                        int slice, int lane) {
   const i64 chunks = k / 8;
-  float acc[M];
+  const i64 per = (chunks + ks - 1) / ks;
+  const i64 begin = slice * per;
+  const i64 end = begin + per < chunks ? begin + per : chunks;
+  const uint4 *wr = reinterpret_cast<const uint4 *>(w + row * k);
+  const uint4 *xr = reinterpret_cast<const uint4 *>(x);
+  float acc = 0.0f;
+  // Two rounds of weight loads in flight: the next is issued before the
+  // current one is used. The first goes out before the PDL wait.
+  uint4 raw[kUnroll];
+  loadRound(raw, wr, begin + lane, end);
+  pdlWait();
+  for (i64 c0 = begin + lane; c0 < end; c0 += 32 * kUnroll) {
+    uint4 cur[kUnroll];
 #pragma unroll
-  for (int m = 0; m < M; ++m)
-    acc[m] = 0.0f;
-  for (i64 c0 = lane; c0 < chunks; c0 += 32 * kUnroll) {
-    uint4 raw[kUnroll];
+    for (int u = 0; u < kUnroll; ++u)
+      cur[u] = raw[u];
+    if (c0 + 32 * kUnroll < end)
+      loadRound(raw, wr, c0 + 32 * kUnroll, end);
 #pragma unroll
     for (int u = 0; u < kUnroll; ++u) {
       const i64 c = c0 + i64(u) * 32;
-      raw[u] = c < chunks ? __ldg(wr + c) : make_uint4(0, 0, 0, 0);
+      if (c < end)
+        acc += dot8<T>(cur[u], __ldg(xr + c));
     }
+  }
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1)
+    acc += __shfl_xor_sync(0xffffffffu, acc, o);
+  return acc;
+}
+
+/// y[n] = w[n, :] . x. With `Gated`, w is a fused [gate; up] of 2 * n rows
+/// and y[j] = act(w[j] . x) * (w[n + j] . x): the block's column pairs are
+/// (gate j, up j), so that gated_act needs no launch of its own.
+template <typename T, typename O, bool Gated>
+__device__ __forceinline__ void gemv1(const T *x, const T *w, O *y, i64 n, i64 k, int ks,
+                                      int kind) {
+  __shared__ float partial[kWarps];
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const int cols = kWarps / ks, local = warp / ks, slice = warp % ks;
+  // Gated: local column 2p is gate j, 2p + 1 up j, for j = block * cols / 2 + p.
+  const i64 j = Gated ? i64(blockIdx.x) * (cols / 2) + local / 2 : i64(blockIdx.x) * cols + local;
+  const i64 row = Gated && (local & 1) ? n + j : j;
+  const float acc = j < n ? rowDot(x, w, row, k, ks, slice, lane) : 0.0f;
+  pdlLaunchDependents(); // the weights are read: the next GEMV may start its own
+  if (!Gated && ks == 1) {
+    if (lane == 0 && j < n)
+      y[j] = fromF32<O>(acc);
+    return;
+  }
+  if (lane == 0)
+    partial[warp] = acc;
+  __syncthreads();
+  if (lane != 0 || slice != 0 || j >= n || (Gated && (local & 1)))
+    return;
+  float s = 0.0f;
+  for (int i = 0; i < ks; ++i)
+    s += partial[warp + i];
+  if (Gated) {
+    float u = 0.0f;
+    for (int i = 0; i < ks; ++i)
+      u += partial[warp + ks + i];
+    s = activate(kind, s) * u;
+  }
+  y[j] = fromF32<O>(s);
+}
+
+//===----------------------------------------------------------------------===//
+// Weight-only quantised weights: i8, f8E4M3FN, f8E5M2 with f32 scales
+//===----------------------------------------------------------------------===//
+
+struct WeightI8 {};
+struct WeightE4M3 {};
+struct WeightE5M2 {};
+
+/// Four 8-bit weights of one 32-bit word as floats. i8 by the exponent
+/// trick (one byte permute makes 2^23 + byte; one add: full rate, where I2F
+/// runs at a quarter); fp8 through the f16x2
+/// conversion (one instruction on sm_89+).
+__device__ __forceinline__ void decode4(WeightI8, uint32_t v, float (&f)[4]) {
+  const uint32_t u = v ^ 0x80808080u; // biased to unsigned
+#pragma unroll
+  for (int j = 0; j < 4; ++j) // {byte j, 0, 0, 0x4B}: 2^23 + byte
+    f[j] = __int_as_float(__byte_perm(u, 0x4B000000u, 0x7540u + j)) - 8388736.0f;
+}
+template <__nv_fp8_interpretation_t Kind>
+__device__ __forceinline__ void decodeFp8x4(uint32_t v, float (&f)[4]) {
+  const __half2_raw lo = __nv_cvt_fp8x2_to_halfraw2(__nv_fp8x2_storage_t(v & 0xFFFF), Kind);
+  const __half2_raw hi = __nv_cvt_fp8x2_to_halfraw2(__nv_fp8x2_storage_t(v >> 16), Kind);
+  const float2 a = __half22float2(__half2(lo)), b = __half22float2(__half2(hi));
+  f[0] = a.x;
+  f[1] = a.y;
+  f[2] = b.x;
+  f[3] = b.y;
+}
+__device__ __forceinline__ void decode4(WeightE4M3, uint32_t v, float (&f)[4]) {
+  decodeFp8x4<__NV_E4M3>(v, f);
+}
+__device__ __forceinline__ void decode4(WeightE5M2, uint32_t v, float (&f)[4]) {
+  decodeFp8x4<__NV_E5M2>(v, f);
+}
+
+/// rowDot for 8-bit weights: a 16-byte chunk holds 16 weights, matched by
+/// two 16-byte chunks of x.
+template <typename T, typename W>
+__device__ __forceinline__ float rowDotQ(const T *x, const uint8_t *w, i64 row, i64 k, int ks,
+                                         int slice, int lane) {
+  const i64 chunks = k / 16;
+  const i64 per = (chunks + ks - 1) / ks;
+  const i64 begin = slice * per;
+  const i64 end = begin + per < chunks ? begin + per : chunks;
+  const uint4 *wr = reinterpret_cast<const uint4 *>(w + row * k);
+  const uint4 *xr = reinterpret_cast<const uint4 *>(x);
+  float acc = 0.0f;
+  uint4 raw[kUnroll];
+  loadRound(raw, wr, begin + lane, end);
+  pdlWait();
+  for (i64 c0 = begin + lane; c0 < end; c0 += 32 * kUnroll) {
+    uint4 cur[kUnroll];
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u)
+      cur[u] = raw[u];
+    if (c0 + 32 * kUnroll < end)
+      loadRound(raw, wr, c0 + 32 * kUnroll, end);
 #pragma unroll
     for (int u = 0; u < kUnroll; ++u) {
       const i64 c = c0 + i64(u) * 32;
-      if (c >= chunks)
+      if (c >= end)
         break;
-      float wv[8];
-      unpack8<T>(raw[u], wv);
+      const uint4 x0 = __ldg(xr + 2 * c), x1 = __ldg(xr + 2 * c + 1);
+      const T *xs0 = reinterpret_cast<const T *>(&x0);
+      const T *xs1 = reinterpret_cast<const T *>(&x1);
+      const uint32_t words[4] = {cur[u].x, cur[u].y, cur[u].z, cur[u].w};
 #pragma unroll
-      for (int m = 0; m < M; ++m) {
-        if (m >= rows)
-          break;
-        float xv[8];
-        unpack8<T>(__ldg(reinterpret_cast<const uint4 *>(x + m * k) + c), xv);
+      for (int q = 0; q < 4; ++q) {
+        float f[4];
+        decode4(W{}, words[q], f);
 #pragma unroll
-        for (int j = 0; j < 8; ++j)
-          acc[m] += xv[j] * wv[j];
+        for (int j = 0; j < 4; ++j) {
+          const int e = 4 * q + j;
+          acc += f[j] * toF32(e < 8 ? xs0[e] : xs1[e - 8]);
+        }
       }
     }
   }
 #pragma unroll
-  for (int m = 0; m < M; ++m) {
-    float v = acc[m];
-#pragma unroll
-    for (int o = 16; o > 0; o >>= 1)
-      v += __shfl_xor_sync(0xffffffffu, v, o);
-    if (lane == 0 && m < rows)
-      y[m * n + col] = fromF32<O>(v);
-  }
+  for (int o = 16; o > 0; o >>= 1)
+    acc += __shfl_xor_sync(0xffffffffu, acc, o);
+  return acc;
+}
+
+/// y[n] = scale[n or 0] * (w[n, :] . x) for an 8-bit weight of type W.
+template <typename T, typename W>
+__device__ __forceinline__ void gemvQ(const T *x, const uint8_t *w, const float *scale,
+                                      int perChannel, T *y, i64 n, i64 k, int ks) {
+  __shared__ float partial[kWarps];
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const int cols = kWarps / ks, local = warp / ks, slice = warp % ks;
+  const i64 j = i64(blockIdx.x) * cols + local;
+  const float acc = j < n ? rowDotQ<T, W>(x, w, j, k, ks, slice, lane) : 0.0f;
+  pdlLaunchDependents();
+  if (lane == 0)
+    partial[warp] = acc;
+  __syncthreads();
+  if (lane != 0 || slice != 0 || j >= n)
+    return;
+  float s = 0.0f;
+  for (int i = 0; i < ks; ++i)
+    s += partial[warp + i];
+  y[j] = fromF32<T>(s * scale[perChannel ? j : 0]);
 }
 
 } // namespace
 
-#define GEMV(T, S, M)                                                                       \
-  extern "C" __global__ void __launch_bounds__(kGemvWarps * 32)                             \
-      gemv_m##M##_##S(const T *x, const T *w, T *y, i64 rows, i64 n, i64 k) {               \
-    gemv<T, T, M>(x, w, y, rows, n, k);                                                     \
+#define GEMV(T, S)                                                                          \
+  extern "C" __global__ void __launch_bounds__(kWarps * 32)                                 \
+      gemv_m1_##S(const T *x, const T *w, T *y, i64 n, i64 k, int ks) {                     \
+    gemv1<T, T, false>(x, w, y, n, k, ks, 0);                                               \
   }                                                                                         \
-  extern "C" __global__ void __launch_bounds__(kGemvWarps * 32)                             \
-      gemv_m##M##_##S##_f32out(const T *x, const T *w, float *y, i64 rows, i64 n, i64 k) {  \
-    gemv<T, float, M>(x, w, y, rows, n, k);                                                 \
+  extern "C" __global__ void __launch_bounds__(kWarps * 32)                                 \
+      gemv_m1_##S##_f32out(const T *x, const T *w, float *y, i64 n, i64 k, int ks) {        \
+    gemv1<T, float, false>(x, w, y, n, k, ks, 0);                                           \
+  }                                                                                         \
+  extern "C" __global__ void __launch_bounds__(kWarps * 32)                                 \
+      gemv_m1_gated_##S(const T *x, const T *w, T *y, i64 inter, i64 k, int ks, int kind) { \
+    gemv1<T, T, true>(x, w, y, inter, k, ks, kind);                                         \
   }
-GEMV(__nv_bfloat16, bf16, 1)
-GEMV(__half, f16, 1)
+GEMV(__nv_bfloat16, bf16)
+GEMV(__half, f16)
+
+#define GEMV_Q(T, S, W, WS)                                                                 \
+  extern "C" __global__ void __launch_bounds__(kWarps * 32)                                 \
+      gemv_m1_q_##WS##_##S(const T *x, const uint8_t *w, const float *scale, int perChannel, \
+                           T *y, i64 n, i64 k, int ks) {                                     \
+    gemvQ<T, W>(x, w, scale, perChannel, y, n, k, ks);                                       \
+  }
+GEMV_Q(__nv_bfloat16, bf16, WeightI8, i8)
+GEMV_Q(__half, f16, WeightI8, i8)
+GEMV_Q(__nv_bfloat16, bf16, WeightE4M3, e4m3)
+GEMV_Q(__half, f16, WeightE4M3, e4m3)
+GEMV_Q(__nv_bfloat16, bf16, WeightE5M2, e5m2)
+GEMV_Q(__half, f16, WeightE5M2, e5m2)

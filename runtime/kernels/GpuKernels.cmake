@@ -13,10 +13,12 @@ set(ACCEL_GPU_KERNEL_SOURCES
   ${CMAKE_CURRENT_SOURCE_DIR}/kernels/Common.cuh
   ${CMAKE_CURRENT_SOURCE_DIR}/kernels/Attention.cu
   ${CMAKE_CURRENT_SOURCE_DIR}/kernels/DecodeAttention.cu
+  ${CMAKE_CURRENT_SOURCE_DIR}/kernels/Dequantize.cu
   ${CMAKE_CURRENT_SOURCE_DIR}/kernels/Elementwise.cu
   ${CMAKE_CURRENT_SOURCE_DIR}/kernels/Embedding.cu
   ${CMAKE_CURRENT_SOURCE_DIR}/kernels/FlashPrefill.cu
   ${CMAKE_CURRENT_SOURCE_DIR}/kernels/Gemv.cu
+  ${CMAKE_CURRENT_SOURCE_DIR}/kernels/GemvShape.h
   ${CMAKE_CURRENT_SOURCE_DIR}/kernels/KVCache.cu
   ${CMAKE_CURRENT_SOURCE_DIR}/kernels/Norm.cu
   ${CMAKE_CURRENT_SOURCE_DIR}/kernels/Rotary.cu
@@ -50,9 +52,11 @@ add_library(accel_gpu STATIC
   device/DevicePool.cpp
   device/CublasLt.cpp
   engine/GpuExecutor.cpp
+  engine/TpGpuExecutor.cpp
   engine/GpuPlanKernels.cpp
   engine/GpuGraphs.cpp
   engine/GpuSteps.cpp
+  engine/GpuRotary.cpp
   engine/GpuFlashPrefill.cpp
   ${ACCEL_GPU_KERNEL_IMAGE}
 )

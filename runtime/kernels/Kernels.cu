@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 #include "runtime/kernels/Attention.cu"
 #include "runtime/kernels/DecodeAttention.cu"
+#include "runtime/kernels/Dequantize.cu"
 #include "runtime/kernels/Elementwise.cu"
 #include "runtime/kernels/Embedding.cu"
 #include "runtime/kernels/FlashPrefill.cu"

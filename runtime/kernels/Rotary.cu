@@ -58,3 +58,86 @@ __device__ __forceinline__ void rotary(const T *x, T *out, const void *positions
               rotaryDim, interleaved);                                                      \
   }
 ACCEL_FOR_EACH_DTYPE(ROTARY)
+
+//===----------------------------------------------------------------------===//
+// qkv_rotary: split + rotary of q and k (+ the KV-cache write), one launch
+//===----------------------------------------------------------------------===//
+//
+// qkv [tokens, (heads + 2 kvHeads) * headDim] (a fused QKV projection's
+// output) is split into q [tokens, heads, headDim], k and v [tokens,
+// kvHeads, headDim]; q and k rotate as rotary_* does. q goes to `q`; k and
+// v go either to kOut / vOut (the launch step qkv_rotary) or, when kCache
+// is set, into the paged pool at slot slots[t] (the kv_write step
+// qkv_rotary; a negative slot skips the token's K/V, as kv_write does).
+// One block per token.
+
+namespace {
+template <typename T>
+__device__ __forceinline__ void qkvRotary(const T *qkv, T *q, T *kOut, T *vOut, const int *slots,
+                                          T *kCache, T *vCache, const void *positions, int pos64,
+                                          const float *invFreq, const float *cosTab,
+                                          const float *sinTab, i64 heads, i64 kvHeads,
+                                          i64 headDim, i64 rotaryDim, int interleaved) {
+  const i64 t = blockIdx.x;
+  const i64 half = rotaryDim / 2;
+  const i64 pos = loadIndex(positions, t, pos64);
+  const i64 kvRow = kvHeads * headDim;
+  const T *src = qkv + t * (heads * headDim + 2 * kvRow);
+  T *qt = q + t * heads * headDim;
+  T *kt = nullptr, *vt = nullptr;
+  if (kCache) {
+    const i64 slot = slots[t];
+    if (slot >= 0) {
+      kt = kCache + slot * kvRow;
+      vt = vCache + slot * kvRow;
+    }
+  } else {
+    kt = kOut + t * kvRow;
+    vt = vOut + t * kvRow;
+  }
+  // Heads 0 .. heads-1 are q's, heads .. heads+kvHeads-1 k's.
+  const i64 rotHeads = heads + kvHeads;
+  for (i64 i = threadIdx.x; i < rotHeads * half; i += blockDim.x) {
+    const i64 h = i / half, j = i - h * half;
+    T *dst = h < heads ? qt + h * headDim : kt ? kt + (h - heads) * headDim : nullptr;
+    if (!dst)
+      continue;
+    float c, s;
+    if (cosTab) {
+      c = cosTab[pos * half + j];
+      s = sinTab[pos * half + j];
+    } else {
+      const float angle = float(pos) * invFreq[j];
+      c = cosf(angle);
+      s = sinf(angle);
+    }
+    const i64 i1 = interleaved ? 2 * j : j, i2 = interleaved ? 2 * j + 1 : j + half;
+    const float x1 = toF32(src[h * headDim + i1]), x2 = toF32(src[h * headDim + i2]);
+    dst[i1] = fromF32<T>(x1 * c - x2 * s);
+    dst[i2] = fromF32<T>(x2 * c + x1 * s);
+  }
+  // Pass-through channels of q and k (partial rotary).
+  const i64 rest = headDim - rotaryDim;
+  for (i64 i = threadIdx.x; i < rotHeads * rest; i += blockDim.x) {
+    const i64 h = i / rest, c = rotaryDim + (i - h * rest);
+    T *dst = h < heads ? qt + h * headDim : kt ? kt + (h - heads) * headDim : nullptr;
+    if (dst)
+      dst[c] = src[h * headDim + c];
+  }
+  // v.
+  if (vt)
+    for (i64 c = threadIdx.x; c < kvRow; c += blockDim.x)
+      vt[c] = src[rotHeads * headDim + c];
+}
+} // namespace
+
+#define QKV_ROTARY(T, S)                                                                    \
+  extern "C" __global__ void qkv_rotary_##S(                                                \
+      const T *qkv, T *q, T *kOut, T *vOut, const int *slots, T *kCache, T *vCache,          \
+      const void *positions, int pos64, const float *invFreq, const float *cosTab,           \
+      const float *sinTab, i64 heads, i64 kvHeads, i64 headDim, i64 rotaryDim,               \
+      int interleaved) {                                                                     \
+    qkvRotary<T>(qkv, q, kOut, vOut, slots, kCache, vCache, positions, pos64, invFreq,       \
+                 cosTab, sinTab, heads, kvHeads, headDim, rotaryDim, interleaved);           \
+  }
+ACCEL_FOR_EACH_DTYPE(QKV_ROTARY)

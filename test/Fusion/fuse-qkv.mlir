@@ -152,3 +152,24 @@ func.func @mixed(%x: tensor<?x2xf32>, %h: tensor<?x2xbf16>) -> (tensor<?x2xf32>,
   %c = transformer.linear %h, %w8 weight_scale(%s) granularity = per_channel : (tensor<?x2xbf16>, tensor<2x2xi8>, tensor<2xbf16>) -> tensor<?x2xbf16>
   return %q, %k, %a, %c : tensor<?x2xf32>, tensor<?x2xf32>, tensor<?x2xbf16>, tensor<?x2xbf16>
 }
+
+// -----
+
+// Activation epilogues (accel-fuse-linear-activation): linears fuse only
+// with linears of the same epilogue, which the fused linear keeps (it is
+// elementwise, so each column is what its own linear gave); the linear
+// without one stays alone.
+// CHECK-LABEL: func @epilogues
+// CHECK: %[[F:.+]] = transformer.linear %{{.+}}, %{{.+}} activation = silu : (tensor<?x2xf32>, tensor<4x2xf32>) -> tensor<?x4xf32>
+// CHECK-NEXT: %[[S:.+]]:2 = transformer.split %[[F]]
+// CHECK-NEXT: %[[P:.+]] = transformer.linear %{{.+}}, %{{.+}} : (tensor<?x2xf32>, tensor<2x2xf32>) -> tensor<?x2xf32>
+// CHECK-NEXT: return %[[S]]#0, %[[P]], %[[S]]#1
+func.func @epilogues(%x: tensor<?x2xf32>) -> (tensor<?x2xf32>, tensor<?x2xf32>, tensor<?x2xf32>) {
+  %w1 = onnx.Constant {value = dense<1.0> : tensor<2x2xf32>} : () -> tensor<2x2xf32>
+  %w2 = onnx.Constant {value = dense<2.0> : tensor<2x2xf32>} : () -> tensor<2x2xf32>
+  %w3 = onnx.Constant {value = dense<3.0> : tensor<2x2xf32>} : () -> tensor<2x2xf32>
+  %a = transformer.linear %x, %w1 activation = silu : (tensor<?x2xf32>, tensor<2x2xf32>) -> tensor<?x2xf32>
+  %p = transformer.linear %x, %w2 : (tensor<?x2xf32>, tensor<2x2xf32>) -> tensor<?x2xf32>
+  %b = transformer.linear %x, %w3 activation = silu : (tensor<?x2xf32>, tensor<2x2xf32>) -> tensor<?x2xf32>
+  return %a, %p, %b : tensor<?x2xf32>, tensor<?x2xf32>, tensor<?x2xf32>
+}

@@ -61,6 +61,45 @@ func.func @linear_activation_linear(%x: tensor<?x2xf32>, %cache: !transformer.kv
 
 // -----
 
+// GPT-2's MLP after accel-fuse-linear-activation: c_fc carries the gelu as
+// its epilogue and keeps it (elementwise, on the rank's columns).
+// CHECK-LABEL: func.func @linear_epilogue_linear
+// CHECK: %[[B1:.+]] = onnx.Constant {accel.tp_shards = [dense<[0.0{{.*}}, 1.0{{.*}}]> : tensor<2xf32>, dense<[2.0{{.*}}, 3.0{{.*}}]> : tensor<2xf32>]
+// CHECK: %[[FC:.+]] = transformer.linear %{{.+}}, %{{.+}} bias(%[[B1]]) activation = gelu_tanh : (tensor<?x2xf32>, tensor<2x2xf32>, tensor<2xf32>) -> tensor<?x2xf32>
+// CHECK: %[[P:.+]] = transformer.linear %[[FC]], %{{.+}} bias(%{{.+}}) : (tensor<?x2xf32>, tensor<2x2xf32>, tensor<2xf32>) -> tensor<?x2xf32>
+// CHECK: %[[R:.+]] = transformer.all_reduce %[[P]] kind = sum {group_size = 2 : i64}
+// CHECK: return %[[R]]
+func.func @linear_epilogue_linear(%x: tensor<?x2xf32>, %cache: !transformer.kv_cache<layers = 1, kv_heads = 2, head_dim = 2, block_size = 16, f32>) -> tensor<?x2xf32> {
+  %w1 = onnx.Constant {value = dense<1.0> : tensor<4x2xf32>} : () -> tensor<4x2xf32>
+  %b1 = onnx.Constant {value = dense<[0.0, 1.0, 2.0, 3.0]> : tensor<4xf32>} : () -> tensor<4xf32>
+  %w2 = onnx.Constant {value = dense<2.0> : tensor<2x4xf32>} : () -> tensor<2x4xf32>
+  %b2 = onnx.Constant {value = dense<[7.0, 8.0]> : tensor<2xf32>} : () -> tensor<2xf32>
+  %a = transformer.linear %x, %w1 bias(%b1) activation = gelu_tanh : (tensor<?x2xf32>, tensor<4x2xf32>, tensor<4xf32>) -> tensor<?x4xf32>
+  %y = transformer.linear %a, %w2 bias(%b2) : (tensor<?x4xf32>, tensor<2x4xf32>, tensor<2xf32>) -> tensor<?x2xf32>
+  return %y : tensor<?x2xf32>
+}
+
+// -----
+
+// Both linears with an epilogue: the second is row-parallel, and an
+// activation of partial sums is not the activation of their sum, so its
+// epilogue moves past the all_reduce as a transformer.activation.
+// CHECK-LABEL: func.func @row_parallel_epilogue
+// CHECK: %[[FC:.+]] = transformer.linear %{{.+}}, %{{.+}} activation = relu : (tensor<?x2xf32>, tensor<2x2xf32>) -> tensor<?x2xf32>
+// CHECK: %[[P:.+]] = transformer.linear %[[FC]], %{{.+}} : (tensor<?x2xf32>, tensor<2x2xf32>) -> tensor<?x2xf32>
+// CHECK: %[[R:.+]] = transformer.all_reduce %[[P]] kind = sum {group_size = 2 : i64}
+// CHECK: %[[A:.+]] = transformer.activation %[[R]] kind = tanh : tensor<?x2xf32>
+// CHECK: return %[[A]]
+func.func @row_parallel_epilogue(%x: tensor<?x2xf32>, %cache: !transformer.kv_cache<layers = 1, kv_heads = 2, head_dim = 2, block_size = 16, f32>) -> tensor<?x2xf32> {
+  %w1 = onnx.Constant {value = dense<1.0> : tensor<4x2xf32>} : () -> tensor<4x2xf32>
+  %w2 = onnx.Constant {value = dense<2.0> : tensor<2x4xf32>} : () -> tensor<2x4xf32>
+  %a = transformer.linear %x, %w1 activation = relu : (tensor<?x2xf32>, tensor<4x2xf32>) -> tensor<?x4xf32>
+  %y = transformer.linear %a, %w2 activation = tanh : (tensor<?x4xf32>, tensor<2x4xf32>) -> tensor<?x2xf32>
+  return %y : tensor<?x2xf32>
+}
+
+// -----
+
 // linear → gated_act → linear: the first linear's rows are [gate; up] and
 // are cut as [gate_r; up_r], like a fused gate_up.
 // CHECK-LABEL: func.func @linear_gated_act_linear

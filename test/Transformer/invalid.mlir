@@ -565,6 +565,15 @@ func.func @linear_input_scale_float_x(%x: tensor<?x4096xbf16>, %w: tensor<11008x
 
 // -----
 
+func.func @linear_w8a8_activation(%x: tensor<?x4096xf8E4M3FN>, %w: tensor<11008x4096xf8E4M3FN>, %s: tensor<f32>) {
+  // expected-error @+1 {{an activation epilogue is not supported on a linear with quantized activations (input_scale)}}
+  %0 = transformer.linear %x, %w weight_scale(%s) input_scale(%s) granularity = per_tensor activation = silu
+         : (tensor<?x4096xf8E4M3FN>, tensor<11008x4096xf8E4M3FN>, tensor<f32>, tensor<f32>) -> tensor<?x11008xbf16>
+  return
+}
+
+// -----
+
 //===----------------------------------------------------------------------===//
 // rotary
 //===----------------------------------------------------------------------===//
@@ -605,6 +614,103 @@ func.func @rotary_flat(%q: tensor<?x4096xbf16>, %p: tensor<?xi32>) {
   // Rotary works per head: split_heads first.
   // expected-error @+1 {{operand #0 must be 3D tensor of f32, f16 or bf16 values, but got 'tensor<?x4096xbf16>'}}
   %0 = transformer.rotary %q, %p style = half_split {rotary_dim = 128, theta = 1.0e+04} : (tensor<?x4096xbf16>, tensor<?xi32>) -> tensor<?x4096xbf16>
+  return
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// qkv_rotary
+//===----------------------------------------------------------------------===//
+
+func.func @qkv_rotary_columns(%qkv: tensor<?x400xbf16>, %p: tensor<?xi32>) {
+  // expected-error @+1 {{qkv must have (num_heads + 2 * num_kv_heads) * head_dim = (4 + 2 * 2) * 48 = 384 columns, got 400}}
+  %q, %k, %v = transformer.qkv_rotary %qkv, %p style = half_split {head_dim = 48, num_heads = 4, num_kv_heads = 2, rotary_dim = 48, theta = 1.0e+04} : (tensor<?x400xbf16>, tensor<?xi32>) -> (tensor<?x4x48xbf16>, tensor<?x2x48xbf16>, tensor<?x2x48xbf16>)
+  return
+}
+
+// -----
+
+func.func @qkv_rotary_q_shape(%qkv: tensor<?x384xbf16>, %p: tensor<?xi32>) {
+  // expected-error @+1 {{result q must be [tokens = ?, num_heads = 4, head_dim = 48], got 'tensor<?x2x48xbf16>'}}
+  %q, %k, %v = transformer.qkv_rotary %qkv, %p style = half_split {head_dim = 48, num_heads = 4, num_kv_heads = 2, rotary_dim = 48, theta = 1.0e+04} : (tensor<?x384xbf16>, tensor<?xi32>) -> (tensor<?x2x48xbf16>, tensor<?x2x48xbf16>, tensor<?x2x48xbf16>)
+  return
+}
+
+// -----
+
+func.func @qkv_rotary_v_shape(%qkv: tensor<?x384xbf16>, %p: tensor<?xi32>) {
+  // expected-error @+1 {{result v must be [tokens = ?, num_kv_heads = 2, head_dim = 48], got 'tensor<?x4x24xbf16>'}}
+  %q, %k, %v = transformer.qkv_rotary %qkv, %p style = half_split {head_dim = 48, num_heads = 4, num_kv_heads = 2, rotary_dim = 48, theta = 1.0e+04} : (tensor<?x384xbf16>, tensor<?xi32>) -> (tensor<?x4x48xbf16>, tensor<?x2x48xbf16>, tensor<?x4x24xbf16>)
+  return
+}
+
+// -----
+
+func.func @qkv_rotary_element_type(%qkv: tensor<?x384xbf16>, %p: tensor<?xi32>) {
+  // expected-error @+1 {{result k element type 'f32' does not match the qkv element type 'bf16'}}
+  %q, %k, %v = transformer.qkv_rotary %qkv, %p style = half_split {head_dim = 48, num_heads = 4, num_kv_heads = 2, rotary_dim = 48, theta = 1.0e+04} : (tensor<?x384xbf16>, tensor<?xi32>) -> (tensor<?x4x48xbf16>, tensor<?x2x48xf32>, tensor<?x2x48xbf16>)
+  return
+}
+
+// -----
+
+func.func @qkv_rotary_odd(%qkv: tensor<?x384xbf16>, %p: tensor<?xi32>) {
+  // expected-error @+1 {{rotary_dim 47 must be even}}
+  %q, %k, %v = transformer.qkv_rotary %qkv, %p style = half_split {head_dim = 48, num_heads = 4, num_kv_heads = 2, rotary_dim = 47, theta = 1.0e+04} : (tensor<?x384xbf16>, tensor<?xi32>) -> (tensor<?x4x48xbf16>, tensor<?x2x48xbf16>, tensor<?x2x48xbf16>)
+  return
+}
+
+// -----
+
+func.func @qkv_rotary_too_wide(%qkv: tensor<?x384xbf16>, %p: tensor<?xi32>) {
+  // expected-error @+1 {{rotary_dim 64 exceeds the head_dim 48 of the qkv}}
+  %q, %k, %v = transformer.qkv_rotary %qkv, %p style = half_split {head_dim = 48, num_heads = 4, num_kv_heads = 2, rotary_dim = 64, theta = 1.0e+04} : (tensor<?x384xbf16>, tensor<?xi32>) -> (tensor<?x4x48xbf16>, tensor<?x2x48xbf16>, tensor<?x2x48xbf16>)
+  return
+}
+
+// -----
+
+func.func @qkv_rotary_no_theta(%qkv: tensor<?x384xbf16>, %p: tensor<?xi32>) {
+  // expected-error @+1 {{needs theta or cos_sin tables}}
+  %q, %k, %v = transformer.qkv_rotary %qkv, %p style = half_split {head_dim = 48, num_heads = 4, num_kv_heads = 2, rotary_dim = 48} : (tensor<?x384xbf16>, tensor<?xi32>) -> (tensor<?x4x48xbf16>, tensor<?x2x48xbf16>, tensor<?x2x48xbf16>)
+  return
+}
+
+// -----
+
+func.func @qkv_rotary_theta_and_tables(%qkv: tensor<?x384xbf16>, %p: tensor<?xi32>, %cos: tensor<4096x24xf32>, %sin: tensor<4096x24xf32>) {
+  // expected-error @+1 {{takes theta or cos_sin tables, not both}}
+  %q, %k, %v = transformer.qkv_rotary %qkv, %p cos_sin(%cos, %sin) style = half_split {head_dim = 48, num_heads = 4, num_kv_heads = 2, rotary_dim = 48, theta = 1.0e+04} : (tensor<?x384xbf16>, tensor<?xi32>, tensor<4096x24xf32>, tensor<4096x24xf32>) -> (tensor<?x4x48xbf16>, tensor<?x2x48xbf16>, tensor<?x2x48xbf16>)
+  return
+}
+
+// -----
+
+func.func @qkv_rotary_table_width(%qkv: tensor<?x384xbf16>, %p: tensor<?xi32>, %cos: tensor<4096x32xf32>, %sin: tensor<4096x32xf32>) {
+  // expected-error @+1 {{cos_sin tables must be [max_position, rotary_dim / 2 = 24], got 'tensor<4096x32xf32>'}}
+  %q, %k, %v = transformer.qkv_rotary %qkv, %p cos_sin(%cos, %sin) style = half_split {head_dim = 48, num_heads = 4, num_kv_heads = 2, rotary_dim = 48} : (tensor<?x384xbf16>, tensor<?xi32>, tensor<4096x32xf32>, tensor<4096x32xf32>) -> (tensor<?x4x48xbf16>, tensor<?x2x48xbf16>, tensor<?x2x48xbf16>)
+  return
+}
+
+// -----
+
+func.func @qkv_rotary_positions(%qkv: tensor<4x384xbf16>, %p: tensor<5xi32>) {
+  // expected-error @+1 {{positions has 5 tokens but the qkv has 4}}
+  %q, %k, %v = transformer.qkv_rotary %qkv, %p style = half_split {head_dim = 48, num_heads = 4, num_kv_heads = 2, rotary_dim = 48, theta = 1.0e+04} : (tensor<4x384xbf16>, tensor<5xi32>) -> (tensor<4x4x48xbf16>, tensor<4x2x48xbf16>, tensor<4x2x48xbf16>)
+  return
+}
+
+// -----
+
+func.func @qkv_rotary_one_table(%qkv: tensor<?x384xbf16>, %p: tensor<?xi32>, %c: tensor<4096x24xf32>) {
+  // Only the generic form can give one table; a builder could too.
+  // expected-error @+1 {{cos_sin needs both the cos and the sin table}}
+  %q, %k, %v = "transformer.qkv_rotary"(%qkv, %p, %c)
+         <{operandSegmentSizes = array<i32: 1, 1, 1, 0>, head_dim = 48, num_heads = 4, num_kv_heads = 2,
+           rotary_dim = 48, style = #transformer<rotary_style half_split>}>
+         : (tensor<?x384xbf16>, tensor<?xi32>, tensor<4096x24xf32>)
+           -> (tensor<?x4x48xbf16>, tensor<?x2x48xbf16>, tensor<?x2x48xbf16>)
   return
 }
 

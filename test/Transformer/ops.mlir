@@ -179,6 +179,24 @@ func.func @linear_weight_only(%x: tensor<?x4096xf16>,
 
 // -----
 
+// CHECK-LABEL: func @linear_activation
+// CHECK-SAME: (%[[X:[^:]+]]: tensor<?x768xf32>, %[[W:[^:]+]]: tensor<3072x768xf32>, %[[B:[^:]+]]: tensor<3072xf32>, %[[W8:[^:]+]]: tensor<3072x768xi8>, %[[S8:[^:]+]]: tensor<3072xf32>)
+// CHECK: transformer.linear %[[X]], %[[W]] bias(%[[B]]) activation = gelu_tanh : (tensor<?x768xf32>, tensor<3072x768xf32>, tensor<3072xf32>) -> tensor<?x3072xf32>
+// CHECK: transformer.linear %[[X]], %[[W8]] weight_scale(%[[S8]]) granularity = per_channel activation = silu : (tensor<?x768xf32>, tensor<3072x768xi8>, tensor<3072xf32>) -> tensor<?x3072xf32>
+func.func @linear_activation(%x: tensor<?x768xf32>, %w: tensor<3072x768xf32>, %b: tensor<3072xf32>,
+                             %w8: tensor<3072x768xi8>, %s8: tensor<3072xf32>)
+    -> (tensor<?x3072xf32>, tensor<?x3072xf32>) {
+  // GPT-2's c_fc with its gelu as the GEMM's epilogue.
+  %0 = transformer.linear %x, %w bias(%b) activation = gelu_tanh
+         : (tensor<?x768xf32>, tensor<3072x768xf32>, tensor<3072xf32>) -> tensor<?x3072xf32>
+  // Weight-only quantised linears may carry one too.
+  %1 = transformer.linear %x, %w8 weight_scale(%s8) granularity = per_channel activation = silu
+         : (tensor<?x768xf32>, tensor<3072x768xi8>, tensor<3072xf32>) -> tensor<?x3072xf32>
+  return %0, %1 : tensor<?x3072xf32>, tensor<?x3072xf32>
+}
+
+// -----
+
 // CHECK-LABEL: func @linear_w8a8
 // CHECK-SAME: (%[[XF8:[^:]+]]: tensor<?x4096xf8E4M3FN>, %[[WF8:[^:]+]]: tensor<4096x4096xf8E5M2>, %[[S:[^:]+]]: tensor<f32>, %[[XS:[^:]+]]: tensor<?xf32>, %[[XI8:[^:]+]]: tensor<?x4096xi8>, %[[WI8:[^:]+]]: tensor<4096x4096xi8>, %[[CS:[^:]+]]: tensor<4096xf32>, %[[B:[^:]+]]: tensor<4096xbf16>)
 // CHECK: transformer.linear %[[XF8]], %[[WF8]] weight_scale(%[[S]]) input_scale(%[[S]]) granularity = per_tensor : (tensor<?x4096xf8E4M3FN>, tensor<4096x4096xf8E5M2>, tensor<f32>, tensor<f32>) -> tensor<?x4096xbf16>
@@ -262,6 +280,31 @@ func.func @rotary_tables(%q: tensor<?x32x96xf16>, %pos: tensor<?xi64>,
   %0 = transformer.rotary %q, %pos cos_sin(%cos, %sin) style = half_split {rotary_dim = 96}
          : (tensor<?x32x96xf16>, tensor<?xi64>, tensor<131072x48xf32>, tensor<131072x48xf32>) -> tensor<?x32x96xf16>
   return %0 : tensor<?x32x96xf16>
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// qkv_rotary
+//===----------------------------------------------------------------------===//
+
+// CHECK-LABEL: func @qkv_rotary
+// CHECK-SAME: (%[[QKV:[^:]+]]: tensor<?x6144xbf16>, %[[P:[^:]+]]: tensor<?xi32>, %[[C:[^:]+]]: tensor<4096x48xf32>, %[[S:[^:]+]]: tensor<4096x48xf32>, %[[X:[^:]+]]: tensor<?x576xf16>)
+// CHECK: transformer.qkv_rotary %[[QKV]], %[[P]] style = half_split {head_dim = 128 : i64, num_heads = 32 : i64, num_kv_heads = 8 : i64, rotary_dim = 128 : i64, theta = 5.000000e+05 : f64} : (tensor<?x6144xbf16>, tensor<?xi32>) -> (tensor<?x32x128xbf16>, tensor<?x8x128xbf16>, tensor<?x8x128xbf16>)
+// CHECK: transformer.qkv_rotary %[[X]], %[[P]] cos_sin(%[[C]], %[[S]]) style = interleaved {head_dim = 96 : i64, num_heads = 4 : i64, num_kv_heads = 1 : i64, rotary_dim = 96 : i64} : (tensor<?x576xf16>, tensor<?xi32>, tensor<4096x48xf32>, tensor<4096x48xf32>) -> (tensor<?x4x96xf16>, tensor<?x1x96xf16>, tensor<?x1x96xf16>)
+func.func @qkv_rotary(%qkv: tensor<?x6144xbf16>, %pos: tensor<?xi32>, %cos: tensor<4096x48xf32>,
+                      %sin: tensor<4096x48xf32>, %x: tensor<?x576xf16>) {
+  %q, %k, %v = transformer.qkv_rotary %qkv, %pos style = half_split
+                 {head_dim = 128, num_heads = 32, num_kv_heads = 8,
+                  rotary_dim = 128, theta = 5.0e+05}
+                 : (tensor<?x6144xbf16>, tensor<?xi32>)
+                   -> (tensor<?x32x128xbf16>, tensor<?x8x128xbf16>, tensor<?x8x128xbf16>)
+  // MQA from cos/sin tables, GPT-J's pairs.
+  %q1, %k1, %v1 = transformer.qkv_rotary %x, %pos cos_sin(%cos, %sin) style = interleaved
+                    {head_dim = 96, num_heads = 4, num_kv_heads = 1, rotary_dim = 96}
+                    : (tensor<?x576xf16>, tensor<?xi32>, tensor<4096x48xf32>, tensor<4096x48xf32>)
+                      -> (tensor<?x4x96xf16>, tensor<?x1x96xf16>, tensor<?x1x96xf16>)
+  return
 }
 
 // -----

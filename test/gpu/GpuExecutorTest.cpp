@@ -240,6 +240,105 @@ std::string attentionPlan(int64_t d, int64_t heads = 4, int64_t kvHeads = 2,
   return finish(b, ids, logitsStep(b, acc, h), 2, kvHeads, d, maxPosition);
 }
 
+/// accel-fuse-qkv-rotary's two step forms over a GQA cache: one fused QKV
+/// projection per layer; layer 0 the kv_write step `qkv_rotary` (k and v
+/// straight into the pool, q rotated; half_split, partial rotary_dim),
+/// layer 1 the `qkv_rotary` launch (q, k, v out; interleaved, cos/sin
+/// tables) followed by a plain kv_write.
+std::string qkvRotaryPlan(int64_t d = 16, int64_t heads = 4, int64_t kvHeads = 2,
+                          int64_t maxPosition = 64) {
+  PlanBuilder b;
+  const int64_t h = 32;
+  int32_t ids = b.value("i64", {-1});
+  int32_t x = embed(b, ids, h);
+  int32_t pos = b.value("i64", {-1});
+  PlanBuilder::attr(b.step("launch", "positions", {}, {pos}), "dtype", "i64");
+  int32_t acc = x;
+  auto heads3 = [&](pb::Step &s, int64_t rot) {
+    PlanBuilder::attr(s, "num_heads", heads);
+    PlanBuilder::attr(s, "num_kv_heads", kvHeads);
+    PlanBuilder::attr(s, "head_dim", d);
+    PlanBuilder::attr(s, "rotary_dim", rot);
+  };
+  for (int64_t layer = 0; layer < 2; ++layer) {
+    const float ph = float(layer) * 0.41f;
+    int32_t qkv = linear(b, acc, h, (heads + 2 * kvHeads) * d, true, 0.2f + ph);
+    int32_t q = b.value("f32", {-1, heads, d}), att = b.value("f32", {-1, heads, d}),
+            m = b.value("f32", {-1, heads * d});
+    if (layer == 0) {
+      auto &f = b.step("kv_write", "qkv_rotary", {qkv, pos}, {q});
+      heads3(f, d - 4);
+      PlanBuilder::attr(f, "layer", layer);
+      PlanBuilder::attr(f, "style", "half_split");
+      PlanBuilder::attr(f, "theta", 500.0);
+    } else {
+      int32_t k = b.value("f32", {-1, kvHeads, d}), v = b.value("f32", {-1, kvHeads, d});
+      const int64_t rot = d - 2;
+      int32_t cosT = b.constant({maxPosition, rot / 2},
+                                wave(size_t(maxPosition * rot / 2), 0.23f, 0.0f));
+      int32_t sinT = b.constant({maxPosition, rot / 2},
+                                wave(size_t(maxPosition * rot / 2), 0.23f, 1.57f));
+      auto &f = b.step("launch", "qkv_rotary", {qkv, pos, cosT, sinT}, {q, k, v});
+      heads3(f, rot);
+      PlanBuilder::attr(f, "style", "interleaved");
+      PlanBuilder::attr(b.step("kv_write", "kv_write", {k, v}, {}), "layer", layer);
+    }
+    auto &s = b.step("attention_prefill", "attention", {q}, {att});
+    PlanBuilder::attr(s, "layer", layer);
+    PlanBuilder::attr(s, "num_heads", heads);
+    PlanBuilder::attr(s, "num_kv_heads", kvHeads);
+    PlanBuilder::attr(s, "head_dim", d);
+    PlanBuilder::attr(s, "causal", int64_t(1));
+    b.step("launch", "merge_heads", {att}, {m});
+    int32_t o = linear(b, m, heads * d, h, false, 1.1f + ph);
+    int32_t sum = b.value("f32", {-1, h});
+    b.step("launch", "residual_add", {acc, o}, {sum});
+    acc = sum;
+  }
+  return finish(b, ids, logitsStep(b, acc, h), 2, kvHeads, d, maxPosition);
+}
+
+/// Weight-only quantised linears: an i8 weight with per-channel scales, an
+/// f8E4M3FN one with a per-tensor scale and a bias, an f8E5M2 one with
+/// per-channel scales (K = 32 and 48: multiples of the 16 weights a GEMV
+/// chunk holds), on the residual stream.
+std::string quantPlan() {
+  PlanBuilder b;
+  const int64_t h = 32, f = 48;
+  int32_t ids = b.value("i64", {-1});
+  int32_t x = embed(b, ids, h);
+  auto quant = [&](int32_t in, int64_t k, int64_t n, const char *dtype, bool perChannel,
+                   bool bias, float phase) {
+    std::string raw(size_t(n * k), '\0');
+    for (int64_t i = 0; i < n * k; ++i) {
+      const float v = std::sin(0.37f * float(i) + phase);
+      if (std::string(dtype) == "i8")
+        raw[size_t(i)] = char(int8_t(std::lround(v * 127.0f)));
+      else if (std::string(dtype) == "f8E4M3FN") // sign, exponent 5..8 (bias 7), mantissa
+        raw[size_t(i)] = char((v < 0 ? 0x80 : 0) | ((5 + i % 4) << 3) | (i % 7));
+      else // f8E5M2: sign, exponent 13..16 (bias 15), mantissa
+        raw[size_t(i)] = char((v < 0 ? 0x80 : 0) | ((13 + i % 4) << 2) | (i % 3));
+    }
+    int32_t w = b.constantBytes(dtype, {n, k}, raw);
+    int32_t sc = perChannel ? b.constant({n}, wave(size_t(n), 0.7f, phase, 0.01f))
+                            : b.constant({}, {0.013f});
+    int32_t bv = bias ? b.constant({n}, wave(size_t(n), 0.9f, phase, 0.2f)) : -1;
+    int32_t y = b.value("f32", {-1, n});
+    auto &s = b.step("gemm", "linear", {in, w, bv, sc}, {y});
+    PlanBuilder::attr(s, "out_dtype", "f32");
+    PlanBuilder::attr(s, "granularity", perChannel ? "per_channel" : "per_tensor");
+    return y;
+  };
+  int32_t u = quant(x, h, f, "i8", true, false, 0.1f);
+  int32_t v = quant(u, f, h, "f8E4M3FN", false, true, 0.5f);
+  int32_t s1 = b.value("f32", {-1, h});
+  b.step("launch", "residual_add", {x, v}, {s1});
+  int32_t w2 = quant(s1, h, h, "f8E5M2", true, false, 0.9f);
+  int32_t s2 = b.value("f32", {-1, h});
+  b.step("launch", "residual_add", {s1, w2}, {s2});
+  return finish(b, ids, logitsStep(b, s2, h));
+}
+
 /// ONNX glue on device data: Concat, Slice, Split (device copies) and Mul
 /// (no GPU kernel: the CPU fallback), Reshape as a view.
 std::string onnxPlan() {
@@ -475,7 +574,7 @@ GraphRun compareGraphDecode(const std::string &bytes, DType dtype, int64_t batch
 // The hand-built plans themselves, on the CPU backend alone (no GPU needed).
 TEST(GpuExecutor, HandBuiltPlansRunOnCpu) {
   for (const std::string &plan : {normsPlan(), activationsPlan(), rotaryPlan(), attentionPlan(16),
-                                  attentionPlan(160), onnxPlan()})
+                                  attentionPlan(160), qkvRotaryPlan(), quantPlan(), onnxPlan()})
     EXPECT_EQ(compareBackends(plan, DType::kF32, raggedBatch(), nullptr, true), 0.0);
 }
 
@@ -501,6 +600,36 @@ TEST(GpuExecutor, ActivationsAndGatedMlpMatchCpu) {
 TEST(GpuExecutor, RotaryVariantsMatchCpu) {
   REQUIRE_GPU();
   EXPECT_LE(compareBackends(rotaryPlan(), DType::kF32, raggedBatch()), 1e-5);
+}
+
+// The fused QKV + rotary (+ KV write) steps, prefill and decode, and inside
+// CUDA graphs (head_dim 128: the decode kernel).
+TEST(GpuExecutor, QkvRotaryStepsMatchCpu) {
+  REQUIRE_GPU();
+  EXPECT_LE(compareBackends(qkvRotaryPlan(), DType::kF32, raggedBatch()), 1e-5);
+  EXPECT_LE(compareBackends(qkvRotaryPlan(), DType::kF16, raggedBatch()), 3e-2);
+  unsetenv("ACCEL_GPU_DECODE_SPLIT");
+  for (int64_t batch : {1, 5}) {
+    GraphRun r = compareGraphDecode(qkvRotaryPlan(128, 8, 2, 128), DType::kF32, batch,
+                                    [](int64_t i) { return 3 + 4 * i; }, 6);
+    EXPECT_EQ(r.off, "") << batch;
+    EXPECT_GE(r.graphs, 1u) << batch;
+    EXPECT_LE(r.graphVsCpu, 1e-5) << batch;
+  }
+}
+
+// Quantised weights: ragged prefill batches dequantise into the compute
+// dtype for cuBLASLt; decode steps of one sequence (one row) run the 8-bit
+// GEMV (bf16/f16 only; f32 always dequantises).
+TEST(GpuExecutor, QuantisedLinearsMatchCpu) {
+  REQUIRE_GPU();
+  EXPECT_LE(compareBackends(quantPlan(), DType::kF32, raggedBatch()), 1e-5);
+  EXPECT_LE(compareBackends(quantPlan(), DType::kF16, raggedBatch()), 3e-2);
+  EXPECT_LE(compareBackends(quantPlan(), DType::kBF16, raggedBatch()), 0.1);
+  std::vector<Seq> one = {raggedBatch()[0]};
+  one[0].chunks = {1}; // token by token: one row per step
+  EXPECT_LE(compareBackends(quantPlan(), DType::kF16, one), 3e-2);
+  EXPECT_LE(compareBackends(quantPlan(), DType::kBF16, one), 0.1);
 }
 
 TEST(GpuExecutor, PagedAttentionMatchesCpu) {

@@ -245,6 +245,12 @@ TEST(CpuExecutor, RefusesWhatItCannotRun) {
               b.step("copy", "copy", {0}, {1});
             }),
             "e.plan: step 0 (kv_write kv_write): layer 3 is not in the plan's KV cache");
+  EXPECT_EQ(prepareError([](PlanBuilder &b) {
+              auto &s = b.step("gemm", "linear", {0, 0}, {1});
+              PlanBuilder::attr(s, "out_dtype", "f32");
+              PlanBuilder::attr(s, "activation", "swish");
+            }),
+            "e.plan: step 0 (gemm linear): gemm activation 'swish' has no CPU kernel");
 }
 
 } // namespace

@@ -65,6 +65,20 @@ public:
     return id;
   }
 
+  /// A constant of any dtype from its raw bytes (e.g. i8 or f8E4M3FN weights).
+  int32_t constantBytes(const std::string &dtype, std::vector<int64_t> shape,
+                        const std::string &raw) {
+    int32_t id = value(dtype, shape);
+    accel::plan::Value *v = meta.mutable_schedule()->mutable_values(id);
+    weights.resize(rt::plan::alignUp(weights.size(), rt::plan::kTensorAlignment), '\0');
+    v->set_is_constant(true);
+    v->set_section(0);
+    v->set_offset(weights.size());
+    v->set_size(raw.size());
+    weights.append(raw);
+    return id;
+  }
+
   accel::plan::Step &step(const std::string &kind, const std::string &op,
                           std::vector<int32_t> inputs, std::vector<int32_t> outputs) {
     accel::plan::Step *s = meta.mutable_schedule()->add_steps();

@@ -476,6 +476,9 @@ int main(int argc, char **argv) {
     if (emitLevel == EmitLevel::Partitioned &&
         mlir::failed(accel::buildPartitionPipeline(pm, tpSize, ppSize, error)))
       return fail(error);
+    // What the plan writer sees last (after -tp/-pp partitioning).
+    if (fused && mlir::failed(accel::buildLateFusionPipeline(pm, error)))
+      return fail("internal error: " + error);
     if (printMemoryPlan && mlir::failed(accel::buildMemoryPlanPipeline(pm, maxTokens, error)))
       return fail(error);
     if (mlir::failed(pm.run(*module)))

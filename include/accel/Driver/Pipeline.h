@@ -18,6 +18,13 @@ mlir::LogicalResult buildRaisePipeline(mlir::OpPassManager &pm, std::string &err
 /// the IR before it.
 mlir::LogicalResult buildFusionPipeline(mlir::OpPassManager &pm, std::string &error);
 
+/// The fusions that run last, after precision, the KV cache dtype,
+/// partitioning and pipeline stages (which know only the unfused ops):
+/// accel-fuse-qkv-rotary. `accelc -o model.plan` runs it just before the
+/// plan is written, for every target; `-emit=fused` and `-emit=partitioned`
+/// show its result.
+mlir::LogicalResult buildLateFusionPipeline(mlir::OpPassManager &pm, std::string &error);
+
 /// The precision passes for `accelc -precision=<mode>` (docs/precision.md;
 /// modes f32, bf16, fp16, int8-weight, fp8):
 /// bf16/fp16 narrow the weights before fusion (`beforeFusion`), int8-weight

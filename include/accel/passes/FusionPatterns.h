@@ -22,6 +22,10 @@ void populateFuseAddRmsNormPatterns(mlir::RewritePatternSet &patterns);
 /// %gu = [g; u] a new constant.
 void populateFuseGateUpPatterns(mlir::RewritePatternSet &patterns);
 
+/// activation(linear(..)) with the linear's only use → linear(..)
+/// {activation = kind}.
+void populateFuseLinearActivationPatterns(mlir::RewritePatternSet &patterns);
+
 } // namespace accel
 
 #endif // ACCEL_PASSES_FUSIONPATTERNS_H

@@ -21,6 +21,7 @@
 #include "runtime/cpu/transformer/Norm.h"
 #include "runtime/cpu/transformer/PagedAttention.h"
 #include "runtime/cpu/transformer/Parallel.h"
+#include "runtime/cpu/transformer/QkvRotary.h"
 #include "runtime/cpu/transformer/Residual.h"
 #include "runtime/cpu/transformer/Rotary.h"
 #include "runtime/cpu/transformer/Split.h"

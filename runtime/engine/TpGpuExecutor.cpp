@@ -1,0 +1,192 @@
+//===- TpGpuExecutor.cpp - a tensor-parallel plan on N GPUs ---------------===//
+#include "runtime/engine/TpGpuExecutor.h"
+
+#include "runtime/device/CudaDriver.h"
+
+#include <algorithm>
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <thread>
+
+namespace accel::rt::engine {
+
+namespace {
+/// How long the other ranks get to finish after one failed before their
+/// NCCL kernels are aborted (they may wait for the failed rank forever).
+constexpr std::chrono::seconds kGraceAfterFailure(2);
+
+bool secondary(const Status &s) {
+  return s.message().find("the tensor-parallel group stopped") != std::string::npos;
+}
+} // namespace
+
+StatusOr<std::unique_ptr<TpGpuExecutor>>
+TpGpuExecutor::create(std::shared_ptr<const plan::PlanFile> plan,
+                      const GpuExecutorOptions &options) {
+  if (plan->ppSize() != 1)
+    return Status(StatusCode::kUnimplemented,
+                  plan->path() + ": the plan is split into " + std::to_string(plan->ppSize()) +
+                      " pipeline stages; the GPU runtime runs one (compile with -target=cpu "
+                      "to run it on the CPU)");
+  const int n = plan->tpSize();
+  ACCEL_RT_ASSIGN_OR_RETURN(CudaDriver * driver, CudaDriver::get());
+  ACCEL_RT_ASSIGN_OR_RETURN(std::vector<GpuInfo> gpus, driver->listDevices());
+  const int have = int(gpus.size());
+  if (options.device < 0 || options.device + n > have)
+    return Status(StatusCode::kUnavailable,
+                  plan->path() + ": the plan is partitioned for " + std::to_string(n) +
+                      " ranks; this machine has " + std::to_string(have) + " GPU" +
+                      (have == 1 ? "" : "s") +
+                      (options.device > 0 ? " and the ranks would start at GPU " +
+                                                std::to_string(options.device)
+                                          : std::string()) +
+                      " (recompile with -tp=" + std::to_string(std::max(have, 1)) +
+                      " or fewer, or -target=cpu)");
+  std::unique_ptr<TpGpuExecutor> ex(new TpGpuExecutor());
+  ACCEL_RT_ASSIGN_OR_RETURN(ex->nccl_, comm::Nccl::get());
+  ex->options_ = options;
+  for (int r = 0; r < n; ++r) {
+    GpuExecutorOptions o = options;
+    o.device = options.device + r;
+    o.tpRank = r;
+    // One line per event, not one per rank.
+    o.logFallbacks = options.logFallbacks && r == 0;
+    o.logMemory = options.logMemory && r == 0;
+    StatusOr<std::unique_ptr<GpuExecutor>> rank = GpuExecutor::create(plan, o);
+    if (!rank)
+      return Status(rank.status().code(),
+                    "rank " + std::to_string(r) + " (GPU " + std::to_string(o.device) +
+                        "): " + rank.status().message());
+    ex->ranks_.push_back(std::move(*rank));
+  }
+  ex->plan_ = std::move(plan);
+  ACCEL_RT_RETURN_IF_ERROR(ex->ensureGroup());
+  return ex;
+}
+
+TpGpuExecutor::~TpGpuExecutor() {
+  for (auto &r : ranks_)
+    r->setCommunicator(nullptr); // their graphs hold the group's kernels
+  group_.reset();
+  ranks_.clear();
+}
+
+Status TpGpuExecutor::ensureGroup() {
+  if (group_ && !group_->aborted())
+    return Status::ok();
+  for (auto &r : ranks_)
+    r->setCommunicator(nullptr);
+  group_.reset();
+  std::vector<int> devices;
+  for (int r = 0; r < tpSize(); ++r)
+    devices.push_back(options_.device + r);
+  StatusOr<std::unique_ptr<comm::NcclGroup>> g = comm::NcclGroup::create(*nccl_, devices);
+  if (!g)
+    return Status(g.status().code(),
+                  plan_->path() + ": cannot make the tensor-parallel group of " +
+                      std::to_string(tpSize()) + " GPUs (NCCL " + nccl_->versionString() +
+                      " from " + nccl_->path() + "): " + g.status().message());
+  group_ = std::move(*g);
+  for (int r = 0; r < tpSize(); ++r)
+    ranks_[size_t(r)]->setCommunicator(group_->rank(r));
+  return Status::ok();
+}
+
+Status TpGpuExecutor::onRanks(const std::function<Status(int)> &fn) {
+  const int n = tpSize();
+  comm::NcclGroup *group = group_.get();
+  std::vector<Status> results(static_cast<size_t>(n));
+  std::mutex mu;
+  std::condition_variable cv;
+  int done = 0;
+  bool failed = false;
+  auto body = [&](int r) {
+    Status s = fn(r);
+    if (!s.isOk() && group)
+      group->abort(Status(s.code(), "rank " + std::to_string(r) + ": " + s.message()));
+    std::lock_guard<std::mutex> lock(mu);
+    results[size_t(r)] = std::move(s);
+    failed |= !results[size_t(r)].isOk();
+    ++done;
+    cv.notify_all();
+  };
+  std::vector<std::thread> threads;
+  for (int r = 0; r < n; ++r)
+    threads.emplace_back(body, r);
+  {
+    std::unique_lock<std::mutex> lock(mu);
+    cv.wait(lock, [&] { return done == n || failed; });
+    // A rank failed while others still run: they may wait on their streams
+    // for NCCL kernels that wait for it. Give them a moment, then abort.
+    if (done < n && !cv.wait_for(lock, kGraceAfterFailure, [&] { return done == n; })) {
+      lock.unlock();
+      if (group)
+        group->abortCommunicators();
+      lock.lock();
+      cv.wait(lock, [&] { return done == n; });
+    }
+  }
+  for (std::thread &t : threads)
+    t.join();
+  if (!failed)
+    return Status::ok();
+  // The group is not used again (ensureGroup makes a new one): the
+  // failed step may have left NCCL work that no peer will match.
+  if (group)
+    group->abort(Status(StatusCode::kInternal, "a rank's step failed"));
+  for (auto &r : ranks_)
+    r->setCommunicator(nullptr);
+  group_.reset();
+  auto named = [&](int r) {
+    const Status &s = results[size_t(r)];
+    return Status(s.code(), "rank " + std::to_string(r) + ": " + s.message());
+  };
+  // The rank that failed first says why; the others only saw the abort.
+  for (int r = 0; r < n; ++r)
+    if (!results[size_t(r)].isOk() && !secondary(results[size_t(r)]))
+      return named(r);
+  for (int r = 0; r < n; ++r)
+    if (!results[size_t(r)].isOk())
+      return named(r);
+  return Status(StatusCode::kInternal, "a rank failed without saying why");
+}
+
+StatusOr<Tensor> TpGpuExecutor::run(const Tensor &tokenIds, kv::BlockPool &pool,
+                                    const kv::StepMetadata &meta) {
+  ACCEL_RT_RETURN_IF_ERROR(kv::checkStepTokenIds(tokenIds, meta));
+  ACCEL_RT_RETURN_IF_ERROR(ensureGroup());
+  // Copy-on-write copies the block allocator made since the last step,
+  // applied to every rank's device pool.
+  const std::vector<kv::BlockCopy> copies = pool.takePendingCopies();
+  std::vector<StatusOr<Tensor>> results;
+  for (int r = 0; r < tpSize(); ++r)
+    results.emplace_back(Status(StatusCode::kInternal, "rank did not run"));
+  ACCEL_RT_RETURN_IF_ERROR(onRanks([&](int r) -> Status {
+    results[size_t(r)] = ranks_[size_t(r)]->run(tokenIds, pool, meta, copies);
+    return results[size_t(r)].status();
+  }));
+  return std::move(results[0]);
+}
+
+StatusOr<int64_t> TpGpuExecutor::planKvCache(const kv::KVCacheConfig &geometry) {
+  ACCEL_RT_RETURN_IF_ERROR(ensureGroup());
+  std::vector<int64_t> blocks(size_t(tpSize()), 0);
+  ACCEL_RT_RETURN_IF_ERROR(onRanks([&](int r) -> Status {
+    StatusOr<int64_t> b = ranks_[size_t(r)]->planKvCache(geometry);
+    if (!b)
+      return b.status();
+    blocks[size_t(r)] = *b;
+    return Status::ok();
+  }));
+  return *std::min_element(blocks.begin(), blocks.end());
+}
+
+std::string TpGpuExecutor::describe() const {
+  const int first = options_.device, last = options_.device + tpSize() - 1;
+  return ranks_[0]->describe() + ", tensor-parallel over " + std::to_string(tpSize()) +
+         " GPUs (" + std::to_string(first) + "-" + std::to_string(last) + ") with NCCL " +
+         nccl_->versionString() + " from " + nccl_->path();
+}
+
+} // namespace accel::rt::engine
