@@ -227,7 +227,7 @@ constexpr int64_t kGemvMaxRows = 1; // Gemv.cu builds M = 1 only
 struct GemvSettings {
   bool wanted = true;
   int forceKs = 0;
-  int64_t targetWarps = 131072;
+  int64_t targetWarps = 8192; // kernels::gemvShape's default
 };
 const GemvSettings &gemvSettings() {
   static const GemvSettings s = [] {

@@ -88,7 +88,14 @@ __device__ __forceinline__ void loadRound(uint4 (&raw)[N], const uint4 *wr, i64 
   }
 }
 
-template <typename T>
+/// The dot product of row `row` of w (or, for ks > 1, of one K slice of
+/// it) with x, summed over the warp: every lane gets it. The first round of
+/// weight loads goes out before the PDL wait. `DoubleBuffer` keeps a second
+/// round in flight (issued before the current one is used): more bytes in
+/// flight per warp, but 54 registers instead of 48, so fewer blocks per SM.
+/// The runtime runs the double-buffered form (measured at 32 layers,
+/// docs/performance.md); accel-gpu-gemv-tests --bench times both.
+template <typename T, bool DoubleBuffer = true>
 __device__ __forceinline__ float rowDot(const T *x, const T *w, i64 row, i64 k, int ks,
                                         int slice, int lane) {
   const i64 chunks = k / 8;
@@ -98,18 +105,24 @@ __device__ __forceinline__ float rowDot(const T *x, const T *w, i64 row, i64 k, 
   const uint4 *wr = reinterpret_cast<const uint4 *>(w + row * k);
   const uint4 *xr = reinterpret_cast<const uint4 *>(x);
   float acc = 0.0f;
-  // Two rounds of weight loads in flight: the next is issued before the
-  // current one is used. The first goes out before the PDL wait.
   uint4 raw[kUnroll];
   loadRound(raw, wr, begin + lane, end);
   pdlWait();
   for (i64 c0 = begin + lane; c0 < end; c0 += 32 * kUnroll) {
     uint4 cur[kUnroll];
+    if (DoubleBuffer) {
 #pragma unroll
-    for (int u = 0; u < kUnroll; ++u)
-      cur[u] = raw[u];
-    if (c0 + 32 * kUnroll < end)
-      loadRound(raw, wr, c0 + 32 * kUnroll, end);
+      for (int u = 0; u < kUnroll; ++u)
+        cur[u] = raw[u];
+      if (c0 + 32 * kUnroll < end)
+        loadRound(raw, wr, c0 + 32 * kUnroll, end);
+    } else {
+      if (c0 != begin + lane)
+        loadRound(raw, wr, c0, end);
+#pragma unroll
+      for (int u = 0; u < kUnroll; ++u)
+        cur[u] = raw[u];
+    }
 #pragma unroll
     for (int u = 0; u < kUnroll; ++u) {
       const i64 c = c0 + i64(u) * 32;
@@ -126,7 +139,7 @@ __device__ __forceinline__ float rowDot(const T *x, const T *w, i64 row, i64 k, 
 /// y[n] = w[n, :] . x. With `Gated`, w is a fused [gate; up] of 2 * n rows
 /// and y[j] = act(w[j] . x) * (w[n + j] . x): the block's column pairs are
 /// (gate j, up j), so that gated_act needs no launch of its own.
-template <typename T, typename O, bool Gated>
+template <typename T, typename O, bool Gated, bool DoubleBuffer = true>
 __device__ __forceinline__ void gemv1(const T *x, const T *w, O *y, i64 n, i64 k, int ks,
                                       int kind) {
   __shared__ float partial[kWarps];
@@ -135,7 +148,7 @@ __device__ __forceinline__ void gemv1(const T *x, const T *w, O *y, i64 n, i64 k
   // Gated: local column 2p is gate j, 2p + 1 up j, for j = block * cols / 2 + p.
   const i64 j = Gated ? i64(blockIdx.x) * (cols / 2) + local / 2 : i64(blockIdx.x) * cols + local;
   const i64 row = Gated && (local & 1) ? n + j : j;
-  const float acc = j < n ? rowDot(x, w, row, k, ks, slice, lane) : 0.0f;
+  const float acc = j < n ? rowDot<T, DoubleBuffer>(x, w, row, k, ks, slice, lane) : 0.0f;
   pdlLaunchDependents(); // the weights are read: the next GEMV may start its own
   if (!Gated && ks == 1) {
     if (lane == 0 && j < n)
@@ -281,6 +294,15 @@ __device__ __forceinline__ void gemvQ(const T *x, const uint8_t *w, const float 
   }
 GEMV(__nv_bfloat16, bf16)
 GEMV(__half, f16)
+
+// The single-round variant of gemv_m1_bf16, for accel-gpu-gemv-tests
+// --bench only: on the H200 (2026-11-30) it was up to 8% faster per shape at
+// its best split, which the 32-layer run has not confirmed yet.
+extern "C" __global__ void __launch_bounds__(kWarps * 32)
+    gemv_m1_sr_bf16(const __nv_bfloat16 *x, const __nv_bfloat16 *w, __nv_bfloat16 *y, i64 n,
+                    i64 k, int ks) {
+  gemv1<__nv_bfloat16, __nv_bfloat16, false, false>(x, w, y, n, k, ks, 0);
+}
 
 #define GEMV_Q(T, S, W, WS)                                                                 \
   extern "C" __global__ void __launch_bounds__(kWarps * 32)                                 \

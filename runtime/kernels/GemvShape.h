@@ -24,14 +24,17 @@ struct GemvShape {
 /// The split for y[n] = w[n, k] x: the smallest power of two ks <= 8 that
 /// gives at least `targetWarps` warps in all, as long as every warp keeps
 /// at least kGemvMinChunks chunks of its row (one round of kGemvUnroll loads
-/// per lane). On the H200 (2026-11-30, accel-gpu-gemv-tests --bench) that
-/// picks Llama-3-8B's best measured splits within 3%: qkv, o_proj and
-/// gate_up 4, down 8, the LM head 2. `forceKs` (1, 2, 4 or 8) overrides the
-/// choice. `gated`: gemv_m1_gated's shape for `n` = 2 * intermediate rows
-/// of w (a block holds whole gate/up pairs, so ks <= 4).
+/// per lane). The default 8192 gives Llama-3-8B's qkv, o_proj and down
+/// ks = 2, gate_up and the LM head ks = 1: within 5% of the best split of
+/// each shape in accel-gpu-gemv-tests --bench on the H200 (2026-11-30), and
+/// 4.95 ms per batch-1 decode step at 32 layers where a target of 131072
+/// (ks 4 / 8) gave 5.32 ms and ks = 1 everywhere 5.02 ms. `forceKs` (1, 2,
+/// 4 or 8) overrides the choice. `gated`: gemv_m1_gated's shape for `n` =
+/// 2 * intermediate rows of w (a block holds whole gate/up pairs, so
+/// ks <= 4).
 constexpr int64_t kGemvMinChunks = 32 * kGemvUnroll;
 
-inline GemvShape gemvShape(int64_t n, int64_t k, int64_t targetWarps = 131072, int forceKs = 0,
+inline GemvShape gemvShape(int64_t n, int64_t k, int64_t targetWarps = 8192, int forceKs = 0,
                            bool gated = false) {
   GemvShape s;
   const int64_t chunks = k / 8;

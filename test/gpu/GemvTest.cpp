@@ -80,7 +80,7 @@ double runCase(GpuContext &gpu, const Case &c, uint32_t seed) {
   if (!fn)
     return std::numeric_limits<double>::infinity();
   using i64 = long long;
-  const kn::GemvShape shape = kn::gemvShape(c.n, c.k, 131072, c.ks);
+  const kn::GemvShape shape = kn::gemvShape(c.n, c.k, 8192, c.ks);
   Status s = gpu.launchDependent(*fn, gpu::Dim3{shape.blocks, 1, 1},
                                  gpu::Dim3{kn::kGemvWarps * 32, 1, 1}, 0, (*xb)->ptr, (*wb)->ptr,
                                  (*yb)->ptr, i64(c.n), i64(c.k), int(shape.ks));
@@ -161,7 +161,7 @@ TEST(Gemv, GatedEpilogueMatchesDoubleReference) {
           auto fn = gpu->function(std::string("gemv_m1_gated_") +
                                   (dt == DType::kBF16 ? "bf16" : "f16"));
           ASSERT_TRUE(fn) << fn.status().message();
-          const kn::GemvShape shape = kn::gemvShape(2 * inter, k, 131072, ks, true);
+          const kn::GemvShape shape = kn::gemvShape(2 * inter, k, 8192, ks, true);
           using i64 = long long;
           ASSERT_TRUE(gpu->launch(*fn, gpu::Dim3{shape.blocks, 1, 1},
                                   gpu::Dim3{kn::kGemvWarps * 32, 1, 1}, 0, (*xb)->ptr, (*wb)->ptr,
@@ -270,8 +270,13 @@ int main(int argc, char **argv) {
   // Llama-3-8B decode shapes: qkv, o_proj, gate_up, down, lm_head.
   const std::pair<int64_t, int64_t> shapes[] = {
       {6144, 4096}, {4096, 4096}, {28672, 4096}, {4096, 14336}, {128256, 4096}};
+  // gemv_m1_bf16 (what the runtime runs) at gemvShape's split and at every
+  // split, and its bench-only single-round variant (Gemv.cu) at every split.
   for (auto [n, k] : shapes)
+    for (const char *variant : {"gemv_m1_bf16", "gemv_m1_sr_bf16"})
     for (int ks : {0, 1, 2, 4, 8}) {
+      if (ks == 0 && std::strcmp(variant, "gemv_m1_bf16") != 0)
+        continue;
       // Several weight copies rotated, so that L2 (50 MB) does not serve them.
       const int copies = int(std::max<int64_t>(2, (512ll << 20) / (n * k * 2)));
       std::vector<gpu::DeviceBuffer> ws;
@@ -281,8 +286,8 @@ int main(int argc, char **argv) {
       (void)gpu->zero(x->ptr, size_t(k * 2));
       for (auto &w : ws)
         (void)gpu->zero(w->ptr, size_t(n * k * 2));
-      gpu::CuFunction fn = *gpu->function("gemv_m1_bf16");
-      const kn::GemvShape shape = kn::gemvShape(n, k, 131072, ks);
+      gpu::CuFunction fn = *gpu->function(variant);
+      const kn::GemvShape shape = kn::gemvShape(n, k, 8192, ks);
       auto once = [&](int i) {
         (void)gpu->launch(fn, gpu::Dim3{shape.blocks, 1, 1}, gpu::Dim3{kn::kGemvWarps * 32, 1, 1},
                           0, x->ptr, ws[size_t(i % copies)]->ptr, y->ptr, i64(n), i64(k),
@@ -298,7 +303,7 @@ int main(int argc, char **argv) {
       (void)gpu->synchronize();
       const double s =
           std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / reps;
-      std::printf("gemv bf16 n %6lld k %5lld ks %d%s: %8.2f us, %6.2f TB/s of weights\n",
+      std::printf("%-16s n %6lld k %5lld ks %d%s: %8.2f us, %6.2f TB/s of weights\n", variant,
                   (long long)n, (long long)k, shape.ks, ks ? "         " : " (chosen)", s * 1e6,
                   double(n * k * 2) / s / 1e12);
     }

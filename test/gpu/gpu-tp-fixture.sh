@@ -32,7 +32,7 @@ for dt in f32 bf16; do
     echo "== llama_op18 -tp=2 $dt $mode"
     # shellcheck disable=SC2086
     msg=$("$run" "$plan" --score "$dir/input_ids.npy" --logits-out "$out" --dtype $dt \
-          --num-kv-blocks 256 $mode 2>&1)
+          --gpu-memory-utilization 0.2 $mode 2>&1)
     rc=$?
     echo "$msg"
     if [ $rc -ne 0 ]; then
