@@ -29,6 +29,15 @@ LogicalResult EmbeddingOp::verify() {
            << result.getElementType()
            << " does not match the table element type "
            << table.getElementType() << " (only an f32 result may read an f16 or bf16 table)";
+  if (std::optional<uint64_t> vocab = getVocabSize()) {
+    int64_t rows = table.getDimSize(0);
+    uint64_t shards = getVocabShards().value_or(1);
+    if (!ShapedType::isDynamic(rows) && *vocab > uint64_t(rows) * shards)
+      return emitOpError("vocab_size ")
+             << *vocab << " is more than the " << uint64_t(rows) * shards
+             << " rows of the table"
+             << (shards > 1 ? " times vocab_shards" : "");
+  }
   return verifyPositive(*this, "scale", getScale());
 }
 

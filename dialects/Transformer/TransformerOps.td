@@ -72,6 +72,13 @@ def Transformer_EmbeddingOp : Transformer_Op<"embedding", [Pure]> {
     whole lookup. The function body is every rank's, so the offset follows
     from the rank running it rather than being written down.
 
+    With `vocab_size = V` the table ends in padding rows: the vocabulary has
+    V entries, ids ≥ V are refused like any id outside the vocabulary, and
+    the rows past V (zeros) are never read. accel-partition pads a
+    vocabulary that N ranks do not divide to the next multiple of N, so the
+    last rank's block holds the padding. Without it the vocabulary is the
+    table's rows (times `vocab_shards`).
+
     ```mlir
     %h = transformer.embedding %table[%ids]
            : (tensor<32000x4096xbf16>, tensor<?xi32>) -> tensor<?x4096xbf16>
@@ -80,13 +87,16 @@ def Transformer_EmbeddingOp : Transformer_Op<"embedding", [Pure]> {
     %p = transformer.embedding %shard[%ids] {vocab_shards = 4}
            : (tensor<8000x4096xbf16>, tensor<?xi32>) -> tensor<?x4096xbf16>
     %e = transformer.all_reduce %p kind = sum {group_size = 4} : tensor<?x4096xbf16>
+    %q = transformer.embedding %padded[%ids] {vocab_shards = 2, vocab_size = 50257}
+           : (tensor<25129x768xf32>, tensor<?xi32>) -> tensor<?x768xf32>
     ```
   }];
   let arguments = (ins
     Transformer_FloatMatrix:$table,
     Transformer_IndexVector:$ids,
     OptionalAttr<F64Attr>:$scale,
-    OptionalAttr<Transformer_PositiveI64Attr>:$vocab_shards
+    OptionalAttr<Transformer_PositiveI64Attr>:$vocab_shards,
+    OptionalAttr<Transformer_PositiveI64Attr>:$vocab_size
   );
   let results = (outs Transformer_HiddenTensor:$result);
   let builders = [
@@ -94,7 +104,8 @@ def Transformer_EmbeddingOp : Transformer_Op<"embedding", [Pure]> {
     // vocab_shards).
     OpBuilder<(ins "::mlir::Type":$result, "::mlir::Value":$table, "::mlir::Value":$ids,
                    "::mlir::FloatAttr":$scale), [{
-      build($_builder, $_state, result, table, ids, scale, ::mlir::IntegerAttr());
+      build($_builder, $_state, result, table, ids, scale, ::mlir::IntegerAttr(),
+            ::mlir::IntegerAttr());
     }]>
   ];
   let assemblyFormat = [{
@@ -754,7 +765,9 @@ def Transformer_SplitOp : Transformer_Op<"split", [Pure]> {
     Cuts `[tokens, f]` into consecutive column blocks `[tokens, f_i]`, with
     `sum(f_i) = f`; the result types give the sizes. It separates q, k and v
     after a fused QKV linear (Phi3's `qkv_proj`, and what the QKV fusion
-    pass produces).
+    pass produces), and keeps the real logits of a padded vocabulary after
+    their all_gather (accel-partition; the padding columns, the second
+    result, are not read).
 
     ```mlir
     %q, %k, %v = transformer.split %qkv

@@ -221,6 +221,19 @@ llvm::Error accel::compileToPlan(const CompileOptions &options) {
     return compileError(CompileErrorKind::InvalidArgument, bad);
   if (std::string bad = checkPrecisionForTarget(options.precision, options.target); !bad.empty())
     return compileError(CompileErrorKind::InvalidArgument, bad);
+  PrecisionOptions precisionOptions;
+  precisionOptions.calibration = options.calibrationPath;
+  precisionOptions.smoothQuantAlpha = options.smoothQuantAlpha;
+  precisionOptions.smoothQuant = options.smoothQuant;
+  if (std::string bad = checkPrecisionOptions(options.precision, precisionOptions); !bad.empty())
+    return compileError(CompileErrorKind::InvalidArgument, bad);
+  if (options.precision == "w8a8" && options.tpSize > 1)
+    return compileError(CompileErrorKind::Unimplemented,
+                        "-precision=w8a8 plans cannot be partitioned for tensor parallelism yet "
+                        "(-tp=" + std::to_string(options.tpSize) + "); compile it with -tp=1");
+  if (options.precision == "w8a8" && !llvm::sys::fs::exists(options.calibrationPath))
+    return compileError(CompileErrorKind::NotFound,
+                        "cannot read the calibration tokens '" + options.calibrationPath + "'");
   // GPU targets share the CPU schedule (issue 5: the GPU backend runs the same
   // steps); the plan names the SM they are for.
   plan::PlanOptions opts;
@@ -285,7 +298,7 @@ llvm::Error accel::compileToPlan(const CompileOptions &options) {
                                                  pipelineError)) ||
       mlir::failed(accel::buildFusionPipeline(pm, pipelineError)) ||
       mlir::failed(accel::buildPrecisionPipeline(pm, options.precision, /*beforeFusion=*/false,
-                                                 pipelineError)))
+                                                 pipelineError, precisionOptions)))
     return compileError(CompileErrorKind::Internal, "internal error: " + pipelineError);
   if (mlir::failed(accel::buildKVCacheDtypePipeline(pm, options.kvCacheDtype, pipelineError)))
     return compileError(CompileErrorKind::InvalidArgument, pipelineError);

@@ -1,6 +1,10 @@
 //===- Pipeline.cpp - the pass pipelines behind accelc --------------------===//
 #include "accel/Driver/Pipeline.h"
 
+#include "accel/passes/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+
 #include "mlir/Pass/PassRegistry.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -43,16 +47,62 @@ LogicalResult accel::buildLateFusionPipeline(OpPassManager &pm, std::string &err
 }
 
 std::string accel::checkPrecisionMode(const std::string &mode) {
-  if (mode == "f32" || mode == "bf16" || mode == "fp16" || mode == "int8-weight" || mode == "fp8")
+  if (mode == "f32" || mode == "bf16" || mode == "fp16" || mode == "int8-weight" ||
+      mode == "fp8" || mode == "w8a8")
     return "";
-  return "unknown precision '" + mode + "' (expected f32, bf16, fp16, int8-weight or fp8)";
+  return "unknown precision '" + mode + "' (expected f32, bf16, fp16, int8-weight, fp8 or w8a8)";
+}
+
+std::string accel::checkPrecisionOptions(const std::string &mode,
+                                         const PrecisionOptions &options) {
+  if (mode == "w8a8" && options.calibration.empty())
+    return "-precision=w8a8 quantises activations with ranges calibrated on sample tokens: "
+           "give them with -calibration <tokens.npy> (integer ids, [S] or [N, S])";
+  if (mode == "w8a8" && !(options.smoothQuantAlpha >= 0.0 && options.smoothQuantAlpha <= 1.0))
+    return "-smoothquant-alpha must be in [0, 1], got " +
+           std::to_string(options.smoothQuantAlpha);
+  return "";
 }
 
 LogicalResult accel::buildPrecisionPipeline(OpPassManager &pm, const std::string &mode,
-                                            bool beforeFusion, std::string &error) {
+                                            bool beforeFusion, std::string &error,
+                                            const PrecisionOptions &options) {
   if (std::string bad = checkPrecisionMode(mode); !bad.empty()) {
     error = bad;
     return failure();
+  }
+  if (std::string bad = checkPrecisionOptions(mode, options); !bad.empty() && !beforeFusion) {
+    error = bad;
+    return failure();
+  }
+  // W8A8 (SmoothQuant): calibrate on the f32 model after fusion (the fused
+  // QKV / gate_up inputs are the norms' outputs), migrate, quantise the
+  // weights (i8 per channel) and then the activations (i8 per tensor,
+  // static); lm head and embedding bf16 as for int8-weight. Built rather
+  // than parsed: the calibration path may hold any character.
+  if (!beforeFusion && mode == "w8a8") {
+    OpPassManager &fpm = pm.nest<func::FuncOp>();
+    CalibrateActivationsOptions calibrate;
+    calibrate.tokens = options.calibration;
+    fpm.addPass(createCalibrateActivations(calibrate));
+    if (options.smoothQuant) {
+      SmoothQuantOptions smooth;
+      smooth.alpha = options.smoothQuantAlpha;
+      fpm.addPass(createSmoothQuant(smooth));
+    }
+    if (options.smoothQuantOnly) { // f32 weights; the statistics dropped
+      fpm.addPass(createQuantizeActivations());
+      return success();
+    }
+    QuantizeWeightsOptions weights;
+    weights.dtype = "i8";
+    weights.granularity = "per_channel";
+    fpm.addPass(createQuantizeWeights(weights));
+    fpm.addPass(createQuantizeActivations());
+    NarrowWeightsOptions narrow;
+    narrow.dtype = "bf16";
+    fpm.addPass(createNarrowWeights(narrow));
+    return success();
   }
   // bf16/fp16 run before fusion, so that fusion concatenates half-size
   // weights (an 8B model's fused gate_up alone is 15 GB in f32).

@@ -69,6 +69,8 @@ llvm::Error Evaluator::run(Operation *op) {
                                      "operand of " + describe(op) + " was not computed");
     inputs.push_back(&it->second);
   }
+  if (observer_)
+    observer_(op, inputs);
   SmallVector<rt::Tensor> outputs;
   if (llvm::Error e = (*fn)(*this, op, inputs, outputs))
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
@@ -121,7 +123,7 @@ llvm::Expected<rt::Tensor> Evaluator::evaluate(Value value) {
 
 llvm::Expected<std::vector<rt::Tensor>>
 eval::evaluateFunction(func::FuncOp func, ArrayRef<rt::Tensor> args,
-                       Evaluator::PagedState paged) {
+                       Evaluator::PagedState paged, const Evaluator::Observer &observer) {
   Block &body = func.getBody().front();
   if (args.size() != body.getNumArguments())
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
@@ -142,6 +144,8 @@ eval::evaluateFunction(func::FuncOp func, ArrayRef<rt::Tensor> args,
   }
   Evaluator ev;
   ev.setPagedState(paged);
+  if (observer)
+    ev.setObserver(observer);
   for (auto [arg, t] : llvm::zip(body.getArguments(), args))
     ev.bind(arg, t);
   std::vector<rt::Tensor> results;

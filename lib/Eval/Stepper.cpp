@@ -52,7 +52,8 @@ static llvm::Expected<unsigned> logitsResult(func::FuncOp func) {
 }
 
 llvm::Expected<rt::Tensor> eval::runSequence(func::FuncOp func, const rt::Tensor &ids,
-                                             int64_t chunk) {
+                                             int64_t chunk,
+                                             const Evaluator::Observer &observer) {
   const std::string fn = ("@" + func.getSymName()).str();
   if (chunk < 0)
     return error("the chunk size must be 0 (the whole sequence) or positive, got " +
@@ -124,7 +125,7 @@ llvm::Expected<rt::Tensor> eval::runSequence(func::FuncOp func, const rt::Tensor
         tokens.dtype(), {n}, static_cast<const char *>(tokens.rawData()) + start * idBytes,
         tokens.owner());
     llvm::Expected<std::vector<rt::Tensor>> results =
-        evaluateFunction(func, args, Evaluator::PagedState{pool.get(), &*meta});
+        evaluateFunction(func, args, Evaluator::PagedState{pool.get(), &*meta}, observer);
     if (!results)
       return error("step at token " + llvm::Twine(start) + ": " +
                    llvm::toString(results.takeError()));

@@ -135,7 +135,9 @@ llvm::Error embedding(Evaluator &, tf::EmbeddingOp op, Inputs in, Outputs &out) 
     return error("a vocabulary-parallel embedding (vocab_shards = " + std::to_string(*shards) +
                  ") needs its tensor-parallel group; -interpret runs unpartitioned IR only");
   float scale = floatOr(op.getScale(), 1.0f);
-  rt::StatusOr<rt::Tensor> rows = tk::embedding(*in[0], *in[1], scale);
+  // A padded table (vocab_size): ids stop at the real vocabulary.
+  int64_t vocab = int64_t(op.getVocabSize().value_or(0));
+  rt::StatusOr<rt::Tensor> rows = tk::embedding(*in[0], *in[1], scale, 0, vocab);
   // A bf16/f16 table under f32 activations (accelc -precision): widen.
   auto dt = dtypeOf(op.getResult());
   if (!dt)

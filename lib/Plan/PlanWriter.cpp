@@ -441,10 +441,29 @@ llvm::Error attentionOp(ScheduleBuilder &b, tf::AttentionOp op) {
   return llvm::Error::success();
 }
 
+/// A transformer.quantize that a W8A8 linear's gemm step does itself: f32
+/// to i8, per-tensor f32 scale, no zero point, read only by linears with
+/// that input scale.
+bool w8a8Quantize(tf::QuantizeOp q) {
+  auto in = cast<ShapedType>(q.getInput().getType());
+  auto out = cast<ShapedType>(q.getResult().getType());
+  auto scale = cast<ShapedType>(q.getScale().getType());
+  if (!in.getElementType().isF32() || !out.getElementType().isInteger(8) || q.getZeroPoint() ||
+      scale.getRank() != 0 || !scale.getElementType().isF32())
+    return false;
+  return llvm::all_of(q.getResult().getUses(), [&](OpOperand &u) {
+    auto l = dyn_cast<tf::LinearOp>(u.getOwner());
+    return l && l.getX() == q.getResult() && l.getInputScale() == q.getScale();
+  });
+}
+
 llvm::Error transformerOp(ScheduleBuilder &b, Operation *o) {
   auto done = [](llvm::Expected<pb::Step *> st) -> llvm::Error {
     return st ? llvm::Error::success() : st.takeError();
   };
+  // Folded into the W8A8 linears that read it (their gemm steps quantise).
+  if (auto q = dyn_cast<tf::QuantizeOp>(o); q && w8a8Quantize(q))
+    return llvm::Error::success();
   if (auto op = dyn_cast<tf::PositionsOp>(o)) {
     auto st = launch(b, o, "positions", {});
     if (st)
@@ -459,6 +478,9 @@ llvm::Error transformerOp(ScheduleBuilder &b, Operation *o) {
     // [r * rows, (r+1) * rows) of the vocabulary.
     if (st && op.getVocabShards())
       setI(**st, "vocab_shards", int64_t(*op.getVocabShards()));
+    // A padded vocabulary (accel-partition): ids stop at vocab_size.
+    if (st && op.getVocabSize())
+      setI(**st, "vocab_size", int64_t(*op.getVocabSize()));
     return done(std::move(st));
   }
   if (auto op = dyn_cast<tf::RmsNormOp>(o)) {
@@ -489,18 +511,31 @@ llvm::Error transformerOp(ScheduleBuilder &b, Operation *o) {
     // Weight-only quantisation (docs/precision.md): an i8/i4/fp8 weight with
     // its scale as the fourth operand and an optional zero point as the fifth
     // (per tensor, per channel, or per group with `group_size`).
-    if (op.getInputScale())
-      return error(describeOp(o) + ": quantised activations (W8A8) cannot be written to a plan "
-                                   "yet (weight-only quantised linears can)");
+    // W8A8 (accel-quantize-activations): the i8 x comes from a per-tensor
+    // transformer.quantize of an f32 tensor with the same scale; the step
+    // reads that f32 tensor and quantises it itself, the input scale being
+    // the sixth operand (after a -1 zero point when there is none).
+    Value x = op.getX();
+    if (Value xs = op.getInputScale()) {
+      auto q = x.getDefiningOp<tf::QuantizeOp>();
+      if (!q || !w8a8Quantize(q) || q.getScale() != xs)
+        return error(describeOp(o) + ": a linear with quantised activations is written to a plan "
+                                     "only when its i8 x is a per-tensor transformer.quantize of "
+                                     "an f32 tensor by the linear's input_scale");
+      x = q.getInput();
+    }
     pb::Step &st = b.step("gemm", "linear", o);
-    for (Value v : {op.getX(), op.getWeight(), op.getBias()})
+    for (Value v : {x, Value(op.getWeight()), Value(op.getBias())})
       if (llvm::Error e = b.input(st, v, o))
         return e;
     if (op.getWeightScale())
       if (llvm::Error e = b.input(st, op.getWeightScale(), o))
         return e;
-    if (op.getWeightZeroPoint())
+    if (op.getWeightZeroPoint() || op.getInputScale())
       if (llvm::Error e = b.input(st, op.getWeightZeroPoint(), o))
+        return e;
+    if (op.getInputScale())
+      if (llvm::Error e = b.input(st, op.getInputScale(), o))
         return e;
     if (llvm::Error e = b.outputs(st, o))
       return e;

@@ -8,6 +8,12 @@
 // replicated lookup's (the scale of Gemma's embeddings is applied per rank,
 // to the one non-zero row).
 //
+// A vocabulary V that N does not divide is padded to P, the next multiple
+// of N, with zero rows (as Megatron and vLLM do): rank r holds rows
+// [r*P/N, (r+1)*P/N) of the padded table, the last rank's block ends in the
+// padding, and the lookup carries vocab_size = V so that an id >= V is
+// still refused rather than read as a zero row.
+//
 // With tied embeddings (the lookup and the lm head share one table) both
 // read the one row-sharded constant: Context::vocabShards hands the lm head
 // rule the shard made here.
@@ -55,7 +61,8 @@ FailureOr<Value> accel::partition::shardVocabRows(Context &ctx, Operation *user,
     ctx.rewriter.setInsertionPointAfter(def);
   else
     ctx.rewriter.setInsertionPoint(user);
-  FailureOr<Value> shard = shardConstant(ctx, user, table, 0, evenBlocks(ctx.tp, vocab), what);
+  FailureOr<Value> shard =
+      shardConstant(ctx, user, table, 0, evenBlocks(ctx.tp, paddedVocab(ctx.tp, vocab)), what);
   if (succeeded(shard))
     ctx.vocabShards[table] = *shard;
   return shard;
@@ -65,15 +72,14 @@ LogicalResult accel::partition::partitionEmbedding(Context &ctx, tf::EmbeddingOp
   Value table = embedding.getTable();
   if (!readsTokenIds(embedding.getIds()) || !floatConstant(table))
     return success();
-  int64_t vocab = embedding.getTable().getType().getDimSize(0);
-  if (ShapedType::isDynamic(vocab) || vocab % ctx.tp != 0)
-    return embedding.emitError() << "-tp=" << ctx.tp << " does not divide the vocabulary size "
-                                 << vocab << " of the embedding table";
+  int64_t vocab = embedding.getTable().getType().getDimSize(0); // static: a float constant
   FailureOr<Value> shard = shardVocabRows(ctx, embedding, table, "embedding table");
   if (failed(shard))
     return failure();
   embedding.getTableMutable().assign(*shard);
   embedding.setVocabShards(static_cast<uint64_t>(ctx.tp));
+  if (paddedVocab(ctx.tp, vocab) != vocab)
+    embedding.setVocabSize(static_cast<uint64_t>(vocab));
   if (table.use_empty())
     ctx.vocabShards.erase(table);
   eraseIfDead(ctx.rewriter, table);

@@ -33,17 +33,22 @@ def Partition : Pass<"accel-partition", "mlir::func::FuncOp"> {
     - **MLP**: gate/up (or c_fc) column-parallel (`[gate_r; up_r]` for a
       fused gate_up), down (c_proj) row-parallel, then all_reduce.
     - **Token embedding**: vocabulary-parallel (rank r's rows
-      `[r*V/N, (r+1)*V/N)`, `vocab_shards = N`: ids of other ranks give
+      `[r*P/N, (r+1)*P/N)`, `vocab_shards = N`: ids of other ranks give
       zeros), then all_reduce.
     - **lm head**: vocabulary-parallel, then `transformer.all_gather` of the
       logits (axis = vocabulary). Tied embeddings: the lookup and the head
       read one sharded table.
+    - **Vocabulary padding**: P is the vocabulary V rounded up to a
+      multiple of N. When N does not divide V, the embedding table and the
+      lm head (and its bias) get P - V zero rows before they are split, the
+      lookup carries `vocab_size = V` (ids >= V stay refused), and a
+      `transformer.split` after the all_gather keeps the first V logits.
     - Everything else (position tables, norms, residual adds) is replicated.
     - The ONNX reshape/split/slice glue around attention is first rewritten
       into `transformer.split` / `split_heads` / `merge_heads` (exact).
 
-    Heads, KV heads, intermediate sizes and the vocabulary must divide by
-    (or, for KV heads fewer than ranks, divide) `tp-size`; otherwise the
+    Heads, KV heads and intermediate sizes must divide by (or, for KV
+    heads fewer than ranks, divide) `tp-size`; otherwise the
     pass fails with an error naming the dimension and the layer. With
     `tp-size=1` it does nothing.
 

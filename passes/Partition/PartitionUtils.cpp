@@ -12,6 +12,7 @@
 #include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
+#include <algorithm>
 #include <cstring>
 
 using namespace mlir;
@@ -85,6 +86,13 @@ FailureOr<Value> accel::partition::shardConstant(Context &ctx, Operation *user, 
     return user->emitError() << "internal error: cannot shard a rank-" << type.getRank()
                              << " " << what << " along axis " << axis,
            failure();
+  for (const SmallVector<Range> &rank : ranges)
+    for (Range range : rank)
+      if (range.first < 0 || range.first > range.second ||
+          (axis != 0 && range.second > type.getDimSize(axis)))
+        return user->emitError() << "internal error: a shard of the " << what
+                                 << " reaches outside it",
+               failure();
   size_t width = type.getElementType().getIntOrFloatBitWidth() / 8;
   std::optional<SmallVector<char>> bytes = fusion::rawBytes(attr, width, type.getNumElements());
   const int64_t rows = type.getDimSize(0);
@@ -111,9 +119,14 @@ FailureOr<Value> accel::partition::shardConstant(Context &ctx, Operation *user, 
     if (bytes) {
       out.emplace();
       if (axis == 0) {
-        for (Range range : ranges[r])
-          out->append(bytes->begin() + range.first * cols * width,
-                      bytes->begin() + range.second * cols * width);
+        for (Range range : ranges[r]) {
+          // Rows past the last are padding: zeros.
+          int64_t end = std::min(range.second, rows);
+          if (range.first < end)
+            out->append(bytes->begin() + range.first * cols * width,
+                        bytes->begin() + end * cols * width);
+          out->append(size_t(range.second - std::max(range.first, end)) * cols * width, 0);
+        }
       } else {
         for (int64_t row = 0; row < rows; ++row)
           for (Range range : ranges[r])
@@ -144,6 +157,10 @@ FailureOr<Value> accel::partition::rankZeroConstant(Context &ctx, Operation *use
     shards.push_back(
         makeValue(ctx.rewriter.getContext(), type, blob, key + ".tp" + std::to_string(r), zeros));
   return createSharded(ctx, suffixed(bias.getLoc(), ".tp"), type, shards);
+}
+
+int64_t accel::partition::paddedVocab(int64_t tp, int64_t vocab) {
+  return (vocab + tp - 1) / tp * tp;
 }
 
 RankRanges accel::partition::evenBlocks(int64_t tp, int64_t size, int64_t offset) {

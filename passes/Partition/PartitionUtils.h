@@ -45,7 +45,9 @@ struct Context {
 
 /// A new onnx.Constant (at the rewriter's insertion point) whose rank-r
 /// value is the concatenation, along `axis` (0 or 1), of `ranges[r]` of the
-/// float constant defining `weight`. Fails, with an error at `user`, when
+/// float constant defining `weight`. Along axis 0 a range may reach past
+/// the last row: the rows past it are zeros (a padded vocabulary, see
+/// paddedVocab). Fails, with an error at `user`, when
 /// `weight` is not a float onnx.Constant (an f32/f16/bf16 dense or
 /// dense_resource tensor of static shape).
 mlir::FailureOr<mlir::Value> shardConstant(Context &ctx, mlir::Operation *user,
@@ -53,10 +55,17 @@ mlir::FailureOr<mlir::Value> shardConstant(Context &ctx, mlir::Operation *user,
                                            const RankRanges &ranges,
                                            llvm::StringRef what);
 
-/// `table` [vocab, hidden] split by rows into ctx.tp even blocks (rank r:
-/// rows [r*vocab/N, (r+1)*vocab/N)), placed right after `table`'s
+/// The vocabulary `vocab` padded to the next multiple of `tp` (Megatron's
+/// and vLLM's vocabulary padding, at the smallest multiple): the sharded
+/// tables get zero rows up to it, and the gathered logits lose the padding
+/// columns again.
+int64_t paddedVocab(int64_t tp, int64_t vocab);
+
+/// `table` [vocab, hidden] padded with zero rows to paddedVocab(N, vocab)
+/// and split by rows into ctx.tp even blocks (rank r: rows [r*P/N,
+/// (r+1)*P/N) of the padded table), placed right after `table`'s
 /// definition; the same value for every caller with the same `table`
-/// (ctx.vocabShards). The caller has checked that vocab divides.
+/// (ctx.vocabShards).
 mlir::FailureOr<mlir::Value> shardVocabRows(Context &ctx, mlir::Operation *user,
                                             mlir::Value table, llvm::StringRef what);
 

@@ -146,4 +146,129 @@ def KVCacheDtype : Pass<"accel-kv-cache-dtype", "mlir::func::FuncOp"> {
   let dependentDialects = ["accel::transformer::TransformerDialect"];
 }
 
+//===----------------------------------------------------------------------===//
+// accel-calibrate-activations
+//===----------------------------------------------------------------------===//
+
+def CalibrateActivations : Pass<"accel-calibrate-activations", "mlir::func::FuncOp"> {
+  let summary = "records each linear's per-input-channel max |x| over calibration tokens";
+  let description = [{
+    The first step of `accelc -precision=w8a8` (SmoothQuant, docs/precision.md).
+    Splits fused gated MLPs into linear, gated_act, linear (as
+    accel-quantize-weights does, so that the down projection's input is
+    seen), then runs the token-major function on the CPU evaluator over
+    every sequence of `tokens` (a .npy of integer ids, `[S]` or `[N, S]`;
+    each sequence as one whole-prompt step) and puts on every
+    `transformer.linear` with an f32 `x` and an f32 constant weight the
+    attribute `accel.calib_absmax`: `max_t |x[t, j]|` over all calibration
+    tokens, one f32 per input channel. Nothing else changes. A file that
+    cannot be read, or a function that is not token-major, is an error.
+
+    After (`tokens=calib.npy`):
+
+    ```mlir
+    %y = transformer.linear %n, %w {accel.calib_absmax = dense<[3.5, 0.25]> : tensor<2xf32>}
+           : (tensor<?x2xf32>, tensor<4x2xf32>) -> tensor<?x4xf32>
+    ```
+  }];
+  let options = [
+    Option<"tokens", "tokens", "std::string", /*default=*/"\"\"",
+           "the calibration token ids (.npy, integers, [S] or [N, S])">,
+  ];
+  let dependentDialects = ["accel::transformer::TransformerDialect"];
+}
+
+//===----------------------------------------------------------------------===//
+// accel-smooth-quant
+//===----------------------------------------------------------------------===//
+
+def SmoothQuant : Pass<"accel-smooth-quant", "mlir::func::FuncOp"> {
+  let summary = "migrates activation outliers into the weights (SmoothQuant)";
+  let description = [{
+    Xiao et al. 2023. For the linears that read one f32 tensor `x` and
+    carry `accel.calib_absmax` (accel-calibrate-activations), with f32
+    constant weights `W_k [out_k, in]`:
+
+      s_j = max|x_j|^alpha / (max_k max_o |W_k[o, j]|)^(1 - alpha),
+            clamped to [1 / max-scale, max-scale] (1 where either max is 0)
+
+    and then `x' = x / s`, `W_k' = W_k diag(s)`: the product is unchanged
+    (exactly, up to f32 rounding), while x's outlier channels shrink and the
+    weights' columns grow to match. `accel.calib_absmax` becomes
+    `max|x_j| / s_j`. 1/s is folded into whatever produces x:
+
+    | x is | 1/s goes into |
+    |---|---|
+    | `rms_norm` / `add_rms_norm` (normed result) | its weight: `(w + offset) / s - offset` |
+    | `layer_norm` | its weight and bias |
+    | `gated_act` of a float linear (SwiGLU's down projection) | the up half of that linear's rows (and bias), since `act(gate) * up` is linear in `up` |
+
+    Anything else (o_proj after attention, GPT-2's c_proj after gelu) is
+    not smoothed (its linears keep their statistics and are quantised
+    as they are). Neither is x when something other than these linears
+    reads it (the producer's scaled output would leak), nor a producer
+    whose weight is not an f32 constant. Linears sharing x (unfused q, k,
+    v) share one s.
+
+    Before (`alpha=0.5`):
+
+    ```mlir
+    %n = transformer.rms_norm %h, %g {epsilon = 1.0e-05}
+    %y = transformer.linear %n, %w {accel.calib_absmax = dense<[4.0, 1.0]> : tensor<2xf32>}
+    ```
+
+    After: `%g` divided by s, `%w`'s columns multiplied by s, and
+    `accel.calib_absmax = max|x_j| / s_j`.
+  }];
+  let options = [
+    Option<"alpha", "alpha", "double", /*default=*/"0.5",
+           "migration strength in [0, 1]: 0 moves all of the range into x, 1 into W">,
+    Option<"maxScale", "max-scale", "double", /*default=*/"1000.0",
+           "s is clamped to [1 / max-scale, max-scale]">,
+  ];
+  let dependentDialects = ["accel::transformer::TransformerDialect",
+                           "accel::onnx::OnnxDialect"];
+}
+
+//===----------------------------------------------------------------------===//
+// accel-quantize-activations
+//===----------------------------------------------------------------------===//
+
+def QuantizeActivations : Pass<"accel-quantize-activations", "mlir::func::FuncOp"> {
+  let summary = "static per-tensor i8 activations for i8-weight linears (W8A8)";
+  let description = [{
+    Every `transformer.linear` with an f32 x, an i8 weight (after
+    accel-quantize-weights) and `accel.calib_absmax` gets a static
+    per-tensor input scale `scale = max_j absmax_j / 127` (1 when that is
+    0): x is quantised by `transformer.quantize` (round to nearest even,
+    saturating) and the linear reads the i8 x with `input_scale`. An
+    activation epilogue moves into a `transformer.activation` after the
+    linear (a W8A8 linear takes none). The attribute is dropped from
+    every op, quantised or not.
+
+    Before:
+
+    ```mlir
+    %y = transformer.linear %x, %q weight_scale(%ws) granularity = per_channel
+           {accel.calib_absmax = dense<[2.54, 1.0]> : tensor<2xf32>}
+           : (tensor<?x2xf32>, tensor<4x2xi8>, tensor<4xf32>) -> tensor<?x4xf32>
+    ```
+
+    After:
+
+    ```mlir
+    %s = onnx.Constant {value = dense<0.02> : tensor<f32>} : () -> tensor<f32>
+    %xq = transformer.quantize %x, %s : (tensor<?x2xf32>, tensor<f32>) -> tensor<?x2xi8>
+    %y = transformer.linear %xq, %q weight_scale(%ws) input_scale(%s) granularity = per_channel
+           : (tensor<?x2xi8>, tensor<4x2xi8>, tensor<4xf32>, tensor<f32>) -> tensor<?x4xf32>
+    ```
+
+    The plan writer folds the quantize into the linear's step (its sixth
+    operand is the input scale; docs/plan-format.md), and the CPU runtime
+    quantises x inside the GEMM.
+  }];
+  let dependentDialects = ["accel::transformer::TransformerDialect",
+                           "accel::onnx::OnnxDialect"];
+}
+
 #endif // ACCEL_PASSES_PRECISION

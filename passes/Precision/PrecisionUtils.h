@@ -18,6 +18,7 @@
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/STLFunctionalExtras.h"
+#include "llvm/ADT/StringRef.h"
 
 #include <optional>
 
@@ -66,6 +67,17 @@ void releaseBlob(mlir::ElementsAttr attr, const llvm::DenseMap<void *, unsigned>
 /// operands in `uses` read instead, leaving `c` to its other readers.
 void replaceWeight(onnx::ConstantOp c, llvm::ArrayRef<mlir::OpOperand *> uses,
                    mlir::ElementsAttr value, const llvm::DenseMap<void *, unsigned> &holders);
+
+/// gated_mlp %x gate_up(%gu) down(%d) → linear, gated_act, linear, when x is
+/// f32 and both weights are constants (so that both GEMMs can be quantised;
+/// a gated MLP with separate gate and up weights is remarked and kept).
+void splitGatedMlps(mlir::func::FuncOp func);
+
+/// The discardable attribute accel-calibrate-activations puts on each f32
+/// transformer.linear: max |x[:, j]| over the calibration tokens, an f32
+/// `[in_features]` dense. accel-smooth-quant rescales it, and
+/// accel-quantize-activations turns it into the static input scale.
+inline constexpr llvm::StringLiteral kCalibAbsMaxAttr = "accel.calib_absmax";
 
 /// Runs `fn(begin, end)` over [0, n) in chunks, on the context's threads.
 void parallelChunks(mlir::MLIRContext *ctx, int64_t n,

@@ -40,41 +40,6 @@ namespace {
 struct QuantizeWeightsPass : accel::impl::QuantizeWeightsBase<QuantizeWeightsPass> {
   using QuantizeWeightsBase::QuantizeWeightsBase;
 
-  /// gated_mlp %x gate_up(%gu) down(%d) → linear, gated_act, linear, when
-  /// x is f32 and both weights are constants.
-  void splitGatedMlps(func::FuncOp func) {
-    SmallVector<tf::GatedMlpOp> mlps;
-    func.walk([&](tf::GatedMlpOp m) { mlps.push_back(m); });
-    for (tf::GatedMlpOp m : mlps) {
-      auto xType = cast<RankedTensorType>(m.getX().getType());
-      if (!xType.getElementType().isF32())
-        continue;
-      if (!m.getGateUp()) {
-        m.emitRemark("a gated MLP with separate gate and up weights is not quantised "
-                     "(it stays in a float type)");
-        continue;
-      }
-      if (!m.getGateUp().getDefiningOp<onnx::ConstantOp>() ||
-          !m.getDown().getDefiningOp<onnx::ConstantOp>())
-        continue;
-      OpBuilder b(m);
-      auto gu = cast<RankedTensorType>(m.getGateUp().getType());
-      auto down = cast<RankedTensorType>(m.getDown().getType());
-      Type f32 = b.getF32Type();
-      int64_t tokens = xType.getDimSize(0), inter = gu.getDimSize(0) / 2;
-      auto guType = RankedTensorType::get({tokens, gu.getDimSize(0)}, f32);
-      auto actType = RankedTensorType::get({tokens, inter}, f32);
-      Value guOut = tf::LinearOp::create(b, m.getLoc(), guType, m.getX(), m.getGateUp(), Value(),
-                                         Value(), Value(), Value(), nullptr, nullptr, nullptr);
-      Value act = tf::GatedActOp::create(b, m.getLoc(), actType, guOut, m.getKindAttr());
-      Value y = tf::LinearOp::create(b, m.getLoc(), m.getType(), act, m.getDown(), Value(),
-                                     Value(), Value(), Value(), nullptr, nullptr, nullptr);
-      (void)down;
-      m.getResult().replaceAllUsesWith(y);
-      m.erase();
-    }
-  }
-
   void runOnOperation() override {
     func::FuncOp func = getOperation();
     MLIRContext *ctx = &getContext();
@@ -161,6 +126,8 @@ struct QuantizeWeightsPass : accel::impl::QuantizeWeightsBase<QuantizeWeightsPas
         auto ql = tf::LinearOp::create(b, l.getLoc(), l.getType(), l.getX(), q, l.getBias(),
                                        scale, Value(), Value(), gran, nullptr,
                                        l.getActivationAttr());
+        // accel-calibrate-activations' statistics travel on (w8a8).
+        ql->setDiscardableAttrs(l->getDiscardableAttrDictionary());
         l.getResult().replaceAllUsesWith(ql.getResult());
         l.erase();
       }

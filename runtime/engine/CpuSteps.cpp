@@ -12,6 +12,7 @@
 #include "runtime/cpu/onnx/OnnxKernels.h"
 #include "runtime/cpu/transformer/TransformerKernels.h"
 
+#include <algorithm>
 #include <map>
 
 namespace accel::rt::engine {
@@ -135,24 +136,30 @@ StatusOr<Kernel> prepareLaunch(const plan::PlanFile &plan, const pb::Step &step,
     if (shards < 1 || (shards != 1 && shards != plan.metadata().tp_size()))
       return invalid("a vocabulary-parallel embedding over " + std::to_string(shards) +
                      " ranks in a plan for " + std::to_string(plan.metadata().tp_size()));
+    // A padded vocabulary: the last rows are padding, ids stop at vocab_size.
+    ACCEL_RT_ASSIGN_OR_RETURN(int64_t realVocab, a.i("vocab_size", 0));
+    if (realVocab < 0)
+      return invalid("an embedding with vocab_size " + std::to_string(realVocab));
     // A bf16/f16 table under f32 activations (accelc -precision): the rows
     // are widened to the result's dtype.
     std::optional<DType> outType;
     if (step.outputs_size() == 1 && step.outputs(0) >= 0 &&
         step.outputs(0) < plan.schedule().values_size())
       outType = dtypeFromName(plan.schedule().values(step.outputs(0)).dtype());
-    return one([scale, shards, outType](const StepContext &ctx,
-                                        const Inputs &in) -> StatusOr<Tensor> {
+    return one([scale, shards, realVocab, outType](const StepContext &ctx,
+                                                   const Inputs &in) -> StatusOr<Tensor> {
       int64_t offset = 0, vocab = 0;
+      const int64_t height = in[0]->rank() == 2 ? in[0]->dim(0) : 0; // the kernel checks
       if (shards > 1) {
         if (!ctx.comm || ctx.comm->size() != shards)
           return Status(StatusCode::kInternal,
                         "a vocabulary-parallel embedding over " + std::to_string(shards) +
                             " ranks needs every rank running (the tensor-parallel executor)");
-        const int64_t rows = in[0]->rank() == 2 ? in[0]->dim(0) : 0; // the kernel checks
-        offset = int64_t(ctx.comm->rank()) * rows;
-        vocab = shards * rows;
+        offset = int64_t(ctx.comm->rank()) * height;
+        vocab = shards * height;
       }
+      if (realVocab > 0)
+        vocab = std::min(realVocab, shards * height);
       StatusOr<Tensor> rows = tk::embedding(*in[0], *in[1], float(scale), offset, vocab);
       if (!rows || !outType || rows->dtype() == *outType)
         return rows;
@@ -317,8 +324,9 @@ StatusOr<Kernel> prepareCpuStep(const plan::PlanFile &plan, const pb::Step &step
     // has its weight_scale as a fourth operand and an optional zero point as
     // a fifth; `group_size` for per_group scales (docs/precision.md). An
     // `activation` (accel-fuse-linear-activation) applies to the result, in
-    // out_dtype, as a `launch activation` step would.
-    ACCEL_RT_RETURN_IF_ERROR(needInputs(step, 2, 5));
+    // out_dtype, as a `launch activation` step would. A sixth operand is a
+    // W8A8 linear's static input scale: x (float) is quantised to i8 here.
+    ACCEL_RT_RETURN_IF_ERROR(needInputs(step, 2, 6));
     ACCEL_RT_RETURN_IF_ERROR(needOutputs(step, 1));
     ACCEL_RT_ASSIGN_OR_RETURN(DType outType, a.dtype("out_dtype"));
     ACCEL_RT_ASSIGN_OR_RETURN(std::string epilogue, a.s("epilogue", std::string("none")));
@@ -334,6 +342,12 @@ StatusOr<Kernel> prepareCpuStep(const plan::PlanFile &plan, const pb::Step &step
     if (epilogue == "none")
       return one([outType, groupSize, act](const StepContext &, const Inputs &in) {
         StatusOr<Tensor> y = [&]() -> StatusOr<Tensor> {
+          if (in.size() > 5 && in[5]) {
+            if (!(in.size() > 3 && in[3]) || in[4])
+              return Status(StatusCode::kDataLoss,
+                            "linear: an input scale needs a weight scale and no zero point");
+            return tk::w8a8Linear(*in[0], *in[1], *in[3], *in[5], in[2], outType);
+          }
           if (in.size() > 3 && in[3])
             return tk::quantLinear(*in[0], *in[1], *in[3], in[2], outType,
                                    in.size() > 4 ? in[4] : nullptr, groupSize);
@@ -422,20 +436,10 @@ StatusOr<Kernel> prepareCpuStep(const plan::PlanFile &plan, const pb::Step &step
   if (kind == "collective") {
     // Across the plan's tensor-parallel ranks (runtime/comm): each rank's
     // executor runs this step with its own group handle.
-    ACCEL_RT_ASSIGN_OR_RETURN(int64_t group, a.i("group_size"));
-    if (group != plan.metadata().tp_size())
-      return invalid("a collective over " + std::to_string(group) + " ranks in a plan for " +
-                     std::to_string(plan.metadata().tp_size()));
-    ACCEL_RT_RETURN_IF_ERROR(needInputs(step, 1, 1));
-    ACCEL_RT_RETURN_IF_ERROR(needOutputs(step, 1));
-    const std::string &op = step.op();
-    if (op != "all_reduce" && op != "all_gather")
-      return Status(StatusCode::kUnimplemented, "unknown collective '" + op + "'");
-    ACCEL_RT_ASSIGN_OR_RETURN(int64_t axis, a.i("axis", 0));
-    ACCEL_RT_ASSIGN_OR_RETURN(std::string reduce, a.s("kind", std::string("sum")));
-    if (reduce != "sum")
-      return Status(StatusCode::kUnimplemented, "all_reduce '" + reduce + "' has no CPU kernel");
-    const bool gather = op == "all_gather";
+    ACCEL_RT_ASSIGN_OR_RETURN(CollectiveParams cp,
+                              readCollectiveParams(plan, step, a, /*allowSingle=*/false));
+    const int64_t group = cp.group, axis = cp.axis;
+    const bool gather = cp.gather;
     return one([group, gather, axis](const StepContext &ctx,
                                      const Inputs &in) -> StatusOr<Tensor> {
       if (group == 1)

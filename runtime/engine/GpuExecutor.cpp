@@ -19,6 +19,12 @@ namespace accel::rt::engine {
 namespace pb = accel::plan;
 
 struct GpuExecutorImpl {
+  /// The device KV pool's element type: f8E4M3FN for a plan compiled with
+  /// -kv-cache-dtype=fp8 (stored = value / scale), else the compute dtype.
+  DType cacheDType() const {
+    return plan->metadata().kv_cache().dtype() == "f8E4M3FN" ? DType::kF8E4M3FN : options.dtype;
+  }
+
   struct Prepared {
     GpuKernel kernel;
     std::vector<int32_t> inputs;
@@ -88,9 +94,7 @@ Status GpuExecutorImpl::ensureKvPool(const kv::KVCacheConfig &c, GpuRunState &st
                       ") does not match the plan's cache (" + std::to_string(want.num_layers()) +
                       " layers, " + std::to_string(want.num_kv_heads()) + " KV heads of " +
                       std::to_string(want.head_dim()) + ")");
-  if (c.dtype == DType::kF8E4M3FN || c.dtype == DType::kF8E5M2)
-    return Status(StatusCode::kUnimplemented,
-                  "the GPU backend has no FP8 KV cache yet; its cache is in the compute dtype");
+  const DType cache = cacheDType();
   const bool same = kvStorage.defined() && c.numLayers == kvConfig.numLayers &&
                     c.numKvHeads == kvConfig.numKvHeads && c.headDim == kvConfig.headDim &&
                     c.blockSize == kvConfig.blockSize && c.numBlocks == kvConfig.numBlocks;
@@ -101,12 +105,12 @@ Status GpuExecutorImpl::ensureKvPool(const kv::KVCacheConfig &c, GpuRunState &st
     if (graphs)
       graphs->clear(); // they hold the old pool's addresses
     const int64_t perLayer = c.numBlocks * c.blockSize * c.numKvHeads * c.headDim;
-    kvStorage.dtype = options.dtype;
+    kvStorage.dtype = cache;
     kvStorage.shape = {2 * c.numLayers * perLayer};
     ACCEL_RT_ASSIGN_OR_RETURN(kvStorage.mem, gpu->allocateExact(kvStorage.byteSize()));
     kvStorage.ptr = kvStorage.mem->ptr;
     ACCEL_RT_RETURN_IF_ERROR(gpu->zero(kvStorage.ptr, kvStorage.byteSize()));
-    const size_t layerBytes = size_t(perLayer) * dtypeSize(options.dtype);
+    const size_t layerBytes = size_t(perLayer) * dtypeSize(cache);
     for (int64_t l = 0; l < c.numLayers; ++l)
       for (int which = 0; which < 2; ++which) {
         DeviceTensor t = kvStorage;
@@ -158,6 +162,14 @@ GpuExecutor::create(std::shared_ptr<const plan::PlanFile> plan, const GpuExecuto
     return Status(StatusCode::kUnimplemented,
                   plan->path() + ": the plan is split into " + std::to_string(plan->ppSize()) +
                       " pipeline stages; the GPU backend runs one");
+  // The KV cache: the compute dtype, or f8E4M3FN (-kv-cache-dtype=fp8).
+  {
+    const std::string &kvd = meta.kv_cache().dtype();
+    if (kvd == "f8E5M2" || kvd == "i8")
+      return Status(StatusCode::kUnimplemented,
+                    plan->path() + ": the plan's KV cache is " + kvd +
+                        "; the GPU backend keeps f8E4M3FN or the compute dtype");
+  }
   // Weight-only quantised linears (accelc -precision=int8-weight|fp8, ONNX
   // QDQ) run on the GPU with i8, f8E4M3FN or f8E5M2 weights and per-channel
   // or per-tensor scales; zero points, per-group scales and 4-bit weights
@@ -165,6 +177,10 @@ GpuExecutor::create(std::shared_ptr<const plan::PlanFile> plan, const GpuExecuto
   for (const pb::Step &step : plan->schedule().steps()) {
     if (step.kind() != "gemm" || step.inputs_size() <= 3 || step.inputs(3) < 0)
       continue;
+    if (step.inputs_size() > 5 && step.inputs(5) >= 0)
+      return Status(StatusCode::kUnimplemented,
+                    plan->path() + ": the plan quantises activations (-precision=w8a8), which "
+                                   "the GPU backend does not run yet; run it with -target=cpu");
     const std::string &wt = plan->schedule().values(step.inputs(1)).dtype();
     bool grouped = false;
     for (const pb::Attribute &a : step.attributes())
@@ -280,10 +296,15 @@ GpuExecutor::create(std::shared_ptr<const plan::PlanFile> plan, const GpuExecuto
       if (step.kind() == "launch" && op == "embedding" && step.inputs_size() > 1 &&
           ids.count(step.inputs(1)) && step.inputs(0) >= 0 &&
           im.constants[size_t(step.inputs(0))].host.rank() == 2) {
-        int64_t rows = im.constants[size_t(step.inputs(0))].host.dim(0);
-        for (const pb::Attribute &a : step.attributes())
+        int64_t rows = im.constants[size_t(step.inputs(0))].host.dim(0), real = 0;
+        for (const pb::Attribute &a : step.attributes()) {
           if (a.name() == "vocab_shards" && a.i() > 1)
             rows *= a.i(); // this rank's block of a vocabulary-parallel table
+          if (a.name() == "vocab_size" && a.i() > 0)
+            real = a.i(); // a padded vocabulary's real size
+        }
+        if (real > 0)
+          rows = std::min(rows, real);
         im.vocab = im.vocab ? std::min(im.vocab, rows) : rows;
       }
     }
@@ -398,7 +419,7 @@ Status GpuExecutorImpl::applyBlockCopies(const std::vector<kv::BlockCopy> &copie
     return Status::ok();
   // Block b of every layer's K and V: rows r = 2 * layer + which of the
   // storage, each layerBytes apart; one 2D copy moves a block in all of them.
-  const size_t elem = dtypeSize(options.dtype);
+  const size_t elem = dtypeSize(cacheDType());
   const size_t blockBytes = size_t(kvConfig.blockSize * kvConfig.numKvHeads * kvConfig.headDim) * elem;
   const size_t layerBytes = blockBytes * size_t(kvConfig.numBlocks);
   const size_t rows = size_t(2 * kvConfig.numLayers);
@@ -660,7 +681,7 @@ StatusOr<int64_t> GpuExecutor::planKvCache(const kv::KVCacheConfig &geometry) {
   in.freeBytes = int64_t(freeBytes);
   in.utilization = im.options.gpuMemoryUtilization;
   in.bytesPerBlock = 2 * geometry.numLayers * bs * geometry.numKvHeads * geometry.headDim *
-                     int64_t(dtypeSize(im.options.dtype));
+                     int64_t(dtypeSize(im.cacheDType()));
   in.blockSize = bs;
   in.maxModelLen = maxLen;
   ACCEL_RT_ASSIGN_OR_RETURN(MemoryBudget budget, kvMemoryBudget(in));
@@ -682,6 +703,7 @@ StatusOr<int64_t> GpuExecutor::planKvCache(const kv::KVCacheConfig &geometry) {
 }
 
 DType GpuExecutor::computeDType() const { return impl_->options.dtype; }
+DType GpuExecutor::kvCacheDType() const { return impl_->cacheDType(); }
 
 size_t GpuExecutor::numGraphs() const {
   return impl_->graphs ? impl_->graphs->numGraphs() : 0;
@@ -723,38 +745,36 @@ std::string GpuExecutor::describe() const {
 
 std::size_t GpuExecutor::deviceBytes() const { return impl_->gpu->bytesReserved(); }
 
+namespace {
+/// The engine's view of a GPU executor (one GPU, or TpGpuExecutor's ranks).
+template <typename Executor>
+StepBackend stepBackend(std::shared_ptr<Executor> shared, DType kvCacheDType) {
+  StepBackend b;
+  b.run = [shared](const Tensor &ids, kv::BlockPool &pool, const kv::StepMetadata &meta) {
+    return shared->run(ids, pool, meta);
+  };
+  b.kvBlocks = [shared](const kv::KVCacheConfig &geometry) {
+    return shared->planKvCache(geometry);
+  };
+  b.deviceKvCache = true;
+  b.kvCacheDType = kvCacheDType;
+  b.describe = [shared]() { return shared->describe(); };
+  return b;
+}
+} // namespace
+
 GpuBackend makeGpuBackend(const GpuExecutorOptions &options) {
   return [options](std::shared_ptr<const plan::PlanFile> plan) -> StatusOr<StepBackend> {
     if (plan->tpSize() > 1) {
       ACCEL_RT_ASSIGN_OR_RETURN(std::unique_ptr<TpGpuExecutor> tp,
                                 TpGpuExecutor::create(std::move(plan), options));
       std::shared_ptr<TpGpuExecutor> shared = std::move(tp);
-      StepBackend b;
-      b.run = [shared](const Tensor &ids, kv::BlockPool &pool, const kv::StepMetadata &meta) {
-        return shared->run(ids, pool, meta);
-      };
-      b.kvBlocks = [shared](const kv::KVCacheConfig &geometry) {
-        return shared->planKvCache(geometry);
-      };
-      b.deviceKvCache = true;
-      b.kvCacheDType = shared->computeDType();
-      b.describe = [shared]() { return shared->describe(); };
-      return b;
+      return stepBackend(shared, shared->computeDType());
     }
     ACCEL_RT_ASSIGN_OR_RETURN(std::unique_ptr<GpuExecutor> ex,
                               GpuExecutor::create(std::move(plan), options));
     std::shared_ptr<GpuExecutor> shared = std::move(ex);
-    StepBackend b;
-    b.run = [shared](const Tensor &ids, kv::BlockPool &pool, const kv::StepMetadata &meta) {
-      return shared->run(ids, pool, meta);
-    };
-    b.kvBlocks = [shared](const kv::KVCacheConfig &geometry) {
-      return shared->planKvCache(geometry);
-    };
-    b.deviceKvCache = true;
-    b.kvCacheDType = shared->computeDType();
-    b.describe = [shared]() { return shared->describe(); };
-    return b;
+    return stepBackend(shared, shared->kvCacheDType());
   };
 }
 

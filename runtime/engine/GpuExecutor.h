@@ -125,6 +125,8 @@ public:
   std::set<std::string> fallbacks() const;
   /// The compute dtype (activations, weights, the KV cache).
   DType computeDType() const;
+  /// The device KV pool's element type (f8E4M3FN for an FP8 cache plan).
+  DType kvCacheDType() const;
   /// CUDA graphs captured so far (one per decode bucket and split count).
   size_t numGraphs() const;
   /// Why decode steps run eagerly ("" while CUDA graphs are on).

@@ -142,15 +142,24 @@ StatusOr<GpuKernel> prepareGpuQkvRotary(const GpuPrepareContext &ctx, const pb::
   if (heads <= 0 || kvHeads <= 0 || d <= 0)
     return Status(StatusCode::kDataLoss, "num_heads, num_kv_heads and head_dim must be positive");
   int64_t layer = -1;
+  float kScale = 1.0f, vScale = 1.0f; // an f8E4M3FN cache's (stored = value / scale)
   if (intoCache) {
     ACCEL_RT_ASSIGN_OR_RETURN(layer, a.i("layer"));
     if (layer < 0 || layer >= ctx.numLayers)
       return Status(StatusCode::kDataLoss,
                     "layer " + std::to_string(layer) + " is not in the plan's KV cache");
+    ACCEL_RT_ASSIGN_OR_RETURN(double ks, a.f("k_scale", 1.0));
+    ACCEL_RT_ASSIGN_OR_RETURN(double vs, a.f("v_scale", 1.0));
+    kScale = float(ks);
+    vScale = float(vs);
+    if (!(kScale > 0.0f) || !(vScale > 0.0f))
+      return Status(StatusCode::kDataLoss, "k_scale and v_scale must be positive");
   }
   const RotaryAngles angles(rp, hasTables(step));
   ACCEL_RT_ASSIGN_OR_RETURN(int64_t rot, angles.rotaryDim(d));
   ACCEL_RT_ASSIGN_OR_RETURN(CuFunction fn, computeKernel(ctx, "qkv_rotary"));
+  ACCEL_RT_ASSIGN_OR_RETURN(CuFunction fn8, ctx.gpu->function(std::string("qkv_rotary_") +
+                                                              gpuDTypeSuffix(ctx.dtype) + "_kv8"));
   const DType cdt = ctx.dtype;
   const int64_t width = (heads + 2 * kvHeads) * d;
   return GpuKernel([=](GpuRunState &st, Inputs &in, Outputs &out) -> Status {
@@ -172,7 +181,9 @@ StatusOr<GpuKernel> prepareGpuQkvRotary(const GpuPrepareContext &ctx, const pb::
     GpuValue q, k, v;
     ACCEL_RT_ASSIGN_OR_RETURN(q.dev, st.empty(cdt, {tokens, heads, d}));
     CuDevicePtr kOut = 0, vOut = 0, kCache = 0, vCache = 0, slots = 0;
+    bool fp8 = false;
     if (intoCache) {
+      fp8 = (*st.keys)[size_t(layer)].dtype == DType::kF8E4M3FN;
       kCache = (*st.keys)[size_t(layer)].ptr;
       vCache = (*st.values)[size_t(layer)].ptr;
       slots = st.slotMapping.ptr;
@@ -184,8 +195,9 @@ StatusOr<GpuKernel> prepareGpuQkvRotary(const GpuPrepareContext &ctx, const pb::
     }
     if (tokens)
       ACCEL_RT_RETURN_IF_ERROR(st.gpu->launch(
-          fn, Dim3{unsigned(tokens), 1, 1}, Dim3{blockThreads((heads + kvHeads) * (d - rot / 2)), 1, 1},
-          0, qkv.ptr, q.dev.ptr, kOut, vOut, slots, kCache, vCache, pos.ptr,
+          fp8 ? fn8 : fn, Dim3{unsigned(tokens), 1, 1},
+          Dim3{blockThreads((heads + kvHeads) * (d - rot / 2)), 1, 1}, 0, qkv.ptr, q.dev.ptr, kOut,
+          vOut, slots, kCache, vCache, fp8 ? kScale : 1.0f, fp8 ? vScale : 1.0f, pos.ptr,
           int(pos.dtype == DType::kI64), r.invFreq, r.cos, r.sin, i64(heads), i64(kvHeads), i64(d),
           i64(rot), int(angles.interleaved())));
     out.push_back(std::move(q));

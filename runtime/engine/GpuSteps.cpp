@@ -465,7 +465,29 @@ struct AttentionParams {
   bool causal = true;
   int64_t window = 0;
   float softcap = 0.0f;
+  // An f8E4M3FN cache's scales (stored = value / scale); 1 for float caches.
+  float kScale = 1.0f, vScale = 1.0f;
 };
+
+/// Whether the device KV pool of `layer` is f8E4M3FN (the *_kv8 kernels).
+bool fp8Cache(const GpuRunState &st, int64_t layer) {
+  return (*st.keys)[size_t(layer)].dtype == DType::kF8E4M3FN;
+}
+
+/// The compute-dtype kernel `base` and its f8E4M3FN-cache variant.
+struct KvKernels {
+  CuFunction plain = nullptr, fp8 = nullptr;
+  CuFunction pick(const GpuRunState &st, int64_t layer) const {
+    return fp8Cache(st, layer) ? fp8 : plain;
+  }
+};
+StatusOr<KvKernels> kvKernels(const GpuPrepareContext &ctx, const std::string &base) {
+  KvKernels k;
+  ACCEL_RT_ASSIGN_OR_RETURN(k.plain, computeKernel(ctx, base));
+  ACCEL_RT_ASSIGN_OR_RETURN(
+      k.fp8, ctx.gpu->function(base + "_" + gpuDTypeSuffix(ctx.dtype) + "_kv8"));
+  return k;
+}
 
 StatusOr<AttentionParams> attentionParams(const GpuPrepareContext &ctx, const Attrs &a) {
   AttentionParams p;
@@ -474,9 +496,15 @@ StatusOr<AttentionParams> attentionParams(const GpuPrepareContext &ctx, const At
   ACCEL_RT_ASSIGN_OR_RETURN(int64_t causal, a.i("causal", 1));
   ACCEL_RT_ASSIGN_OR_RETURN(p.window, a.i("sliding_window", 0));
   ACCEL_RT_ASSIGN_OR_RETURN(double softcap, a.f("softcap", 0.0));
+  ACCEL_RT_ASSIGN_OR_RETURN(double ks, a.f("k_scale", 1.0));
+  ACCEL_RT_ASSIGN_OR_RETURN(double vs, a.f("v_scale", 1.0));
   p.scale = float(scale);
   p.causal = causal != 0;
   p.softcap = float(softcap);
+  p.kScale = float(ks);
+  p.vScale = float(vs);
+  if (!(p.kScale > 0.0f) || !(p.vScale > 0.0f))
+    return invalid("k_scale and v_scale must be positive");
   if (p.layer < 0 || p.layer >= ctx.numLayers)
     return invalid("layer " + std::to_string(p.layer) + " is not in the plan's KV cache");
   if (p.window < 0 || p.softcap < 0.0f || p.scale < 0.0f)
@@ -489,7 +517,7 @@ StatusOr<GpuKernel> prepareKvWrite(const GpuPrepareContext &ctx, const pb::Step 
   ACCEL_RT_RETURN_IF_ERROR(needInputs(step, 2, 2));
   ACCEL_RT_RETURN_IF_ERROR(needOutputs(step, 0));
   ACCEL_RT_ASSIGN_OR_RETURN(AttentionParams p, attentionParams(ctx, a));
-  ACCEL_RT_ASSIGN_OR_RETURN(CuFunction fn, computeKernel(ctx, "kv_write"));
+  ACCEL_RT_ASSIGN_OR_RETURN(KvKernels fns, kvKernels(ctx, "kv_write"));
   const DType cdt = ctx.dtype;
   return GpuKernel([=](GpuRunState &st, Inputs &in, Outputs &) -> Status {
     ACCEL_RT_ASSIGN_OR_RETURN(DeviceTensor k, st.toDevice(*in[0], cdt));
@@ -502,9 +530,11 @@ StatusOr<GpuKernel> prepareKvWrite(const GpuPrepareContext &ctx, const pb::Step 
                       std::to_string(st.headDim) + "], the step's tokens and the KV pool's heads");
     if (tokens == 0)
       return Status::ok();
-    return st.gpu->launch(fn, Dim3{unsigned(tokens), 1, 1}, Dim3{rowThreads(row), 1, 1}, 0, k.ptr,
-                          v.ptr, st.slotMapping.ptr, (*st.keys)[size_t(p.layer)].ptr,
-                          (*st.values)[size_t(p.layer)].ptr, i64(row));
+    const bool fp8 = fp8Cache(st, p.layer);
+    return st.gpu->launch(fns.pick(st, p.layer), Dim3{unsigned(tokens), 1, 1},
+                          Dim3{rowThreads(row), 1, 1}, 0, k.ptr, v.ptr, st.slotMapping.ptr,
+                          (*st.keys)[size_t(p.layer)].ptr, (*st.values)[size_t(p.layer)].ptr,
+                          i64(row), fp8 ? p.kScale : 1.0f, fp8 ? p.vScale : 1.0f);
   });
 }
 
@@ -518,19 +548,19 @@ StatusOr<GpuKernel> prepareAttention(const GpuPrepareContext &ctx, const pb::Ste
   ACCEL_RT_RETURN_IF_ERROR(needInputs(step, 1, 1));
   ACCEL_RT_RETURN_IF_ERROR(needOutputs(step, 1));
   ACCEL_RT_ASSIGN_OR_RETURN(AttentionParams p, attentionParams(ctx, a));
-  ACCEL_RT_ASSIGN_OR_RETURN(CuFunction attn, computeKernel(ctx, "paged_attention"));
+  ACCEL_RT_ASSIGN_OR_RETURN(KvKernels attn, kvKernels(ctx, "paged_attention"));
   ACCEL_RT_ASSIGN_OR_RETURN(CuFunction combine, computeKernel(ctx, "attention_combine"));
   // Decode steps: DecodeAttention.cu, one block per (sequence, KV head).
   // $ACCEL_GPU_DECODE_ATTENTION=0 keeps paged_attention for decode steps
   // (an A/B switch for measurements).
-  std::map<int64_t, CuFunction> decodeKernels;
+  std::map<int64_t, KvKernels> decodeKernels;
   const char *decodeEnv = std::getenv("ACCEL_GPU_DECODE_ATTENTION");
   const bool decodeKernelWanted = !(decodeEnv && std::string(decodeEnv) == "0");
   for (int64_t d : {64, 128, 256}) {
     if (!decodeKernelWanted)
       break;
     ACCEL_RT_ASSIGN_OR_RETURN(decodeKernels[d],
-                              computeKernel(ctx, "decode_attention_d" + std::to_string(d)));
+                              kvKernels(ctx, "decode_attention_d" + std::to_string(d)));
   }
   const DType cdt = ctx.dtype;
   return one([=](GpuRunState &st, Inputs &in) -> StatusOr<DeviceTensor> {
@@ -569,24 +599,29 @@ StatusOr<GpuKernel> prepareAttention(const GpuPrepareContext &ctx, const pb::Ste
       pacc = pl + CuDevicePtr(n) * 4;
     }
     const float scale = p.scale > 0.0f ? p.scale : 1.0f / std::sqrt(float(d));
+    // An f8E4M3FN cache holds K / k_scale and V / v_scale: k_scale goes into
+    // the score scale, v_scale multiplies the result.
+    const bool fp8 = fp8Cache(st, p.layer);
+    const float kvScoreScale = fp8 ? scale * p.kScale : scale;
+    const float vScale = fp8 ? p.vScale : 1.0f;
     auto decodeKernel = decodeKernels.find(d);
     if (tokens == st.meta->numSeqs && decodeKernel != decodeKernels.end() &&
         heads / kvHeads <= kDecodeMaxGroup) {
       ACCEL_RT_RETURN_IF_ERROR(st.gpu->launch(
-          decodeKernel->second,
+          decodeKernel->second.pick(st, p.layer),
           Dim3{unsigned(st.meta->numSeqs), unsigned(kvHeads), unsigned(numSplits)},
           Dim3{kDecodeThreads, 1, 1}, 0, q.ptr, (*st.keys)[size_t(p.layer)].ptr,
           (*st.values)[size_t(p.layer)].ptr, st.queryStartLoc.ptr, st.seqLens.ptr,
           st.blockTables.ptr, i64(st.blockTables.dim(1)), out.ptr, pm, pl, pacc, i64(heads),
-          i64(kvHeads), i64(st.blockSize), scale, i64(p.window), p.softcap, numSplits,
-          i64(splitSize), st.splitSizeDev));
+          i64(kvHeads), i64(st.blockSize), kvScoreScale, i64(p.window), p.softcap, numSplits,
+          i64(splitSize), st.splitSizeDev, vScale));
       if (numSplits > 1)
         ACCEL_RT_RETURN_IF_ERROR(st.gpu->launch(
             combine, Dim3{unsigned(tokens), unsigned(heads), 1}, Dim3{rowThreads(d), 1, 1}, 0,
             pm, pl, pacc, out.ptr, i64(heads), i64(d), numSplits));
       return out;
     }
-    if (numSplits == 1) { // prefill chunks: the tensor-core kernel when it applies
+    if (numSplits == 1 && !fp8) { // prefill chunks: the tensor-core kernel when it applies
       ACCEL_RT_ASSIGN_OR_RETURN(bool flash, runFlashPrefill(st, q, out, p.layer, scale, p.causal,
                                                             p.window, p.softcap));
       if (flash)
@@ -594,12 +629,13 @@ StatusOr<GpuKernel> prepareAttention(const GpuPrepareContext &ctx, const pb::Ste
     }
     const unsigned smem = unsigned(kAttentionTile * 8 + (d + kAttentionTile) * 4);
     ACCEL_RT_RETURN_IF_ERROR(st.gpu->launch(
-        attn, Dim3{unsigned(tokens), unsigned(heads), unsigned(numSplits)},
+        attn.pick(st, p.layer), Dim3{unsigned(tokens), unsigned(heads), unsigned(numSplits)},
         Dim3{kAttentionThreads, 1, 1}, smem, q.ptr, (*st.keys)[size_t(p.layer)].ptr,
         (*st.values)[size_t(p.layer)].ptr, st.queryStartLoc.ptr, st.seqLens.ptr,
         st.blockTables.ptr, i64(st.blockTables.dim(1)), out.ptr, pm, pl, pacc,
-        i64(st.meta->numSeqs), i64(heads), i64(kvHeads), i64(d), i64(st.blockSize), scale,
-        int(p.causal), i64(p.window), p.softcap, numSplits, i64(splitSize), st.splitSizeDev));
+        i64(st.meta->numSeqs), i64(heads), i64(kvHeads), i64(d), i64(st.blockSize),
+        kvScoreScale, int(p.causal), i64(p.window), p.softcap, numSplits, i64(splitSize),
+        st.splitSizeDev, vScale));
     if (numSplits > 1)
       ACCEL_RT_RETURN_IF_ERROR(st.gpu->launch(combine, Dim3{unsigned(tokens), unsigned(heads), 1},
                                               Dim3{rowThreads(d), 1, 1}, 0, pm, pl, pacc, out.ptr,
@@ -947,6 +983,8 @@ StatusOr<GpuKernel> prepareLaunch(const plan::PlanFile &plan, const pb::Step &st
     if (vocabShards < 1 || (vocabShards != 1 && vocabShards != plan.metadata().tp_size()))
       return badInput("a vocabulary-parallel embedding over " + std::to_string(vocabShards) +
                       " ranks in a plan for " + std::to_string(plan.metadata().tp_size()));
+    // A padded vocabulary: the last rows are padding, ids stop at vocab_size.
+    ACCEL_RT_ASSIGN_OR_RETURN(int64_t realVocab, a.i("vocab_size", 0));
     ACCEL_RT_ASSIGN_OR_RETURN(CuFunction fn, computeKernel(ctx, "embedding"));
     return one([=](GpuRunState &st, Inputs &in) -> StatusOr<DeviceTensor> {
       ACCEL_RT_ASSIGN_OR_RETURN(DeviceTensor table, st.toDevice(*in[0], cdt));
@@ -961,6 +999,8 @@ StatusOr<GpuKernel> prepareLaunch(const plan::PlanFile &plan, const pb::Step &st
         first = int64_t(st.comm->rank()) * table.dim(0);
         vocabSize = vocabShards * table.dim(0);
       }
+      if (realVocab > 0)
+        vocabSize = std::min(vocabSize, realVocab);
       GpuValue &idv = *in[1];
       if (idv.host.defined()) {
         if (!isInteger(idv.host.dtype()))
@@ -1264,20 +1304,10 @@ namespace {
 /// rank * inner of the [outer, ranks * inner] result.
 StatusOr<GpuKernel> prepareCollective(const plan::PlanFile &plan, const pb::Step &step,
                                       const Attrs &a) {
-  ACCEL_RT_ASSIGN_OR_RETURN(int64_t group, a.i("group_size"));
-  if (group != 1 && group != plan.metadata().tp_size())
-    return badInput("a collective over " + std::to_string(group) + " ranks in a plan for " +
-                    std::to_string(plan.metadata().tp_size()));
-  ACCEL_RT_RETURN_IF_ERROR(needInputs(step, 1, 1));
-  ACCEL_RT_RETURN_IF_ERROR(needOutputs(step, 1));
-  const std::string &op = step.op();
-  if (op != "all_reduce" && op != "all_gather")
-    return Status(StatusCode::kUnimplemented, "unknown collective '" + op + "'");
-  ACCEL_RT_ASSIGN_OR_RETURN(int64_t axisAttr, a.i("axis", 0));
-  ACCEL_RT_ASSIGN_OR_RETURN(std::string reduce, a.s("kind", std::string("sum")));
-  if (reduce != "sum")
-    return Status(StatusCode::kUnimplemented, "all_reduce '" + reduce + "' has no GPU kernel");
-  const bool gather = op == "all_gather";
+  ACCEL_RT_ASSIGN_OR_RETURN(CollectiveParams cp,
+                            readCollectiveParams(plan, step, a, /*allowSingle=*/true));
+  const int64_t group = cp.group, axisAttr = cp.axis;
+  const bool gather = cp.gather;
   return GpuKernel([group, gather, axisAttr](GpuRunState &st, Inputs &in,
                                              Outputs &out) -> Status {
     if (group == 1) {

@@ -168,4 +168,25 @@ StatusOr<tk::RotaryParams> readRotaryParams(const StepAttrs &a) {
   return p;
 }
 
+StatusOr<CollectiveParams> readCollectiveParams(const plan::PlanFile &plan, const pb::Step &step,
+                                                const StepAttrs &a, bool allowSingle) {
+  CollectiveParams p;
+  ACCEL_RT_ASSIGN_OR_RETURN(p.group, a.i("group_size"));
+  const int64_t ranks = plan.metadata().tp_size();
+  if (p.group != ranks && !(allowSingle && p.group == 1))
+    return invalid("a collective over " + std::to_string(p.group) + " ranks in a plan for " +
+                   std::to_string(ranks));
+  ACCEL_RT_RETURN_IF_ERROR(needInputs(step, 1, 1));
+  ACCEL_RT_RETURN_IF_ERROR(needOutputs(step, 1));
+  const std::string &op = step.op();
+  if (op != "all_reduce" && op != "all_gather")
+    return Status(StatusCode::kUnimplemented, "unknown collective '" + op + "'");
+  ACCEL_RT_ASSIGN_OR_RETURN(p.axis, a.i("axis", 0));
+  ACCEL_RT_ASSIGN_OR_RETURN(std::string reduce, a.s("kind", std::string("sum")));
+  if (reduce != "sum")
+    return Status(StatusCode::kUnimplemented, "all_reduce '" + reduce + "' is not supported");
+  p.gather = op == "all_gather";
+  return p;
+}
+
 } // namespace accel::rt::engine

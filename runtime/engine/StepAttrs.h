@@ -43,6 +43,18 @@ private:
 /// scaling the kernels cannot compute fails here, at load.
 StatusOr<cpu::transformer::RotaryParams> readRotaryParams(const StepAttrs &a);
 
+/// A `collective` step (docs/plan-format.md), checked for both backends:
+/// one input and one output, all_reduce (sum) or all_gather along `axis`,
+/// over the plan's tp_size ranks (or, with `allowSingle`, one).
+struct CollectiveParams {
+  int64_t group = 1;
+  bool gather = false;
+  int64_t axis = 0;
+};
+StatusOr<CollectiveParams> readCollectiveParams(const plan::PlanFile &plan,
+                                                const accel::plan::Step &step,
+                                                const StepAttrs &a, bool allowSingle);
+
 /// `step` has between `required` and `max` operands, the first `required`
 /// present.
 Status needInputs(const accel::plan::Step &step, size_t required, size_t max);

@@ -36,12 +36,15 @@ constexpr int kThreads = 128;
 constexpr int kTile = 64;
 constexpr int kMaxChannelsPerThread = 4; // head_dim <= 512
 
-template <typename T>
+/// C: the cache's element type (T, or __nv_fp8_e4m3 whose k scale the
+/// caller folds into `scale` and whose v scale multiplies the result).
+template <typename T, typename C>
 __device__ __forceinline__ void pagedAttention(
-    const T *q, const T *kCache, const T *vCache, const int *qsl, const int *seqLens,
+    const T *q, const C *kCache, const C *vCache, const int *qsl, const int *seqLens,
     const int *blockTables, i64 tableWidth, T *out, float *partM, float *partL, float *partAcc,
     i64 numSeqs, i64 heads, i64 kvHeads, i64 headDim, i64 blockSize, float scale, int causal,
-    i64 window, float softcap, int numSplits, i64 splitSize, const int *splitSizeDev) {
+    i64 window, float softcap, int numSplits, i64 splitSize, const int *splitSizeDev,
+    float vScale) {
   extern __shared__ __align__(16) unsigned char smemRaw[];
   i64 *keyOff = reinterpret_cast<i64 *>(smemRaw);
   float *qs = reinterpret_cast<float *>(keyOff + kTile);
@@ -136,7 +139,7 @@ __device__ __forceinline__ void pagedAttention(
     for (int j = 0; j < nk; ++j) {
       const float p = expf(scores[j] - mNew);
       l += p;
-      const T *vr = vCache + keyOff[j];
+      const C *vr = vCache + keyOff[j];
 #pragma unroll
       for (int i = 0; i < kMaxChannelsPerThread; ++i) {
         const i64 c = tid + i64(i) * kThreads;
@@ -154,7 +157,7 @@ __device__ __forceinline__ void pagedAttention(
     for (int i = 0; i < kMaxChannelsPerThread; ++i) {
       const i64 c = tid + i64(i) * kThreads;
       if (c < headDim)
-        out[qrow + c] = fromF32<T>(acc[i] * inv);
+        out[qrow + c] = fromF32<T>(acc[i] * inv * vScale);
     }
     return;
   }
@@ -167,7 +170,7 @@ __device__ __forceinline__ void pagedAttention(
   for (int i = 0; i < kMaxChannelsPerThread; ++i) {
     const i64 c = tid + i64(i) * kThreads;
     if (c < headDim)
-      partAcc[idx * headDim + c] = acc[i];
+      partAcc[idx * headDim + c] = acc[i] * vScale;
   }
 }
 
@@ -196,20 +199,24 @@ __device__ __forceinline__ void attentionCombine(const float *partM, const float
 
 } // namespace
 
-#define ATTENTION(T, S)                                                                     \
-  extern "C" __global__ void __launch_bounds__(kThreads) paged_attention_##S(              \
-      const T *q, const T *kCache, const T *vCache, const int *qsl, const int *seqLens,    \
+#define ATTENTION(T, S, C, CS)                                                              \
+  extern "C" __global__ void __launch_bounds__(kThreads) paged_attention_##S##CS(          \
+      const T *q, const C *kCache, const C *vCache, const int *qsl, const int *seqLens,    \
       const int *blockTables, i64 tableWidth, T *out, float *partM, float *partL,          \
       float *partAcc, i64 numSeqs, i64 heads, i64 kvHeads, i64 headDim, i64 blockSize,     \
       float scale, int causal, i64 window, float softcap, int numSplits, i64 splitSize,     \
-      const int *splitSizeDev) {                                                            \
-    pagedAttention<T>(q, kCache, vCache, qsl, seqLens, blockTables, tableWidth, out, partM, \
-                      partL, partAcc, numSeqs, heads, kvHeads, headDim, blockSize, scale,   \
-                      causal, window, softcap, numSplits, splitSize, splitSizeDev);         \
-  }                                                                                         \
+      const int *splitSizeDev, float vScale) {                                              \
+    pagedAttention<T, C>(q, kCache, vCache, qsl, seqLens, blockTables, tableWidth, out,     \
+                         partM, partL, partAcc, numSeqs, heads, kvHeads, headDim,           \
+                         blockSize, scale, causal, window, softcap, numSplits, splitSize,   \
+                         splitSizeDev, vScale);                                             \
+  }
+ACCEL_FOR_EACH_DTYPE_AND_KV(ATTENTION)
+
+#define ATTENTION_COMBINE(T, S)                                                             \
   extern "C" __global__ void attention_combine_##S(const float *partM, const float *partL, \
                                                    const float *partAcc, T *out, i64 heads, \
                                                    i64 headDim, int numSplits) {            \
     attentionCombine<T>(partM, partL, partAcc, out, heads, headDim, numSplits);             \
   }
-ACCEL_FOR_EACH_DTYPE(ATTENTION)
+ACCEL_FOR_EACH_DTYPE(ATTENTION_COMBINE)

@@ -12,6 +12,7 @@
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
+#include <cuda_fp8.h>
 #include <stdint.h>
 
 namespace accel_kernels {
@@ -22,6 +23,10 @@ __device__ __forceinline__ float toF32(float v) { return v; }
 __device__ __forceinline__ float toF32(__nv_bfloat16 v) { return __bfloat162float(v); }
 __device__ __forceinline__ float toF32(__half v) { return __half2float(v); }
 
+/// FP8 KV caches (f8E4M3FN): stored = value / scale, saturating to +-448
+/// as the CPU's f32ToF8E4M3FN does; read back as stored * scale.
+__device__ __forceinline__ float toF32(__nv_fp8_e4m3 v) { return float(v); }
+
 template <typename T> __device__ __forceinline__ T fromF32(float v);
 template <> __device__ __forceinline__ float fromF32<float>(float v) { return v; }
 template <> __device__ __forceinline__ __nv_bfloat16 fromF32<__nv_bfloat16>(float v) {
@@ -29,6 +34,11 @@ template <> __device__ __forceinline__ __nv_bfloat16 fromF32<__nv_bfloat16>(floa
 }
 template <> __device__ __forceinline__ __half fromF32<__half>(float v) {
   return __float2half_rn(v);
+}
+template <> __device__ __forceinline__ __nv_fp8_e4m3 fromF32<__nv_fp8_e4m3>(float v) {
+  __nv_fp8_e4m3 r;
+  r.__x = __nv_cvt_float_to_fp8(v, __NV_SATFINITE, __NV_E4M3);
+  return r;
 }
 
 /// Sum over a block (blockDim.x a multiple of 32, at most 1024); every thread
@@ -82,9 +92,19 @@ __device__ __forceinline__ i64 loadIndex(const void *p, i64 i, int is64) {
 } // namespace accel_kernels
 
 /// Defines NAME_f32, NAME_bf16 and NAME_f16 from a macro BODY(T, SUFFIX).
+/// Kernels that read or write the KV cache also come as NAME_<S>_kv8, whose
+/// cache is f8E4M3FN (ACCEL_FOR_EACH_DTYPE_AND_KV(BODY), BODY(T, S, C, CS)
+/// with C the cache element type and CS "" or "_kv8").
 #define ACCEL_FOR_EACH_DTYPE(BODY)                                                        \
   BODY(float, f32)                                                                        \
   BODY(__nv_bfloat16, bf16)                                                               \
   BODY(__half, f16)
+#define ACCEL_FOR_EACH_DTYPE_AND_KV(BODY)                                                 \
+  BODY(float, f32, float, )                                                               \
+  BODY(__nv_bfloat16, bf16, __nv_bfloat16, )                                              \
+  BODY(__half, f16, __half, )                                                             \
+  BODY(float, f32, __nv_fp8_e4m3, _kv8)                                                   \
+  BODY(__nv_bfloat16, bf16, __nv_fp8_e4m3, _kv8)                                          \
+  BODY(__half, f16, __nv_fp8_e4m3, _kv8)
 
 #endif // ACCEL_RUNTIME_KERNELS_COMMON_CUH

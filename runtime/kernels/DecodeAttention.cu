@@ -17,6 +17,8 @@
 // shared memory. With S > 1 splits the block writes partials (max, sum,
 // unnormalised accumulator) in paged_attention's layout and
 // attention_combine_* merges them; a split with no keys writes max -inf.
+// decode_attention_d<D>_<S>_kv8 reads an f8E4M3FN cache (4 bytes per lane
+// and row at D = 128).
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/kernels/Common.cuh"
@@ -75,6 +77,30 @@ __device__ __forceinline__ void loadRow16(const H *p, float (&out)[N]) {
   }
 }
 
+/// An f8E4M3FN cache row (stored values; the caller scales): 2, 4 or 8
+/// bytes per load, converted two at a time through f16x2.
+template <int N>
+__device__ __forceinline__ void loadRow(const __nv_fp8_e4m3 *p, float (&out)[N]) {
+  if constexpr (N % 4 == 0) {
+#pragma unroll
+    for (int i = 0; i < N; i += 4) {
+      const uint32_t raw = *reinterpret_cast<const uint32_t *>(p + i);
+#pragma unroll
+      for (int j = 0; j < 2; ++j) {
+        const __half2_raw h =
+            __nv_cvt_fp8x2_to_halfraw2(__nv_fp8x2_storage_t(raw >> (16 * j)), __NV_E4M3);
+        const float2 f = __half22float2(__half2(h));
+        out[i + 2 * j] = f.x;
+        out[i + 2 * j + 1] = f.y;
+      }
+    }
+  } else {
+#pragma unroll
+    for (int i = 0; i < N; ++i)
+      out[i] = toF32(p[i]);
+  }
+}
+
 template <int N>
 __device__ __forceinline__ void loadRow(const __nv_bfloat16 *p, float (&out)[N]) {
   loadRow16<N>(p, out);
@@ -84,12 +110,14 @@ __device__ __forceinline__ void loadRow(const __half *p, float (&out)[N]) {
   loadRow16<N>(p, out);
 }
 
-template <typename T, int D>
+/// C: the cache's element type (T, or __nv_fp8_e4m3 whose k scale the
+/// caller folds into `scale` and whose v scale multiplies the result).
+template <typename T, typename C, int D>
 __device__ __forceinline__ void decodeAttention(
-    const T *q, const T *kCache, const T *vCache, const int *qsl, const int *seqLens,
+    const T *q, const C *kCache, const C *vCache, const int *qsl, const int *seqLens,
     const int *blockTables, i64 tableWidth, T *out, float *partM, float *partL, float *partAcc,
     i64 heads, i64 kvHeads, i64 blockSize, float scale, i64 window, float softcap, int numSplits,
-    i64 splitSize, const int *splitSizeDev) {
+    i64 splitSize, const int *splitSizeDev, float vScale) {
   constexpr int E = D / 32; // channels per lane
   __shared__ float sM[kDecodeWarps][kDecodeMaxGroup], sL[kDecodeWarps][kDecodeMaxGroup];
   __shared__ float sAcc[kDecodeWarps][kDecodeMaxGroup][D];
@@ -215,6 +243,7 @@ __device__ __forceinline__ void decodeAttention(
         a += sAcc[w][g][c] * f;
       }
     }
+    a *= vScale;
     const i64 h = kvh * group + g;
     if (numSplits == 1) {
       out[(t * heads + h) * D + c] = fromF32<T>(total > 0.0f ? a / total : 0.0f);
@@ -231,19 +260,20 @@ __device__ __forceinline__ void decodeAttention(
 
 } // namespace
 
-#define DECODE_ATTENTION(T, S, D)                                                           \
+#define DECODE_ATTENTION(T, S, C, CS, D)                                                    \
   extern "C" __global__ void __launch_bounds__(kDecodeWarps * 32)                           \
-      decode_attention_d##D##_##S(                                                          \
-          const T *q, const T *kCache, const T *vCache, const int *qsl, const int *seqLens, \
+      decode_attention_d##D##_##S##CS(                                                      \
+          const T *q, const C *kCache, const C *vCache, const int *qsl, const int *seqLens, \
           const int *blockTables, i64 tableWidth, T *out, float *partM, float *partL,       \
           float *partAcc, i64 heads, i64 kvHeads, i64 blockSize, float scale, i64 window,   \
-          float softcap, int numSplits, i64 splitSize, const int *splitSizeDev) {           \
-    decodeAttention<T, D>(q, kCache, vCache, qsl, seqLens, blockTables, tableWidth, out,    \
-                          partM, partL, partAcc, heads, kvHeads, blockSize, scale, window,  \
-                          softcap, numSplits, splitSize, splitSizeDev);                     \
+          float softcap, int numSplits, i64 splitSize, const int *splitSizeDev,             \
+          float vScale) {                                                                   \
+    decodeAttention<T, C, D>(q, kCache, vCache, qsl, seqLens, blockTables, tableWidth, out, \
+                             partM, partL, partAcc, heads, kvHeads, blockSize, scale,       \
+                             window, softcap, numSplits, splitSize, splitSizeDev, vScale);  \
   }
-#define DECODE_ATTENTION_ALL_D(T, S)                                                        \
-  DECODE_ATTENTION(T, S, 64)                                                                \
-  DECODE_ATTENTION(T, S, 128)                                                               \
-  DECODE_ATTENTION(T, S, 256)
-ACCEL_FOR_EACH_DTYPE(DECODE_ATTENTION_ALL_D)
+#define DECODE_ATTENTION_ALL_D(T, S, C, CS)                                                 \
+  DECODE_ATTENTION(T, S, C, CS, 64)                                                         \
+  DECODE_ATTENTION(T, S, C, CS, 128)                                                        \
+  DECODE_ATTENTION(T, S, C, CS, 256)
+ACCEL_FOR_EACH_DTYPE_AND_KV(DECODE_ATTENTION_ALL_D)

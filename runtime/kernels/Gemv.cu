@@ -79,6 +79,13 @@ __device__ __forceinline__ void pdlLaunchDependents() {
 #endif
 }
 
+/// Split-K: slice `slice` of `ks` of a row's `chunks` 16-byte chunks.
+__device__ __forceinline__ void sliceOf(i64 chunks, int ks, int slice, i64 &begin, i64 &end) {
+  const i64 per = (chunks + ks - 1) / ks;
+  begin = slice * per;
+  end = begin + per < chunks ? begin + per : chunks;
+}
+
 template <int N>
 __device__ __forceinline__ void loadRound(uint4 (&raw)[N], const uint4 *wr, i64 c0, i64 end) {
 #pragma unroll
@@ -99,9 +106,8 @@ template <typename T, bool DoubleBuffer = true>
 __device__ __forceinline__ float rowDot(const T *x, const T *w, i64 row, i64 k, int ks,
                                         int slice, int lane) {
   const i64 chunks = k / 8;
-  const i64 per = (chunks + ks - 1) / ks;
-  const i64 begin = slice * per;
-  const i64 end = begin + per < chunks ? begin + per : chunks;
+  i64 begin, end;
+  sliceOf(chunks, ks, slice, begin, end);
   const uint4 *wr = reinterpret_cast<const uint4 *>(w + row * k);
   const uint4 *xr = reinterpret_cast<const uint4 *>(x);
   float acc = 0.0f;
@@ -213,9 +219,8 @@ template <typename T, typename W>
 __device__ __forceinline__ float rowDotQ(const T *x, const uint8_t *w, i64 row, i64 k, int ks,
                                          int slice, int lane) {
   const i64 chunks = k / 16;
-  const i64 per = (chunks + ks - 1) / ks;
-  const i64 begin = slice * per;
-  const i64 end = begin + per < chunks ? begin + per : chunks;
+  i64 begin, end;
+  sliceOf(chunks, ks, slice, begin, end);
   const uint4 *wr = reinterpret_cast<const uint4 *>(w + row * k);
   const uint4 *xr = reinterpret_cast<const uint4 *>(x);
   float acc = 0.0f;

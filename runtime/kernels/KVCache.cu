@@ -2,7 +2,8 @@
 //
 // The pool of one layer is [num_blocks, block_size, kv_heads, head_dim] for K
 // and the same for V (runtime/kv/BlockPool.h's layout), in the activation
-// dtype. Token t goes to slot slot_mapping[t] (block * block_size + offset);
+// dtype, or f8E4M3FN (kv_write_<S>_kv8: stored = value / scale; a float
+// cache passes scales of 1). Token t goes to slot slot_mapping[t] (block * block_size + offset);
 // a negative slot skips the token. One block per token.
 //
 //===----------------------------------------------------------------------===//
@@ -10,16 +11,17 @@
 
 using namespace accel_kernels;
 
-#define KV_WRITE(T, S)                                                                      \
-  extern "C" __global__ void kv_write_##S(const T *k, const T *v, const int *slots,        \
-                                          T *kCache, T *vCache, i64 rowElems) {             \
+#define KV_WRITE(T, S, C, CS)                                                               \
+  extern "C" __global__ void kv_write_##S##CS(const T *k, const T *v, const int *slots,    \
+                                              C *kCache, C *vCache, i64 rowElems,          \
+                                              float kScale, float vScale) {                \
     const i64 t = blockIdx.x;                                                               \
     const i64 slot = slots[t];                                                              \
     if (slot < 0)                                                                           \
       return;                                                                               \
     for (i64 c = threadIdx.x; c < rowElems; c += blockDim.x) {                              \
-      kCache[slot * rowElems + c] = k[t * rowElems + c];                                    \
-      vCache[slot * rowElems + c] = v[t * rowElems + c];                                    \
+      kCache[slot * rowElems + c] = fromF32<C>(toF32(k[t * rowElems + c]) / kScale);        \
+      vCache[slot * rowElems + c] = fromF32<C>(toF32(v[t * rowElems + c]) / vScale);        \
     }                                                                                       \
   }
-ACCEL_FOR_EACH_DTYPE(KV_WRITE)
+ACCEL_FOR_EACH_DTYPE_AND_KV(KV_WRITE)

@@ -12,6 +12,20 @@
 using namespace accel_kernels;
 
 namespace {
+/// cos and sin of position `pos` for pair j: from the tables, or pos * inv_freq[j].
+__device__ __forceinline__ void rotaryAngle(i64 pos, i64 j, i64 half, const float *invFreq,
+                                            const float *cosTab, const float *sinTab, float &c,
+                                            float &s) {
+  if (cosTab) {
+    c = cosTab[pos * half + j];
+    s = sinTab[pos * half + j];
+  } else {
+    const float angle = float(pos) * invFreq[j];
+    c = cosf(angle);
+    s = sinf(angle);
+  }
+}
+
 template <typename T>
 __device__ __forceinline__ void rotary(const T *x, T *out, const void *positions, int pos64,
                                        const float *invFreq, const float *cosTab,
@@ -26,14 +40,7 @@ __device__ __forceinline__ void rotary(const T *x, T *out, const void *positions
   for (i64 i = threadIdx.x; i < heads * half; i += blockDim.x) {
     const i64 h = i / half, j = i - h * half;
     float c, s;
-    if (cosTab) {
-      c = cosTab[pos * half + j];
-      s = sinTab[pos * half + j];
-    } else {
-      const float angle = float(pos) * invFreq[j];
-      c = cosf(angle);
-      s = sinf(angle);
-    }
+    rotaryAngle(pos, j, half, invFreq, cosTab, sinTab, c, s);
     const i64 i1 = interleaved ? 2 * j : j, i2 = interleaved ? 2 * j + 1 : j + half;
     const float x1 = toF32(xt[h * headDim + i1]), x2 = toF32(xt[h * headDim + i2]);
     ot[h * headDim + i1] = fromF32<T>(x1 * c - x2 * s);
@@ -68,13 +75,15 @@ ACCEL_FOR_EACH_DTYPE(ROTARY)
 // kvHeads, headDim]; q and k rotate as rotary_* does. q goes to `q`; k and
 // v go either to kOut / vOut (the launch step qkv_rotary) or, when kCache
 // is set, into the paged pool at slot slots[t] (the kv_write step
-// qkv_rotary; a negative slot skips the token's K/V, as kv_write does).
-// One block per token.
+// qkv_rotary; a negative slot skips the token's K/V, as kv_write does;
+// qkv_rotary_<S>_kv8 stores them as f8E4M3FN, value / scale). One block per
+// token.
 
 namespace {
-template <typename T>
+template <typename T, typename C>
 __device__ __forceinline__ void qkvRotary(const T *qkv, T *q, T *kOut, T *vOut, const int *slots,
-                                          T *kCache, T *vCache, const void *positions, int pos64,
+                                          C *kCache, C *vCache, float kScale, float vScale,
+                                          const void *positions, int pos64,
                                           const float *invFreq, const float *cosTab,
                                           const float *sinTab, i64 heads, i64 kvHeads,
                                           i64 headDim, i64 rotaryDim, int interleaved) {
@@ -84,60 +93,63 @@ __device__ __forceinline__ void qkvRotary(const T *qkv, T *q, T *kOut, T *vOut, 
   const i64 kvRow = kvHeads * headDim;
   const T *src = qkv + t * (heads * headDim + 2 * kvRow);
   T *qt = q + t * heads * headDim;
-  T *kt = nullptr, *vt = nullptr;
+  // k and v go to the outputs (T) or to the cache (C, stored = value / scale).
+  T *ko = nullptr, *vo = nullptr;
+  C *kc = nullptr, *vc = nullptr;
   if (kCache) {
     const i64 slot = slots[t];
     if (slot >= 0) {
-      kt = kCache + slot * kvRow;
-      vt = vCache + slot * kvRow;
+      kc = kCache + slot * kvRow;
+      vc = vCache + slot * kvRow;
     }
   } else {
-    kt = kOut + t * kvRow;
-    vt = vOut + t * kvRow;
+    ko = kOut + t * kvRow;
+    vo = vOut + t * kvRow;
   }
+  auto put = [&](i64 h, i64 c, float v) {
+    if (h < heads)
+      qt[h * headDim + c] = fromF32<T>(v);
+    else if (kc)
+      kc[(h - heads) * headDim + c] = fromF32<C>(v / kScale);
+    else if (ko)
+      ko[(h - heads) * headDim + c] = fromF32<T>(v);
+  };
   // Heads 0 .. heads-1 are q's, heads .. heads+kvHeads-1 k's.
   const i64 rotHeads = heads + kvHeads;
   for (i64 i = threadIdx.x; i < rotHeads * half; i += blockDim.x) {
     const i64 h = i / half, j = i - h * half;
-    T *dst = h < heads ? qt + h * headDim : kt ? kt + (h - heads) * headDim : nullptr;
-    if (!dst)
-      continue;
     float c, s;
-    if (cosTab) {
-      c = cosTab[pos * half + j];
-      s = sinTab[pos * half + j];
-    } else {
-      const float angle = float(pos) * invFreq[j];
-      c = cosf(angle);
-      s = sinf(angle);
-    }
+    rotaryAngle(pos, j, half, invFreq, cosTab, sinTab, c, s);
     const i64 i1 = interleaved ? 2 * j : j, i2 = interleaved ? 2 * j + 1 : j + half;
     const float x1 = toF32(src[h * headDim + i1]), x2 = toF32(src[h * headDim + i2]);
-    dst[i1] = fromF32<T>(x1 * c - x2 * s);
-    dst[i2] = fromF32<T>(x2 * c + x1 * s);
+    put(h, i1, x1 * c - x2 * s);
+    put(h, i2, x2 * c + x1 * s);
   }
   // Pass-through channels of q and k (partial rotary).
   const i64 rest = headDim - rotaryDim;
   for (i64 i = threadIdx.x; i < rotHeads * rest; i += blockDim.x) {
     const i64 h = i / rest, c = rotaryDim + (i - h * rest);
-    T *dst = h < heads ? qt + h * headDim : kt ? kt + (h - heads) * headDim : nullptr;
-    if (dst)
-      dst[c] = src[h * headDim + c];
+    put(h, c, toF32(src[h * headDim + c]));
   }
   // v.
-  if (vt)
-    for (i64 c = threadIdx.x; c < kvRow; c += blockDim.x)
-      vt[c] = src[rotHeads * headDim + c];
+  for (i64 c = threadIdx.x; c < kvRow; c += blockDim.x) {
+    const float v = toF32(src[rotHeads * headDim + c]);
+    if (vc)
+      vc[c] = fromF32<C>(v / vScale);
+    else if (vo)
+      vo[c] = fromF32<T>(v);
+  }
 }
 } // namespace
 
-#define QKV_ROTARY(T, S)                                                                    \
-  extern "C" __global__ void qkv_rotary_##S(                                                \
-      const T *qkv, T *q, T *kOut, T *vOut, const int *slots, T *kCache, T *vCache,          \
-      const void *positions, int pos64, const float *invFreq, const float *cosTab,           \
-      const float *sinTab, i64 heads, i64 kvHeads, i64 headDim, i64 rotaryDim,               \
-      int interleaved) {                                                                     \
-    qkvRotary<T>(qkv, q, kOut, vOut, slots, kCache, vCache, positions, pos64, invFreq,       \
-                 cosTab, sinTab, heads, kvHeads, headDim, rotaryDim, interleaved);           \
+#define QKV_ROTARY(T, S, C, CS)                                                             \
+  extern "C" __global__ void qkv_rotary_##S##CS(                                            \
+      const T *qkv, T *q, T *kOut, T *vOut, const int *slots, C *kCache, C *vCache,          \
+      float kScale, float vScale, const void *positions, int pos64, const float *invFreq,    \
+      const float *cosTab, const float *sinTab, i64 heads, i64 kvHeads, i64 headDim,         \
+      i64 rotaryDim, int interleaved) {                                                      \
+    qkvRotary<T, C>(qkv, q, kOut, vOut, slots, kCache, vCache, kScale, vScale, positions,    \
+                    pos64, invFreq, cosTab, sinTab, heads, kvHeads, headDim, rotaryDim,      \
+                    interleaved);                                                            \
   }
-ACCEL_FOR_EACH_DTYPE(QKV_ROTARY)
+ACCEL_FOR_EACH_DTYPE_AND_KV(QKV_ROTARY)

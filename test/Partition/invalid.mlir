@@ -58,27 +58,6 @@ func.func @intermediate_does_not_divide(%x: tensor<?x2xf32>, %cache: !transforme
 
 // -----
 
-func.func @vocabulary_does_not_divide(%h: tensor<?x2xf32>, %cache: !transformer.kv_cache<layers = 1, kv_heads = 4, head_dim = 1, block_size = 16, f32>) -> tensor<?x6xf32> {
-  %w = onnx.Constant {value = dense<1.0> : tensor<6x2xf32>} : () -> tensor<6x2xf32>
-  // expected-error @+1 {{-tp=4 does not divide the vocabulary size 6 of the lm head}}
-  %l = transformer.logits %h, %w : (tensor<?x2xf32>, tensor<6x2xf32>) -> tensor<?x6xf32>
-  return %l : tensor<?x6xf32>
-}
-
-// -----
-
-// The token embedding table is split by rows like the lm head (no padding):
-// its vocabulary must divide too. Tied here, the lookup is reported first.
-func.func @embedding_vocabulary_does_not_divide(%ids: tensor<?xi64>, %cache: !transformer.kv_cache<layers = 1, kv_heads = 4, head_dim = 1, block_size = 16, f32>) -> tensor<?x6xf32> {
-  %t = onnx.Constant {value = dense<1.0> : tensor<6x2xf32>} : () -> tensor<6x2xf32>
-  // expected-error @+1 {{-tp=4 does not divide the vocabulary size 6 of the embedding table}}
-  %e = transformer.embedding %t[%ids] {scale = 2.0 : f64} : (tensor<6x2xf32>, tensor<?xi64>) -> tensor<?x2xf32>
-  %l = transformer.logits %e, %t : (tensor<?x2xf32>, tensor<6x2xf32>) -> tensor<?x6xf32>
-  return %l : tensor<?x6xf32>
-}
-
-// -----
-
 // A weight that is not a constant cannot be sliced per rank.
 func.func @weight_not_constant(%h: tensor<?x2xf32>, %w: tensor<8x2xf32>, %cache: !transformer.kv_cache<layers = 1, kv_heads = 4, head_dim = 1, block_size = 16, f32>) -> tensor<?x8xf32> {
   // expected-error @+1 {{tensor parallelism needs the lm head to be a float constant (f32, f16 or bf16) that it can slice per rank}}

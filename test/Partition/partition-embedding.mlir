@@ -56,6 +56,35 @@ func.func @tied_scaled(%ids: tensor<?xi64>, %cache: !transformer.kv_cache<layers
 
 // -----
 
+// A vocabulary the ranks do not divide (6 entries at 4 ranks, GPT-2's 50257
+// at 2): the tied table is padded with zero rows to 8, the next multiple of
+// 4, and rank r holds rows [2r, 2r+2) of the padded table (the last rank
+// only padding). The lookup carries vocab_size = 6, so that ids 6 and 7 are
+// refused rather than read as zeros; the head reads the same shard, and a
+// split after the all_gather keeps the 6 real logits, dropping the padding
+// columns. At 2 ranks 6 divides: nothing is padded.
+// TP2-LABEL: func.func @vocabulary_padded_tied
+// TP2: transformer.embedding %{{.+}}[%{{.+}}] {scale = 2.0{{.*}} : f64, vocab_shards = 2 : i64} : (tensor<3x2xf32>, tensor<?xi64>) -> tensor<?x2xf32>
+// TP2: %[[G:.+]] = transformer.all_gather %{{.+}} {axis = 1 : i64, group_size = 2 : i64} : tensor<?x3xf32> -> tensor<?x6xf32>
+// TP2-NEXT: return %[[G]]
+// TP4-LABEL: func.func @vocabulary_padded_tied
+// TP4: %[[T:.+]] = onnx.Constant {accel.tp_shards = [dense<{{\[}}[0.0{{.*}}, [1.0{{.*}}]]> : tensor<2x2xf32>, dense<{{\[}}[2.0{{.*}}, [3.0{{.*}}]]> : tensor<2x2xf32>, dense<{{\[}}[4.0{{.*}}, [5.0{{.*}}]]> : tensor<2x2xf32>, dense<0.0{{[0e+]*}}> : tensor<2x2xf32>]
+// TP4-NOT: onnx.Constant
+// TP4: %[[E:.+]] = transformer.embedding %[[T]][%{{.+}}] {scale = 2.0{{.*}} : f64, vocab_shards = 4 : i64, vocab_size = 6 : i64} : (tensor<2x2xf32>, tensor<?xi64>) -> tensor<?x2xf32>
+// TP4-NEXT: %[[R:.+]] = transformer.all_reduce %[[E]] kind = sum {group_size = 4 : i64} : tensor<?x2xf32>
+// TP4-NEXT: %[[L:.+]] = transformer.logits %[[R]], %[[T]] : (tensor<?x2xf32>, tensor<2x2xf32>) -> tensor<?x2xf32>
+// TP4-NEXT: %[[G:.+]] = transformer.all_gather %[[L]] {axis = 1 : i64, group_size = 4 : i64} : tensor<?x2xf32> -> tensor<?x8xf32>
+// TP4-NEXT: %[[V:.+]]:2 = transformer.split %[[G]] : tensor<?x8xf32> -> tensor<?x6xf32>, tensor<?x2xf32>
+// TP4-NEXT: return %[[V]]#0 : tensor<?x6xf32>
+func.func @vocabulary_padded_tied(%ids: tensor<?xi64>, %cache: !transformer.kv_cache<layers = 1, kv_heads = 4, head_dim = 1, block_size = 16, f32>) -> tensor<?x6xf32> {
+  %t = onnx.Constant {value = dense<[[0.0, 0.0], [1.0, 1.0], [2.0, 2.0], [3.0, 3.0], [4.0, 4.0], [5.0, 5.0]]> : tensor<6x2xf32>} : () -> tensor<6x2xf32>
+  %e = transformer.embedding %t[%ids] {scale = 2.0 : f64} : (tensor<6x2xf32>, tensor<?xi64>) -> tensor<?x2xf32>
+  %l = transformer.logits %e, %t : (tensor<?x2xf32>, tensor<6x2xf32>) -> tensor<?x6xf32>
+  return %l : tensor<?x6xf32>
+}
+
+// -----
+
 // Learned positions (GPT-2's wpe, read with transformer.positions) are not
 // vocabulary-sized: that table stays whole and replicated, without
 // vocab_shards or an all_reduce, while the token table (ids through an

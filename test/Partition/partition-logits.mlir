@@ -36,3 +36,23 @@ func.func @select_last(%h: tensor<?x2xf32>, %batch: !transformer.batch, %cache: 
   %l = transformer.logits %h, %w select_last(%batch) : (tensor<?x2xf32>, tensor<4x2xf32>, !transformer.batch) -> tensor<?x4xf32>
   return %l : tensor<?x4xf32>
 }
+
+// -----
+
+// A vocabulary of 5 at 2 ranks, untied, with a bias: the head and the bias
+// are padded with a zero row and a zero to 6, each rank projects onto 3
+// entries (rank 1's last one the padding), and after the all_gather a split
+// keeps the 5 real logits: the padding column never reaches the result.
+// CHECK-LABEL: func.func @vocabulary_padded_bias
+// CHECK-DAG: %[[H:.+]] = onnx.Constant {accel.tp_shards = [dense<{{\[}}[0.0{{.*}}, [1.0{{.*}}, [2.0{{.*}}]]> : tensor<3x2xf32>, dense<{{\[}}[3.0{{.*}}, [4.0{{.*}}, [0.0{{.*}}]]> : tensor<3x2xf32>]
+// CHECK-DAG: %[[B:.+]] = onnx.Constant {accel.tp_shards = [dense<[5.0{{.*}}, 6.0{{.*}}, 7.0{{.*}}]> : tensor<3xf32>, dense<[8.0{{.*}}, 9.0{{.*}}, 0.0{{.*}}]> : tensor<3xf32>]
+// CHECK: %[[L:.+]] = transformer.logits %{{.+}}, %[[H]] bias(%[[B]]) : (tensor<?x2xf32>, tensor<3x2xf32>, tensor<3xf32>) -> tensor<?x3xf32>
+// CHECK-NEXT: %[[G:.+]] = transformer.all_gather %[[L]] {axis = 1 : i64, group_size = 2 : i64} : tensor<?x3xf32> -> tensor<?x6xf32>
+// CHECK-NEXT: %[[V:.+]]:2 = transformer.split %[[G]] : tensor<?x6xf32> -> tensor<?x5xf32>, tensor<?x1xf32>
+// CHECK-NEXT: return %[[V]]#0 : tensor<?x5xf32>
+func.func @vocabulary_padded_bias(%h: tensor<?x2xf32>, %cache: !transformer.kv_cache<layers = 1, kv_heads = 2, head_dim = 2, block_size = 16, f32>) -> tensor<?x5xf32> {
+  %w = onnx.Constant {value = dense<[[0.0, 0.0], [1.0, 1.0], [2.0, 2.0], [3.0, 3.0], [4.0, 4.0]]> : tensor<5x2xf32>} : () -> tensor<5x2xf32>
+  %b = onnx.Constant {value = dense<[5.0, 6.0, 7.0, 8.0, 9.0]> : tensor<5xf32>} : () -> tensor<5xf32>
+  %l = transformer.logits %h, %w bias(%b) : (tensor<?x2xf32>, tensor<5x2xf32>, tensor<5xf32>) -> tensor<?x5xf32>
+  return %l : tensor<?x5xf32>
+}

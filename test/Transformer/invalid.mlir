@@ -157,6 +157,15 @@ func.func @embedding_scale(%t: tensor<32000x4096xbf16>, %ids: tensor<?xi32>) {
 
 // -----
 
+// A padded vocabulary is no larger than its table (times the ranks).
+func.func @embedding_vocab_size(%t: tensor<25129x768xf32>, %ids: tensor<?xi32>) {
+  // expected-error @+1 {{vocab_size 50259 is more than the 50258 rows of the table times vocab_shards}}
+  %0 = transformer.embedding %t[%ids] {vocab_shards = 2, vocab_size = 50259} : (tensor<25129x768xf32>, tensor<?xi32>) -> tensor<?x768xf32>
+  return
+}
+
+// -----
+
 func.func @embedding_float_ids(%t: tensor<32000x4096xbf16>, %ids: tensor<?xf32>) {
   // expected-error @+1 {{operand #1 must be 1D tensor of i32 or i64 values, but got 'tensor<?xf32>'}}
   %0 = transformer.embedding %t[%ids] : (tensor<32000x4096xbf16>, tensor<?xf32>) -> tensor<?x4096xbf16>

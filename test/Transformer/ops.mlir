@@ -54,6 +54,7 @@ func.func @positions(%batch: !transformer.batch) -> (tensor<?xi32>, tensor<?xi64
 // CHECK: %[[E:.+]] = transformer.embedding %[[T]][%[[IDS]]] : (tensor<32000x4096xbf16>, tensor<?xi32>) -> tensor<?x4096xbf16>
 // CHECK: %[[S:.+]] = transformer.embedding %[[G]][%[[IDS64]]] {scale = 4.800000e+01 : f64} : (tensor<256000x2304xbf16>, tensor<?xi64>) -> tensor<?x2304xbf16>
 // CHECK: transformer.embedding %[[T]][%[[IDS]]] : (tensor<32000x4096xbf16>, tensor<?xi32>) -> tensor<7x4096xbf16>
+// CHECK: transformer.embedding %[[T]][%[[IDS]]] {vocab_shards = 2 : i64, vocab_size = 63999 : i64} : (tensor<32000x4096xbf16>, tensor<?xi32>) -> tensor<?x4096xbf16>
 func.func @embedding(%table: tensor<32000x4096xbf16>, %ids: tensor<?xi32>,
                      %gemma: tensor<256000x2304xbf16>, %ids64: tensor<?xi64>)
     -> (tensor<?x4096xbf16>, tensor<?x2304xbf16>, tensor<7x4096xbf16>) {
@@ -61,6 +62,8 @@ func.func @embedding(%table: tensor<32000x4096xbf16>, %ids: tensor<?xi32>,
   %1 = transformer.embedding %gemma[%ids64] {scale = 48.0} : (tensor<256000x2304xbf16>, tensor<?xi64>) -> tensor<?x2304xbf16>
   // A static token count is accepted where the ids are dynamic.
   %2 = transformer.embedding %table[%ids] : (tensor<32000x4096xbf16>, tensor<?xi32>) -> tensor<7x4096xbf16>
+  // One rank's block of a vocabulary padded from 63999 to 64000 entries.
+  %3 = transformer.embedding %table[%ids] {vocab_shards = 2, vocab_size = 63999} : (tensor<32000x4096xbf16>, tensor<?xi32>) -> tensor<?x4096xbf16>
   return %0, %1, %2 : tensor<?x4096xbf16>, tensor<?x2304xbf16>, tensor<7x4096xbf16>
 }
 

@@ -242,7 +242,8 @@ Status runOld(Problem &p, const DeviceTensor &out) {
                         p.dlens.ptr, p.dtables.ptr, i64(p.width), out.ptr, gpu::CuDevicePtr(0),
                         gpu::CuDevicePtr(0), gpu::CuDevicePtr(0), i64(c.seqs.size()),
                         i64(c.heads), i64(c.kvHeads), i64(c.d), i64(c.blockSize), p.scale,
-                        int(c.causal), i64(c.window), c.softcap, 1, i64(0), gpu::CuDevicePtr(0));
+                        int(c.causal), i64(c.window), c.softcap, 1, i64(0), gpu::CuDevicePtr(0),
+                        1.0f /* v_scale: a float cache */);
 }
 
 /// The new kernel: through the step policy (runFlashPrefill) when some

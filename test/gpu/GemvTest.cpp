@@ -252,6 +252,20 @@ TEST(Gemv, DependentLaunchesReadTheirInputAfterTheWait) {
   }
 }
 
+/// Seconds per call of once(i) (a launch), over 200 back-to-back calls after
+/// 10 for warm-up.
+template <typename Once> double secondsPerLaunch(GpuContext &gpu, Once once) {
+  for (int i = 0; i < 10; ++i)
+    once(i);
+  (void)gpu.synchronize();
+  const int reps = 200;
+  auto t0 = std::chrono::steady_clock::now();
+  for (int i = 0; i < reps; ++i)
+    once(i);
+  (void)gpu.synchronize();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / reps;
+}
+
 int main(int argc, char **argv) {
   bool bench = false;
   for (int i = 1; i < argc; ++i)
@@ -293,16 +307,7 @@ int main(int argc, char **argv) {
                           0, x->ptr, ws[size_t(i % copies)]->ptr, y->ptr, i64(n), i64(k),
                           int(shape.ks));
       };
-      for (int i = 0; i < 10; ++i)
-        once(i);
-      (void)gpu->synchronize();
-      const int reps = 200;
-      auto t0 = std::chrono::steady_clock::now();
-      for (int i = 0; i < reps; ++i)
-        once(i);
-      (void)gpu->synchronize();
-      const double s =
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / reps;
+      const double s = secondsPerLaunch(*gpu, once);
       std::printf("%-16s n %6lld k %5lld ks %d%s: %8.2f us, %6.2f TB/s of weights\n", variant,
                   (long long)n, (long long)k, shape.ks, ks ? "         " : " (chosen)", s * 1e6,
                   double(n * k * 2) / s / 1e12);
@@ -327,16 +332,7 @@ int main(int argc, char **argv) {
                           0, x->ptr, ws[size_t(i % copies)]->ptr, sc->ptr, 1, y->ptr, i64(n),
                           i64(k), int(shape.ks));
       };
-      for (int i = 0; i < 10; ++i)
-        once(i);
-      (void)gpu->synchronize();
-      const int reps = 200;
-      auto t0 = std::chrono::steady_clock::now();
-      for (int i = 0; i < reps; ++i)
-        once(i);
-      (void)gpu->synchronize();
-      const double s =
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / reps;
+      const double s = secondsPerLaunch(*gpu, once);
       std::printf("gemv %-4s n %6lld k %5lld ks %d (chosen): %8.2f us, %6.2f TB/s of weights\n", wt,
                   (long long)n, (long long)k, shape.ks, s * 1e6, double(n * k) / s / 1e12);
     }

@@ -56,7 +56,8 @@ int32_t constantI64(PlanBuilder &b, std::vector<int64_t> shape, const std::vecto
 
 /// Finishes a plan: token ids, logits, vocabulary, KV cache geometry.
 std::string finish(PlanBuilder &b, int32_t ids, int32_t logits, int64_t layers = 1,
-                   int64_t kvHeads = 1, int64_t headDim = 4, int64_t maxPosition = 64) {
+                   int64_t kvHeads = 1, int64_t headDim = 4, int64_t maxPosition = 64,
+                   const char *kvDtype = "f32") {
   b.meta.mutable_schedule()->set_token_ids(ids);
   b.meta.mutable_schedule()->set_logits(logits);
   b.meta.mutable_model()->set_vocab_size(kVocab);
@@ -66,7 +67,7 @@ std::string finish(PlanBuilder &b, int32_t ids, int32_t logits, int64_t layers =
   kv->set_num_kv_heads(kvHeads);
   kv->set_head_dim(headDim);
   kv->set_block_size(4);
-  kv->set_dtype("f32");
+  kv->set_dtype(kvDtype);
   b.meta.set_target("sm_80");
   return b.bytes();
 }
@@ -192,7 +193,7 @@ std::string rotaryPlan() {
 /// Two attention layers over a GQA cache (4 query heads, 2 KV heads):
 /// layer 0 causal with a sliding window and a softcap, layer 1 non-causal.
 std::string attentionPlan(int64_t d, int64_t heads = 4, int64_t kvHeads = 2,
-                          int64_t maxPosition = 64) {
+                          int64_t maxPosition = 64, bool fp8Cache = false) {
   PlanBuilder b;
   const int64_t h = 32;
   int32_t ids = b.value("i64", {-1});
@@ -217,9 +218,15 @@ std::string attentionPlan(int64_t d, int64_t heads = 4, int64_t kvHeads = 2,
       PlanBuilder::attr(r, "style", "half_split");
       PlanBuilder::attr(r, "rotary_dim", d);
     }
-    PlanBuilder::attr(b.step("kv_write", "kv_write", {kr, vh}, {}), "layer", layer);
+    auto &w = b.step("kv_write", "kv_write", {kr, vh}, {});
+    PlanBuilder::attr(w, "layer", layer);
     auto &s = b.step("attention_prefill", "attention", {qr}, {att});
     PlanBuilder::attr(s, "layer", layer);
+    if (fp8Cache) // stored = value / scale, per layer
+      for (pb::Step *st : {&w, &s}) {
+        PlanBuilder::attr(*st, "k_scale", 0.1 + 0.05 * double(layer));
+        PlanBuilder::attr(*st, "v_scale", 0.05 + 0.02 * double(layer));
+      }
     PlanBuilder::attr(s, "num_heads", heads);
     PlanBuilder::attr(s, "num_kv_heads", kvHeads);
     PlanBuilder::attr(s, "head_dim", d);
@@ -237,7 +244,61 @@ std::string attentionPlan(int64_t d, int64_t heads = 4, int64_t kvHeads = 2,
     b.step("launch", "residual_add", {acc, o}, {sum});
     acc = sum;
   }
-  return finish(b, ids, logitsStep(b, acc, h), 2, kvHeads, d, maxPosition);
+  return finish(b, ids, logitsStep(b, acc, h), 2, kvHeads, d, maxPosition,
+                fp8Cache ? "f8E4M3FN" : "f32");
+}
+
+/// An FP8 KV cache fed with exactly the same K and V on both backends: q, k
+/// and v are rows of embedding tables (copies, no arithmetic), so the CPU
+/// and the GPU quantise identical values and any difference is in the
+/// kernels themselves. K's table reaches +-60 / k_scale 0.1 = 600 > 448:
+/// those entries saturate. Two layers (layer 1 non-causal, windowed).
+std::string fp8ExactPlan(int64_t d, int64_t heads, int64_t kvHeads) {
+  PlanBuilder b;
+  int32_t ids = b.value("i64", {-1});
+  auto table = [&](int64_t width, float freq, float amp) {
+    int32_t t = b.constant({kVocab, width}, wave(size_t(kVocab * width), freq, 0.3f, amp));
+    int32_t x = b.value("f32", {-1, width});
+    b.step("launch", "embedding", {t, ids}, {x});
+    return x;
+  };
+  int32_t q = table(heads * d, 0.37f, 1.0f), k = table(kvHeads * d, 0.53f, 60.0f),
+          v = table(kvHeads * d, 0.91f, 3.0f);
+  int32_t qh = b.value("f32", {-1, heads, d}), kh = b.value("f32", {-1, kvHeads, d}),
+          vh = b.value("f32", {-1, kvHeads, d});
+  PlanBuilder::attr(b.step("launch", "split_heads", {q}, {qh}), "num_heads", heads);
+  PlanBuilder::attr(b.step("launch", "split_heads", {k}, {kh}), "num_heads", kvHeads);
+  PlanBuilder::attr(b.step("launch", "split_heads", {v}, {vh}), "num_heads", kvHeads);
+  int32_t acc = -1;
+  for (int64_t layer = 0; layer < 2; ++layer) {
+    auto &w = b.step("kv_write", "kv_write", {kh, vh}, {});
+    int32_t att = b.value("f32", {-1, heads, d}), m = b.value("f32", {-1, heads * d});
+    auto &s = b.step("attention_prefill", "attention", {qh}, {att});
+    for (pb::Step *st : {&w, &s}) {
+      PlanBuilder::attr(*st, "layer", layer);
+      PlanBuilder::attr(*st, "k_scale", 0.1);
+      PlanBuilder::attr(*st, "v_scale", 0.02 + 0.01 * double(layer));
+    }
+    PlanBuilder::attr(s, "num_heads", heads);
+    PlanBuilder::attr(s, "num_kv_heads", kvHeads);
+    PlanBuilder::attr(s, "head_dim", d);
+    // Scores of order 1 (|k| up to 44.8 after saturation): f32 score
+    // rounding then moves the softmax by ~1e-6, not the 5e-5 a scale of
+    // 0.01 gave on the H200.
+    PlanBuilder::attr(s, "scale", 0.001);
+    PlanBuilder::attr(s, "causal", int64_t(layer == 0 ? 1 : 0));
+    if (layer == 1)
+      PlanBuilder::attr(s, "sliding_window", int64_t(6));
+    b.step("launch", "merge_heads", {att}, {m});
+    if (acc < 0) {
+      acc = m;
+    } else {
+      int32_t sum = b.value("f32", {-1, heads * d});
+      b.step("launch", "residual_add", {acc, m}, {sum});
+      acc = sum;
+    }
+  }
+  return finish(b, ids, logitsStep(b, acc, heads * d), 2, kvHeads, d, 64, "f8E4M3FN");
 }
 
 /// accel-fuse-qkv-rotary's two step forms over a GQA cache: one fused QKV
@@ -246,7 +307,7 @@ std::string attentionPlan(int64_t d, int64_t heads = 4, int64_t kvHeads = 2,
 /// layer 1 the `qkv_rotary` launch (q, k, v out; interleaved, cos/sin
 /// tables) followed by a plain kv_write.
 std::string qkvRotaryPlan(int64_t d = 16, int64_t heads = 4, int64_t kvHeads = 2,
-                          int64_t maxPosition = 64) {
+                          int64_t maxPosition = 64, bool fp8Cache = false) {
   PlanBuilder b;
   const int64_t h = 32;
   int32_t ids = b.value("i64", {-1});
@@ -269,6 +330,10 @@ std::string qkvRotaryPlan(int64_t d = 16, int64_t heads = 4, int64_t kvHeads = 2
       auto &f = b.step("kv_write", "qkv_rotary", {qkv, pos}, {q});
       heads3(f, d - 4);
       PlanBuilder::attr(f, "layer", layer);
+      if (fp8Cache) {
+        PlanBuilder::attr(f, "k_scale", 0.08);
+        PlanBuilder::attr(f, "v_scale", 0.06);
+      }
       PlanBuilder::attr(f, "style", "half_split");
       PlanBuilder::attr(f, "theta", 500.0);
     } else {
@@ -281,10 +346,19 @@ std::string qkvRotaryPlan(int64_t d = 16, int64_t heads = 4, int64_t kvHeads = 2
       auto &f = b.step("launch", "qkv_rotary", {qkv, pos, cosT, sinT}, {q, k, v});
       heads3(f, rot);
       PlanBuilder::attr(f, "style", "interleaved");
-      PlanBuilder::attr(b.step("kv_write", "kv_write", {k, v}, {}), "layer", layer);
+      auto &w = b.step("kv_write", "kv_write", {k, v}, {});
+      PlanBuilder::attr(w, "layer", layer);
+      if (fp8Cache) {
+        PlanBuilder::attr(w, "k_scale", 0.11);
+        PlanBuilder::attr(w, "v_scale", 0.04);
+      }
     }
     auto &s = b.step("attention_prefill", "attention", {q}, {att});
     PlanBuilder::attr(s, "layer", layer);
+    if (fp8Cache) {
+      PlanBuilder::attr(s, "k_scale", layer == 0 ? 0.08 : 0.11);
+      PlanBuilder::attr(s, "v_scale", layer == 0 ? 0.06 : 0.04);
+    }
     PlanBuilder::attr(s, "num_heads", heads);
     PlanBuilder::attr(s, "num_kv_heads", kvHeads);
     PlanBuilder::attr(s, "head_dim", d);
@@ -295,7 +369,8 @@ std::string qkvRotaryPlan(int64_t d = 16, int64_t heads = 4, int64_t kvHeads = 2
     b.step("launch", "residual_add", {acc, o}, {sum});
     acc = sum;
   }
-  return finish(b, ids, logitsStep(b, acc, h), 2, kvHeads, d, maxPosition);
+  return finish(b, ids, logitsStep(b, acc, h), 2, kvHeads, d, maxPosition,
+                fp8Cache ? "f8E4M3FN" : "f32");
 }
 
 /// Weight-only quantised linears: an i8 weight with per-channel scales, an
@@ -375,6 +450,8 @@ kv::KVCacheConfig kvConfigOf(const plan::PlanFile &plan, int64_t numBlocks) {
   cfg.headDim = kvc.head_dim();
   cfg.blockSize = kvc.block_size();
   cfg.numBlocks = numBlocks;
+  if (std::optional<DType> dt = dtypeFromName(kvc.dtype()); dt && *dt == DType::kF8E4M3FN)
+    cfg.dtype = *dt; // the CPU's pool holds what the GPU's does
   return cfg;
 }
 
@@ -574,7 +651,9 @@ GraphRun compareGraphDecode(const std::string &bytes, DType dtype, int64_t batch
 // The hand-built plans themselves, on the CPU backend alone (no GPU needed).
 TEST(GpuExecutor, HandBuiltPlansRunOnCpu) {
   for (const std::string &plan : {normsPlan(), activationsPlan(), rotaryPlan(), attentionPlan(16),
-                                  attentionPlan(160), qkvRotaryPlan(), quantPlan(), onnxPlan()})
+                                  attentionPlan(160), qkvRotaryPlan(), quantPlan(),
+                                  attentionPlan(128, 8, 2, 64, true), qkvRotaryPlan(16, 4, 2, 64, true),
+                                  fp8ExactPlan(128, 8, 2), onnxPlan()})
     EXPECT_EQ(compareBackends(plan, DType::kF32, raggedBatch(), nullptr, true), 0.0);
 }
 
@@ -630,6 +709,44 @@ TEST(GpuExecutor, QuantisedLinearsMatchCpu) {
   one[0].chunks = {1}; // token by token: one row per step
   EXPECT_LE(compareBackends(quantPlan(), DType::kF16, one), 3e-2);
   EXPECT_LE(compareBackends(quantPlan(), DType::kBF16, one), 0.1);
+}
+
+// An f8E4M3FN KV cache (-kv-cache-dtype=fp8). With identical K/V on both
+// backends (fp8ExactPlan) the GPU's kv_write_*_kv8 must store what the CPU
+// stores (value / scale, rounded and saturated alike: one differently
+// rounded element moves the logits by ~1e-3) and its attention kernels read
+// it back as the CPU does: prefill (paged_attention_*_kv8: the tensor-core
+// kernel needs a compute-dtype cache), decode (decode_attention_*_kv8 at
+// head_dim 64 and 128, the paged kernel at 16), split-KV and CUDA graphs.
+// The bound is 1e-4, not the 1e-5 of the float-cache tests: the stored
+// values reach 448 (saturated K) and 150 (V), and their f32 sums in another
+// order gave 1.3e-5..4.0e-5 on the H200 (2026-11-30). Where K and V are
+// computed (GEMMs, rotary), 1e-7 differences move some values across an
+// e4m3 rounding boundary (one e4m3 step is 6-12%): f32 plans then agree to
+// 1e-2 (0.0018 measured), and f16 ones are not compared.
+TEST(GpuExecutor, Fp8KvCacheMatchesCpu) {
+  REQUIRE_GPU();
+  for (auto [d, heads, kvHeads] : {std::tuple<int64_t, int64_t, int64_t>{128, 8, 2}, {16, 4, 2},
+                                   {64, 4, 4}})
+    EXPECT_LE(compareBackends(fp8ExactPlan(d, heads, kvHeads), DType::kF32, raggedBatch()), 1e-4)
+        << d;
+  setenv("ACCEL_GPU_DECODE_SPLIT", "5", 1);
+  std::vector<Seq> seqs = raggedBatch(4);
+  for (Seq &s : seqs)
+    s.chunks = {1};
+  const double split = compareBackends(fp8ExactPlan(128, 8, 2), DType::kF32, seqs);
+  unsetenv("ACCEL_GPU_DECODE_SPLIT");
+  EXPECT_LE(split, 1e-4);
+  for (int64_t batch : {1, 3}) {
+    GraphRun r = compareGraphDecode(fp8ExactPlan(128, 8, 2), DType::kF32, batch,
+                                    [](int64_t i) { return 5 + 3 * i; }, 6);
+    EXPECT_EQ(r.off, "") << batch;
+    EXPECT_GE(r.graphs, 1u) << batch;
+    EXPECT_LE(r.graphVsCpu, 1e-4) << batch;
+  }
+  // Computed K/V (GEMMs, rotary, the fused qkv_rotary step into the cache).
+  EXPECT_LE(compareBackends(attentionPlan(128, 8, 2, 64, true), DType::kF32, raggedBatch()), 1e-2);
+  EXPECT_LE(compareBackends(qkvRotaryPlan(16, 4, 2, 64, true), DType::kF32, raggedBatch()), 1e-2);
 }
 
 TEST(GpuExecutor, PagedAttentionMatchesCpu) {

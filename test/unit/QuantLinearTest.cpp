@@ -176,4 +176,67 @@ TEST(QuantLinear, RefusesWhatItCannotDequantise) {
       << badScale.status().message();
 }
 
+// W8A8 (-precision=w8a8): x quantised per tensor to i8 inside the kernel,
+// i8 x i8 summed in i32, rescaled in f32. The reference dequantises both
+// operands (xq * xs, q * ws[o]) and multiplies in double; xq is rounded as
+// the kernel rounds (x * (1 / xs), half to even, clamped to ±127), so the
+// only difference is the final f32 rescale.
+TEST(QuantLinear, W8A8MatchesDoubleReferenceOfDequantisedOperands) {
+  Tensor x = randomF32({kT, kIn}, 11, -2.0f, 2.0f); // beyond 1.5: clamped
+  std::vector<float> qf = randomFloats(size_t(kOut * kIn), 12, -127.0f, 127.0f);
+  std::vector<int8_t> q(qf.size());
+  for (size_t i = 0; i < q.size(); ++i)
+    q[i] = int8_t(std::lround(qf[i]));
+  std::vector<float> ws = randomFloats(size_t(kOut), 13, 0.001f, 0.01f);
+  std::vector<float> b = randomFloats(size_t(kOut), 14);
+  const float xs = 1.5f / 127.0f;
+  std::vector<float> xd = x.toFloats(), w(q.size());
+  int clamped = 0;
+  for (float &v : xd) {
+    float r = std::nearbyint(v * (1.0f / xs));
+    clamped += std::fabs(r) > 127.0f;
+    v = std::max(-127.0f, std::min(127.0f, r)) * xs;
+  }
+  ASSERT_GT(clamped, 0);
+  for (int64_t o = 0; o < kOut; ++o)
+    for (int64_t i = 0; i < kIn; ++i)
+      w[size_t(o * kIn + i)] = float(q[size_t(o * kIn + i)]) * ws[size_t(o)];
+  Tensor qt = Tensor::fromVector<int8_t>({kOut, kIn}, q).value();
+  Tensor bias = f32({kOut}, b);
+  StatusOr<Tensor> y = w8a8Linear(x, qt, f32({kOut}, ws), f32({}, {xs}), &bias, DType::kF32);
+  ASSERT_TRUE(y.isOk()) << y.status().message();
+  EXPECT_TRUE(allClose(*y, ref(xd, w, &b, kT, kIn, kOut), {kT, kOut}, 1e-5));
+}
+
+// Exact small cases: 1000 and -1000 clamp to 127 and -127 (never -128),
+// 0.5 rounds to 0 (half to even), 1.5 to 2 and -2.5 to -2; per-tensor
+// weight scale 0.5, bf16 result.
+TEST(QuantLinear, W8A8ClampsAndRoundsHalfToEven) {
+  Tensor x = f32({2, 3}, {1000.0f, -1000.0f, 0.5f, 1.5f, -2.5f, 3.0f});
+  Tensor q = Tensor::fromVector<int8_t>({1, 3}, {1, 1, 2}).value();
+  StatusOr<Tensor> y = w8a8Linear(x, q, f32({}, {0.5f}), f32({}, {1.0f}), nullptr, DType::kBF16);
+  ASSERT_TRUE(y.isOk()) << y.status().message();
+  EXPECT_EQ(y->dtype(), DType::kBF16);
+  std::vector<float> got = y->toFloats();
+  EXPECT_EQ(got[0], 0.0f);                      // (127 - 127 + 0) * 0.5
+  EXPECT_EQ(got[1], 3.0f);                      // (2 - 2 + 6) * 0.5
+}
+
+TEST(QuantLinear, W8A8RefusesWhatItCannotRun) {
+  Tensor x = randomF32({1, 4}, 15);
+  Tensor q = Tensor::fromVector<int8_t>({2, 4}, {1, 2, 3, 4, 5, 6, 7, 8}).value();
+  StatusOr<Tensor> perToken = w8a8Linear(x, q, f32({2}, {1, 1}), f32({2}, {1, 1}), nullptr,
+                                         DType::kF32);
+  ASSERT_FALSE(perToken.isOk());
+  EXPECT_NE(perToken.status().message().find("static, per tensor"), std::string::npos)
+      << perToken.status().message();
+  StatusOr<Tensor> zero = w8a8Linear(x, q, f32({2}, {1, 1}), f32({}, {0.0f}), nullptr,
+                                     DType::kF32);
+  ASSERT_FALSE(zero.isOk());
+  StatusOr<Tensor> fp8 = w8a8Linear(x, randomF32({2, 4}, 16).astype(DType::kF8E4M3FN),
+                                    f32({2}, {1, 1}), f32({}, {1.0f}), nullptr, DType::kF32);
+  ASSERT_FALSE(fp8.isOk());
+  EXPECT_EQ(fp8.status().code(), StatusCode::kUnimplemented);
+}
+
 } // namespace

@@ -99,8 +99,27 @@ cl::opt<std::string>
 cl::opt<std::string>
     precision(cl::cat(accelcCategory), "precision",
               cl::desc("Plans: the precision weights are stored and computed in: f32 (default), "
-                       "bf16, fp16, int8-weight, fp8 (docs/precision.md)"),
+                       "bf16, fp16, int8-weight, fp8, w8a8 (docs/precision.md)"),
               cl::init("f32"));
+cl::opt<std::string> calibration(
+    cl::cat(accelcCategory), "calibration",
+    cl::desc("-precision=w8a8: token ids (.npy, [S] or [N, S]) the f32 model runs on to "
+             "calibrate each linear's activation range"),
+    cl::value_desc("tokens.npy"));
+cl::opt<double> smoothQuantAlpha(
+    cl::cat(accelcCategory), "smoothquant-alpha",
+    cl::desc("-precision=w8a8: SmoothQuant's migration strength in [0, 1] (default 0.5)"),
+    cl::init(0.5));
+cl::opt<bool> smoothQuant(
+    cl::cat(accelcCategory), "smoothquant",
+    cl::desc("-precision=w8a8: migrate activation outliers into the weights before quantising "
+             "(default true; -smoothquant=false quantises as calibrated)"),
+    cl::init(true));
+cl::opt<bool> smoothQuantOnly(
+    cl::cat(accelcCategory), "smoothquant-only", cl::Hidden,
+    cl::desc("-precision=w8a8 with -emit=fused: calibrate and migrate, quantise nothing (the "
+             "IR then computes what the f32 IR does; a check of the migration)"),
+    cl::init(false));
 cl::opt<int64_t> tpSize(cl::cat(accelcCategory), "tp",
                         cl::desc("Tensor-parallel ranks to partition the model for "
                                  "(docs/passes/partition.md; default 1)"),
@@ -347,6 +366,9 @@ static int emitKernels(mlir::ModuleOp module) {
 static int emitPlan() {
   if (interpret)
     return fail("-interpret runs an IR level: add -emit=onnx or -emit=transformer");
+  if (smoothQuantOnly)
+    return fail("-smoothquant-only leaves the weights in f32 and writes no plan: use it with "
+                "-emit=fused");
   if (!reportAccuracyTokens.empty()) {
     accel::CompileOptions options;
     options.onnxPath = inputFilename;
@@ -356,6 +378,9 @@ static int emitPlan() {
     options.modelConfigPath = configPath;
     options.inlineConstantBytes = inlineBytes;
     options.precision = precision;
+    options.calibrationPath = calibration;
+    options.smoothQuantAlpha = smoothQuantAlpha;
+    options.smoothQuant = smoothQuant;
     options.kvCacheDtype = kvCacheDtype;
     options.onDiagnostic = [](const std::string &line) { llvm::errs() << line << "\n"; };
     return accel::reportAccuracy(options, reportAccuracyTokens);
@@ -371,6 +396,9 @@ static int emitPlan() {
   options.modelConfigPath = configPath;
   options.inlineConstantBytes = inlineBytes;
   options.precision = precision;
+  options.calibrationPath = calibration;
+  options.smoothQuantAlpha = smoothQuantAlpha;
+  options.smoothQuant = smoothQuant;
   options.kvCacheDtype = kvCacheDtype;
   options.codegen = !noCodegen;
   options.cudaPath = cudaPath;
@@ -462,8 +490,16 @@ int main(int argc, char **argv) {
     const bool fused = emitLevel == EmitLevel::Fused || emitLevel == EmitLevel::Partitioned ||
                        emitLevel >= EmitLevel::Kernels;
     // -precision shows in the fused IR (docs/precision.md).
+    accel::PrecisionOptions precisionOptions;
+    precisionOptions.calibration = calibration;
+    precisionOptions.smoothQuantAlpha = smoothQuantAlpha;
+    precisionOptions.smoothQuant = smoothQuant;
+    precisionOptions.smoothQuantOnly = smoothQuantOnly;
     if (fused && precision != "f32") {
       if (std::string bad = accel::checkPrecisionMode(precision); !bad.empty())
+        return fail(bad);
+      if (std::string bad = accel::checkPrecisionOptions(precision, precisionOptions);
+          !bad.empty())
         return fail(bad);
       if (mlir::failed(accel::buildPrecisionPipeline(pm, precision, /*beforeFusion=*/true, error)))
         return fail("internal error: " + error);
@@ -471,7 +507,8 @@ int main(int argc, char **argv) {
     if (fused && mlir::failed(accel::buildFusionPipeline(pm, error)))
       return fail("internal error: " + error);
     if (fused && precision != "f32" &&
-        mlir::failed(accel::buildPrecisionPipeline(pm, precision, /*beforeFusion=*/false, error)))
+        mlir::failed(accel::buildPrecisionPipeline(pm, precision, /*beforeFusion=*/false, error,
+                                                   precisionOptions)))
       return fail("internal error: " + error);
     if (emitLevel == EmitLevel::Partitioned &&
         mlir::failed(accel::buildPartitionPipeline(pm, tpSize, ppSize, error)))

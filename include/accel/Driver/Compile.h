@@ -49,9 +49,16 @@ struct CompileOptions {
   /// -inline-constant-bytes). Raising matches small constants by value:
   /// keep the default unless you know why not.
   int64_t inlineConstantBytes = 256;
-  /// accelc's -precision (docs/precision.md): f32, bf16, fp16, int8-weight
-  /// or fp8.
+  /// accelc's -precision (docs/precision.md): f32, bf16, fp16, int8-weight,
+  /// fp8 or w8a8.
   std::string precision = "f32";
+  /// accelc's -calibration: the token ids (.npy) w8a8 calibrates activation
+  /// ranges on (required by w8a8, ignored otherwise).
+  std::string calibrationPath;
+  /// accelc's -smoothquant-alpha and -smoothquant (w8a8's SmoothQuant
+  /// migration strength, and whether to migrate at all).
+  double smoothQuantAlpha = 0.5;
+  bool smoothQuant = true;
   /// accelc's -kv-cache-dtype: auto (the model's) or fp8 (f8E4M3FN with
   /// per-layer scales of 1.0; CPU only for now).
   std::string kvCacheDtype = "auto";

@@ -25,13 +25,34 @@ mlir::LogicalResult buildFusionPipeline(mlir::OpPassManager &pm, std::string &er
 /// show its result.
 mlir::LogicalResult buildLateFusionPipeline(mlir::OpPassManager &pm, std::string &error);
 
+/// What -precision=w8a8 needs beyond the mode (docs/precision.md).
+struct PrecisionOptions {
+  /// accelc's -calibration: token ids (.npy, [S] or [N, S]) the f32 model
+  /// runs on to calibrate activation ranges; required by w8a8.
+  std::string calibration;
+  /// accelc's -smoothquant-alpha: SmoothQuant's migration strength, [0, 1].
+  double smoothQuantAlpha = 0.5;
+  /// accelc's -smoothquant (default on): false quantises without migration.
+  bool smoothQuant = true;
+  /// accelc's hidden -smoothquant-only (a check, docs/precision.md): w8a8
+  /// calibrates and migrates but quantises nothing, so the IR must compute
+  /// what the f32 IR does.
+  bool smoothQuantOnly = false;
+};
+
 /// The precision passes for `accelc -precision=<mode>` (docs/precision.md;
-/// modes f32, bf16, fp16, int8-weight, fp8):
-/// bf16/fp16 narrow the weights before fusion (`beforeFusion`), int8-weight
-/// and fp8 quantise them after it. Adds nothing for f32 or for the other
-/// half. An unknown mode is an error naming the modes.
+/// modes f32, bf16, fp16, int8-weight, fp8, w8a8):
+/// bf16/fp16 narrow the weights before fusion (`beforeFusion`), int8-weight,
+/// fp8 and w8a8 quantise them after it (w8a8: calibrate, smooth, quantise
+/// weights and activations). Adds nothing for f32 or for the other half. An
+/// unknown mode, or w8a8 without a calibration file, is an error.
 mlir::LogicalResult buildPrecisionPipeline(mlir::OpPassManager &pm, const std::string &mode,
-                                           bool beforeFusion, std::string &error);
+                                           bool beforeFusion, std::string &error,
+                                           const PrecisionOptions &options = {});
+
+/// "" when `options` suit `mode`, else one sentence (w8a8 needs -calibration;
+/// alpha outside [0, 1]).
+std::string checkPrecisionOptions(const std::string &mode, const PrecisionOptions &options);
 
 /// `accelc -kv-cache-dtype=<dtype>`: `auto` (the model's) adds nothing;
 /// `fp8` stores the paged KV cache as f8E4M3FN with per-layer scales of 1.0

@@ -61,6 +61,12 @@ public:
   void setPagedState(PagedState state) { paged_ = state; }
   const PagedState &pagedState() const { return paged_; }
 
+  /// Called with each op and its operands' tensors just before the op runs
+  /// (accel-calibrate-activations records linear inputs this way).
+  using Observer = std::function<void(mlir::Operation *op,
+                                      llvm::ArrayRef<const rt::Tensor *> inputs)>;
+  void setObserver(Observer observer) { observer_ = std::move(observer); }
+
   Evaluator();
 
   /// Gives `value` a tensor (a function argument, or an override).
@@ -77,6 +83,7 @@ private:
   llvm::Error run(mlir::Operation *op);
   llvm::DenseMap<mlir::Value, rt::Tensor> values_;
   PagedState paged_;
+  Observer observer_;
 };
 
 /// Runs `func` on `args` (one per argument) and returns its results. Tensors
@@ -84,9 +91,11 @@ private:
 /// Arguments that are not tensors (`!transformer.batch`, `!transformer.kv_cache`)
 /// take an undefined rt::Tensor in `args`; `paged` supplies their state
 /// (eval::runSequence in Stepper.h drives a token-major function this way).
+/// `observer`, when set, sees every op's inputs before it runs.
 llvm::Expected<std::vector<rt::Tensor>>
 evaluateFunction(mlir::func::FuncOp func, llvm::ArrayRef<rt::Tensor> args,
-                 Evaluator::PagedState paged = {});
+                 Evaluator::PagedState paged = {},
+                 const Evaluator::Observer &observer = nullptr);
 
 } // namespace accel::eval
 

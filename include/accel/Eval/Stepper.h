@@ -13,9 +13,15 @@
 
 #include "runtime/tensor/Tensor.h"
 
+#include "llvm/ADT/ArrayRef.h"
 #include "llvm/Support/Error.h"
 
+#include <functional>
 #include <optional>
+
+namespace mlir {
+class Operation;
+} // namespace mlir
 
 namespace mlir::func {
 class FuncOp;
@@ -37,8 +43,12 @@ std::optional<unsigned> tokenIdsArgument(mlir::func::FuncOp func);
 /// function's result named "logits" (or its only result), which must have a
 /// row per token of the step. Fails with one sentence on a malformed `ids`,
 /// a negative `chunk`, a function of another shape, or any op that fails.
+/// `observer`, when set, sees every op's inputs before it runs.
 llvm::Expected<rt::Tensor> runSequence(mlir::func::FuncOp func, const rt::Tensor &ids,
-                                       int64_t chunk);
+                                       int64_t chunk,
+                                       const std::function<void(mlir::Operation *,
+                                           llvm::ArrayRef<const rt::Tensor *>)> &observer =
+                                           nullptr);
 
 } // namespace accel::eval
 

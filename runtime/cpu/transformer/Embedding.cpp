@@ -21,11 +21,11 @@ StatusOr<Tensor> embedding(const Tensor &table, const Tensor &ids, float scale,
   const int64_t rows = table.dim(0), hidden = table.dim(1);
   const bool sharded = vocabSize > 0;
   const int64_t vocab = sharded ? vocabSize : rows;
-  if (sharded && (vocabOffset < 0 || vocabOffset + rows > vocabSize))
-    return opError(op, "the table's rows [" + std::to_string(vocabOffset) + ", " +
-                           std::to_string(vocabOffset + rows) +
-                           ") are not in the vocabulary of " + std::to_string(vocabSize) +
-                           " entries");
+  // Rows past vocabSize are a padded vocabulary's (never read: ids stop
+  // at vocabSize).
+  if (sharded && vocabOffset < 0)
+    return opError(op, "the table's first row " + std::to_string(vocabOffset) +
+                           " is not in the vocabulary");
   for (size_t t = 0; t < idv.size(); ++t)
     if (idv[t] < 0 || idv[t] >= vocab)
       return opError(op, "token " + std::to_string(t) + " has id " +

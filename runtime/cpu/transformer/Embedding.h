@@ -21,7 +21,9 @@ namespace accel::rt::cpu::transformer {
 /// vocabulary of `vocabSize` entries; an id in that block gives its row
 /// (times scale), any other id in [0, vocabSize) a row of zeros, so that
 /// the sum over the ranks is the whole lookup. Ids are checked against
-/// `vocabSize`.
+/// `vocabSize`; rows past it are a padded vocabulary's (accelc -tp with a
+/// vocabulary the ranks do not divide) and are never read. With
+/// vocabOffset 0, the same bounds a whole table's ids below its rows.
 StatusOr<Tensor> embedding(const Tensor &table, const Tensor &ids,
                            float scale = 1.0f, int64_t vocabOffset = 0,
                            int64_t vocabSize = 0);

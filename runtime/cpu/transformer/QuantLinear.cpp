@@ -3,8 +3,11 @@
 
 #include "runtime/cpu/Gemm.h"
 #include "runtime/cpu/transformer/KernelSupport.h"
+#include "runtime/cpu/transformer/Parallel.h"
 
 #include <algorithm>
+#include <cmath>
+#include <cstdint>
 #include <vector>
 
 namespace accel::rt::cpu::transformer {
@@ -78,6 +81,31 @@ void generalQuantGemm(const float *x, int64_t t, const Tensor &weightF32,
 
 } // namespace
 
+namespace {
+/// What both quantised linears compute with: x, the weight scale and the
+/// bias widened to f32, and the f32 result [t, out]; the bias and result
+/// types checked.
+struct F32Operands {
+  Tensor x, scale, bias, y;
+};
+StatusOr<F32Operands> f32Operands(const char *op, const Tensor &x, const Tensor &scale,
+                                  const Tensor *bias, DType outType, int64_t t, int64_t out) {
+  if (bias && (bias->rank() != 1 || bias->dim(0) != out))
+    return opError(op, "bias " + bias->describe() + " must be [" + std::to_string(out) + "]");
+  if (!isActivationType(outType))
+    return opError(op, std::string("result type ") + dtypeName(outType) +
+                           " must be f32, f16 or bf16");
+  F32Operands f;
+  ACCEL_RT_ASSIGN_OR_RETURN(f.x, asF32(op, x));
+  ACCEL_RT_ASSIGN_OR_RETURN(f.scale, asF32(op, scale));
+  if (bias) {
+    ACCEL_RT_ASSIGN_OR_RETURN(f.bias, asF32(op, *bias));
+  }
+  ACCEL_RT_ASSIGN_OR_RETURN(f.y, newF32(op, {t, out}));
+  return f;
+}
+} // namespace
+
 StatusOr<Tensor> quantLinear(const Tensor &x, const Tensor &weight, const Tensor &scale,
                              const Tensor *bias, DType outType, const Tensor *zeroPoint,
                              int64_t groupSize) {
@@ -109,18 +137,8 @@ StatusOr<Tensor> quantLinear(const Tensor &x, const Tensor &weight, const Tensor
       return opError(op, "zero point " + zeroPoint->describe() + " and scale " +
                              scale.describe() + " differ in granularity");
   }
-  if (bias && (bias->rank() != 1 || bias->dim(0) != out))
-    return opError(op, "bias " + bias->describe() + " must be [" + std::to_string(out) + "]");
-  if (!isActivationType(outType))
-    return opError(op, std::string("result type ") + dtypeName(outType) +
-                           " must be f32, f16 or bf16");
-  Tensor xf, sf, bf, y;
-  ACCEL_RT_ASSIGN_OR_RETURN(xf, asF32(op, x));
-  ACCEL_RT_ASSIGN_OR_RETURN(sf, asF32(op, scale));
-  if (bias) {
-    ACCEL_RT_ASSIGN_OR_RETURN(bf, asF32(op, *bias));
-  }
-  ACCEL_RT_ASSIGN_OR_RETURN(y, newF32(op, {t, out}));
+  ACCEL_RT_ASSIGN_OR_RETURN(F32Operands f, f32Operands(op, x, scale, bias, outType, t, out));
+  Tensor &xf = f.x, &sf = f.scale, &bf = f.bias, &y = f.y;
   float *ys = y.data<float>();
   if (t > 0 && out > 0) {
     if ((wt == DType::kI8 || wt == DType::kF8E4M3FN) && !zeroPoint && groupSize == 0) {
@@ -147,6 +165,63 @@ StatusOr<Tensor> quantLinear(const Tensor &x, const Tensor &weight, const Tensor
           ys[r * out + o] += b[o];
     }
   }
+  return fromF32(op, std::move(y), outType);
+}
+
+StatusOr<Tensor> w8a8Linear(const Tensor &x, const Tensor &weight, const Tensor &scale,
+                            const Tensor &inputScale, const Tensor *bias, DType outType) {
+  const char *op = "linear";
+  ACCEL_RT_RETURN_IF_ERROR(requireActivation(op, "x", x));
+  ACCEL_RT_RETURN_IF_ERROR(requireRank(op, "x", x, 2));
+  ACCEL_RT_RETURN_IF_ERROR(requireRank(op, "weight", weight, 2));
+  if (weight.dtype() != DType::kI8)
+    return opUnimplemented(op, "quantised activations (input_scale) with weight " +
+                                   weight.describe() + ": the CPU backend runs i8 x i8 only");
+  const int64_t t = x.dim(0), in = x.dim(1), out = weight.dim(0);
+  if (weight.dim(1) != in)
+    return opError(op, "weight " + weight.describe() + " must be [out, " + std::to_string(in) +
+                           "] for x " + x.describe());
+  ACCEL_RT_ASSIGN_OR_RETURN(QuantLayout l, layoutOf(op, "weight scale", scale, out, in, 0));
+  if (inputScale.numElements() != 1 || inputScale.rank() > 1 ||
+      inputScale.dtype() != DType::kF32)
+    return opError(op, "input scale " + inputScale.describe() +
+                           " must be one f32 (static, per tensor)");
+  const float xs = *inputScale.data<float>();
+  if (!(xs > 0.0f) || !std::isfinite(xs))
+    return opError(op, "input scale " + std::to_string(xs) + " must be positive and finite");
+  ACCEL_RT_ASSIGN_OR_RETURN(F32Operands f, f32Operands(op, x, scale, bias, outType, t, out));
+  Tensor &xf = f.x, &sf = f.scale, &bf = f.bias, &y = f.y;
+  if (t == 0 || out == 0)
+    return fromF32(op, std::move(y), outType);
+
+  // x → i8, each row once (nearbyint: round half to even, as the compiler's
+  // quantisation does).
+  std::vector<int8_t> xq(size_t(t * in));
+  const float *xp = xf.data<float>();
+  const float inv = 1.0f / xs;
+  for (int64_t i = 0; i < t * in; ++i)
+    xq[size_t(i)] = int8_t(std::max(-127.0f, std::min(127.0f, std::nearbyint(xp[i] * inv))));
+
+  // i8 x i8 → i32 per output, rescaled in f32. Every output element is
+  // computed by one thread in a fixed order (results do not depend on the
+  // thread count); |sum| <= 127 * 127 * in fits i32 for in < 133 000.
+  const int8_t *w = static_cast<const int8_t *>(weight.rawData());
+  const float *ws = sf.data<float>();
+  const float *b = bias ? bf.data<float>() : nullptr;
+  float *ys = y.data<float>();
+  parallelFor(out, 16, [&](int64_t o0, int64_t o1) {
+    for (int64_t o = o0; o < o1; ++o) {
+      const int8_t *wr = w + o * in;
+      const float rescale = xs * ws[l.perChannel ? o : 0];
+      for (int64_t r = 0; r < t; ++r) {
+        const int8_t *xr = xq.data() + r * in;
+        int32_t acc = 0;
+        for (int64_t i = 0; i < in; ++i)
+          acc += int32_t(xr[i]) * int32_t(wr[i]);
+        ys[r * out + o] = float(acc) * rescale + (b ? b[o] : 0.0f);
+      }
+    }
+  });
   return fromF32(op, std::move(y), outType);
 }
 

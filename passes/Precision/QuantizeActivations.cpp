@@ -1,0 +1,82 @@
+//===- QuantizeActivations.cpp - static per-tensor i8 activations (W8A8) --===//
+//
+// `accelc -precision=w8a8`, the last step: each i8-weight linear with
+// calibration statistics (accel.calib_absmax, after accel-smooth-quant)
+// reads an i8 x quantised with the static per-tensor scale
+// `max_j absmax_j / 127`:
+//
+//   %xq = transformer.quantize %x, %s
+//   %y  = transformer.linear %xq, %q weight_scale(%ws) input_scale(%s) ...
+//
+// The plan writer folds the quantize into the linear's gemm step.
+//
+//===----------------------------------------------------------------------===//
+#include "PrecisionUtils.h"
+
+#include "accel/dialects/Transformer/TransformerOps.h"
+#include "accel/passes/Passes.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinAttributes.h"
+
+#include <cmath>
+
+namespace accel {
+#define GEN_PASS_DEF_QUANTIZEACTIVATIONS
+#include "passes/Passes.h.inc"
+} // namespace accel
+
+using namespace mlir;
+using namespace accel;
+using namespace accel::precision;
+namespace tf = accel::transformer;
+
+namespace {
+
+struct QuantizeActivationsPass : accel::impl::QuantizeActivationsBase<QuantizeActivationsPass> {
+  using QuantizeActivationsBase::QuantizeActivationsBase;
+
+  void runOnOperation() override {
+    func::FuncOp func = getOperation();
+    SmallVector<tf::LinearOp> linears;
+    func.walk([&](tf::LinearOp l) {
+      if (l->hasAttr(kCalibAbsMaxAttr))
+        linears.push_back(l);
+    });
+    MLIRContext *ctx = &getContext();
+    Type f32 = Float32Type::get(ctx), i8 = IntegerType::get(ctx, 8);
+    for (tf::LinearOp l : linears) {
+      auto stats = dyn_cast<DenseElementsAttr>(l->getAttr(kCalibAbsMaxAttr));
+      l->removeAttr(kCalibAbsMaxAttr);
+      auto xType = cast<RankedTensorType>(l.getX().getType());
+      if (!stats || !xType.getElementType().isF32() ||
+          !l.getWeight().getType().getElementType().isInteger(8) || !l.getWeightScale() ||
+          l.getWeightZeroPoint() || l.getGroupSize())
+        continue;
+      float amax = 0.0f;
+      for (float a : stats.getValues<float>())
+        amax = std::max(amax, std::fabs(a));
+      const float scale = amax > 0.0f && std::isfinite(amax) ? amax / 127.0f : 1.0f;
+
+      OpBuilder b(l);
+      Location loc = l.getLoc();
+      auto scaleType = RankedTensorType::get({}, f32);
+      Value s = createConstant(l, loc, DenseElementsAttr::get(scaleType, ArrayRef<float>(scale)));
+      auto qType = RankedTensorType::get(xType.getShape(), i8);
+      Value xq = tf::QuantizeOp::create(b, loc, qType, l.getX(), s, Value(), nullptr, nullptr);
+      auto ql = tf::LinearOp::create(b, loc, l.getType(), xq, l.getWeight(), l.getBias(),
+                                     l.getWeightScale(), Value(), s, l.getGranularityAttr(),
+                                     nullptr, nullptr);
+      Value y = ql.getResult();
+      // A W8A8 linear takes no activation epilogue: it becomes its own op.
+      if (l.getActivationAttr())
+        y = tf::ActivationOp::create(b, loc, l.getType(), y, l.getActivationAttr());
+      l.getResult().replaceAllUsesWith(y);
+      l.erase();
+    }
+    // Statistics on anything left (a linear that was not quantised).
+    func.walk([&](Operation *op) { op->removeAttr(kCalibAbsMaxAttr); });
+  }
+};
+
+} // namespace
