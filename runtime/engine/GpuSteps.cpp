@@ -222,10 +222,12 @@ StatusOr<int> activationCode(const Attrs &a) {
 constexpr int64_t kGemvMaxRows = 1; // Gemv.cu builds M = 1 only
 
 /// $ACCEL_GPU_GEMV=0 sends batch-1 GEMMs to cuBLASLt too (an A/B switch);
+/// $ACCEL_GPU_GEMV_SINGLE_ROUND=1 runs Gemv.cu's single-round variant;
 /// $ACCEL_GPU_GEMV_KS=1|2|4|8 fixes Gemv.cu's split-K, and
 /// $ACCEL_GPU_GEMV_WARPS its target warp count (kernels::gemvShape).
 struct GemvSettings {
   bool wanted = true;
+  const char *variant = ""; // "sr_" with $ACCEL_GPU_GEMV_SINGLE_ROUND=1 (Gemv.cu)
   int forceKs = 0;
   int64_t targetWarps = 8192; // kernels::gemvShape's default
 };
@@ -234,6 +236,8 @@ const GemvSettings &gemvSettings() {
     GemvSettings g;
     const char *e = std::getenv("ACCEL_GPU_GEMV");
     g.wanted = !(e && std::string(e) == "0");
+    if (const char *sr = std::getenv("ACCEL_GPU_GEMV_SINGLE_ROUND"); sr && std::string(sr) == "1")
+      g.variant = "sr_";
     if (const char *ks = std::getenv("ACCEL_GPU_GEMV_KS"))
       g.forceKs = std::atoi(ks);
     if (const char *w = std::getenv("ACCEL_GPU_GEMV_WARPS"); w && std::atoll(w) > 0)
@@ -259,8 +263,9 @@ StatusOr<bool> gatedGemv(GpuRunState &st, const DeviceTensor &x, const DeviceTen
                          const DeviceTensor &act, int kind) {
   if (!gemvApplies(x, w, x.dtype) || w.dim(0) % 2 != 0)
     return false;
-  ACCEL_RT_ASSIGN_OR_RETURN(CuFunction fn, st.gpu->function(std::string("gemv_m1_gated_") +
-                                                            gpuDTypeSuffix(x.dtype)));
+  ACCEL_RT_ASSIGN_OR_RETURN(CuFunction fn,
+                            st.gpu->function(std::string("gemv_m1_gated_") +
+                                             gemvSettings().variant + gpuDTypeSuffix(x.dtype)));
   const int64_t n = w.dim(0), k = w.dim(1);
   const GemvSettings &g = gemvSettings();
   const kernels::GemvShape shape = kernels::gemvShape(n, k, g.targetWarps, g.forceKs, true);
@@ -291,7 +296,8 @@ StatusOr<DeviceTensor> gemm(GpuRunState &st, const DeviceTensor &x, const Device
   // Batch-1 decode GEMMs in bf16/f16: Gemv.cu.
   if (gemvApplies(x, w, outType)) {
     ACCEL_RT_ASSIGN_OR_RETURN(
-        CuFunction fn, st.gpu->function(std::string("gemv_m1_") + gpuDTypeSuffix(x.dtype) +
+        CuFunction fn, st.gpu->function(std::string("gemv_m1_") + gemvSettings().variant +
+                                        gpuDTypeSuffix(x.dtype) +
                                         (outType == DType::kF32 ? "_f32out" : "")));
     const GemvSettings &g = gemvSettings();
     const kernels::GemvShape shape = kernels::gemvShape(n, k, g.targetWarps, g.forceKs);

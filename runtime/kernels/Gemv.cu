@@ -284,30 +284,29 @@ __device__ __forceinline__ void gemvQ(const T *x, const uint8_t *w, const float 
 
 } // namespace
 
-#define GEMV(T, S)                                                                          \
+// VARIANT "" is double buffered (what the runtime runs by default), "sr_"
+// single round ($ACCEL_GPU_GEMV_SINGLE_ROUND=1: on the H200 (2026-11-30) up
+// to 8% faster per shape at its best split in accel-gpu-gemv-tests --bench,
+// not yet measured at 32 layers).
+#define GEMV(T, S, VARIANT, DB)                                                             \
   extern "C" __global__ void __launch_bounds__(kWarps * 32)                                 \
-      gemv_m1_##S(const T *x, const T *w, T *y, i64 n, i64 k, int ks) {                     \
-    gemv1<T, T, false>(x, w, y, n, k, ks, 0);                                               \
+      gemv_m1_##VARIANT##S(const T *x, const T *w, T *y, i64 n, i64 k, int ks) {            \
+    gemv1<T, T, false, DB>(x, w, y, n, k, ks, 0);                                           \
   }                                                                                         \
   extern "C" __global__ void __launch_bounds__(kWarps * 32)                                 \
-      gemv_m1_##S##_f32out(const T *x, const T *w, float *y, i64 n, i64 k, int ks) {        \
-    gemv1<T, float, false>(x, w, y, n, k, ks, 0);                                           \
+      gemv_m1_##VARIANT##S##_f32out(const T *x, const T *w, float *y, i64 n, i64 k,        \
+                                    int ks) {                                               \
+    gemv1<T, float, false, DB>(x, w, y, n, k, ks, 0);                                       \
   }                                                                                         \
   extern "C" __global__ void __launch_bounds__(kWarps * 32)                                 \
-      gemv_m1_gated_##S(const T *x, const T *w, T *y, i64 inter, i64 k, int ks, int kind) { \
-    gemv1<T, T, true>(x, w, y, inter, k, ks, kind);                                         \
+      gemv_m1_gated_##VARIANT##S(const T *x, const T *w, T *y, i64 inter, i64 k, int ks,    \
+                                 int kind) {                                                \
+    gemv1<T, T, true, DB>(x, w, y, inter, k, ks, kind);                                     \
   }
-GEMV(__nv_bfloat16, bf16)
-GEMV(__half, f16)
-
-// The single-round variant of gemv_m1_bf16, for accel-gpu-gemv-tests
-// --bench only: on the H200 (2026-11-30) it was up to 8% faster per shape at
-// its best split, which the 32-layer run has not confirmed yet.
-extern "C" __global__ void __launch_bounds__(kWarps * 32)
-    gemv_m1_sr_bf16(const __nv_bfloat16 *x, const __nv_bfloat16 *w, __nv_bfloat16 *y, i64 n,
-                    i64 k, int ks) {
-  gemv1<__nv_bfloat16, __nv_bfloat16, false, false>(x, w, y, n, k, ks, 0);
-}
+GEMV(__nv_bfloat16, bf16, , true)
+GEMV(__half, f16, , true)
+GEMV(__nv_bfloat16, bf16, sr_, false)
+GEMV(__half, f16, sr_, false)
 
 #define GEMV_Q(T, S, W, WS)                                                                 \
   extern "C" __global__ void __launch_bounds__(kWarps * 32)                                 \

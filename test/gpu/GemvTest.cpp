@@ -42,7 +42,8 @@ struct Case {
   int64_t n, k;
   DType dtype;
   bool f32Out;
-  int ks; // 0: gemvShape's choice
+  int ks;                  // 0: gemvShape's choice
+  const char *variant = ""; // Gemv.cu: "" double buffered, "sr_" single round
 };
 
 /// Runs one case; returns the worst |got - ref| / (sum_k |x w| + tiny) over
@@ -72,7 +73,7 @@ double runCase(GpuContext &gpu, const Case &c, uint32_t seed) {
   EXPECT_TRUE(gpu.upload((*xb)->ptr, xt.rawData(), xt.byteSize()).isOk());
   EXPECT_TRUE(gpu.upload((*wb)->ptr, wt.rawData(), wt.byteSize()).isOk());
   EXPECT_TRUE(gpu.upload((*yb)->ptr, sentinel.rawData(), sentinel.byteSize()).isOk());
-  const std::string name = std::string("gemv_m1_") +
+  const std::string name = std::string("gemv_m1_") + c.variant +
                            (c.dtype == DType::kBF16 ? "bf16" : "f16") +
                            (c.f32Out ? "_f32out" : "");
   StatusOr<gpu::CuFunction> fn = gpu.function(name);
@@ -119,14 +120,15 @@ TEST(Gemv, MatchesDoubleReference) {
   uint32_t seed = 1;
   for (DType dt : {DType::kBF16, DType::kF16})
     for (bool f32Out : {true, false})
+      for (const char *variant : {"", "sr_"})
       for (int ks : {0, 1, 2, 4, 8})
         for (auto [n, k] : {std::pair<int64_t, int64_t>{1, 8}, {13, 24}, {64, 1032},
                             {1000, 4096}, {37, 14336}, {3, 8200}}) {
-          const double err = runCase(*gpu, {n, k, dt, f32Out, ks}, seed++);
+          const double err = runCase(*gpu, {n, k, dt, f32Out, ks, variant}, seed++);
           // f32 outputs: f32 accumulation only; bf16/f16 outputs: one rounding.
           const double tol = f32Out ? 1e-5 : dt == DType::kBF16 ? 8e-3 : 1e-3;
           EXPECT_LE(err, tol) << dtypeName(dt) << (f32Out ? " f32 out" : "") << " ks " << ks
-                              << " n " << n << " k " << k;
+                              << " n " << n << " k " << k << " variant '" << variant << "'";
         }
 }
 
@@ -138,6 +140,7 @@ TEST(Gemv, GatedEpilogueMatchesDoubleReference) {
   std::normal_distribution<float> nd(0.0f, 1.0f);
   for (DType dt : {DType::kBF16, DType::kF16})
     for (int kind : {0, 2}) // Common.cuh's activate: silu, gelu_tanh
+      for (const char *variant : {"", "sr_"})
       for (int ks : {0, 1, 2, 4})
         for (auto [inter, k] : {std::pair<int64_t, int64_t>{1, 8}, {11, 136}, {300, 4096}}) {
           std::vector<float> xs(static_cast<size_t>(k)), ws(static_cast<size_t>(2 * inter * k));
@@ -158,7 +161,7 @@ TEST(Gemv, GatedEpilogueMatchesDoubleReference) {
           ASSERT_TRUE(gpu->upload((*xb)->ptr, xt.rawData(), xt.byteSize()).isOk());
           ASSERT_TRUE(gpu->upload((*wb)->ptr, wt.rawData(), wt.byteSize()).isOk());
           ASSERT_TRUE(gpu->upload((*yb)->ptr, sentinel.rawData(), sentinel.byteSize()).isOk());
-          auto fn = gpu->function(std::string("gemv_m1_gated_") +
+          auto fn = gpu->function(std::string("gemv_m1_gated_") + variant +
                                   (dt == DType::kBF16 ? "bf16" : "f16"));
           ASSERT_TRUE(fn) << fn.status().message();
           const kn::GemvShape shape = kn::gemvShape(2 * inter, k, 8192, ks, true);
@@ -189,7 +192,7 @@ TEST(Gemv, GatedEpilogueMatchesDoubleReference) {
           // One rounding of the result (bf16 8 bits, f16 11) plus f32 sums.
           EXPECT_LE(worst, dt == DType::kBF16 ? 1e-2 : 2e-3)
               << dtypeName(dt) << " kind " << kind << " ks " << ks << " inter " << inter
-              << " k " << k;
+              << " k " << k << " variant '" << variant << "'";
         }
 }
 
