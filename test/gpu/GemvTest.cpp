@@ -107,11 +107,7 @@ double runCase(GpuContext &gpu, const Case &c, uint32_t seed) {
   return worst;
 }
 
-#define REQUIRE_GPU(var)                                                                    \
-  std::string why;                                                                          \
-  GpuContext *var = context(&why);                                                          \
-  if (!var)                                                                                 \
-    GTEST_SKIP() << why;
+#define REQUIRE_GPU(var) ACCEL_REQUIRE_GPU_CONTEXT(var)
 
 } // namespace
 

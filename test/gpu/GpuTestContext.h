@@ -62,4 +62,12 @@ inline gpu::GpuContext *gpuTestContext(std::string *why) {
 
 } // namespace accel::rt::test
 
+/// In a gtest body: `var` is the process's GpuContext, or the test reports
+/// SKIPPED with the reason.
+#define ACCEL_REQUIRE_GPU_CONTEXT(var)                                                      \
+  std::string var##Why;                                                                     \
+  ::accel::rt::gpu::GpuContext *var = ::accel::rt::test::gpuTestContext(&var##Why);         \
+  if (!var)                                                                                 \
+    GTEST_SKIP() << var##Why;
+
 #endif // ACCEL_TEST_GPU_GPUTESTCONTEXT_H

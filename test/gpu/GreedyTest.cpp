@@ -28,7 +28,6 @@ using gpu::GpuContext;
 
 namespace {
 
-GpuContext *context(std::string *why) { return test::gpuTestContext(why); }
 
 /// Runs the device argmax over `rows` x `vocab` values (rounded to `dt`
 /// first); `back` gets the rounded values.
@@ -51,11 +50,7 @@ std::vector<int64_t> deviceArgmax(GpuContext &gpu, const std::vector<float> &val
   return std::vector<int64_t>(ids->data<int64_t>(), ids->data<int64_t>() + rows);
 }
 
-#define REQUIRE_GPU(var)                                                                    \
-  std::string why;                                                                          \
-  GpuContext *var = context(&why);                                                          \
-  if (!var)                                                                                 \
-    GTEST_SKIP() << why;
+#define REQUIRE_GPU(var) ACCEL_REQUIRE_GPU_CONTEXT(var)
 
 } // namespace
 
