@@ -30,6 +30,7 @@
 #include <cstdlib>
 
 using namespace accel::rt;
+using accel::test::assembleTp;
 using accel::test::PlanBuilder;
 
 namespace {
@@ -93,35 +94,6 @@ struct TwoRanks {
     return b.constant(shape, f(0));
   }
 };
-
-std::string assembleTp(accel::plan::PlanMetadata meta, const std::vector<std::string> &ranks) {
-  using namespace accel::rt::plan;
-  std::string file(kSectionAlignment, '\0');
-  for (size_t r = 0; r < ranks.size(); ++r) {
-    accel::plan::Section *s = meta.add_sections();
-    s->set_name("weights.rank" + std::to_string(r));
-    s->set_kind(accel::plan::Section::WEIGHTS);
-    s->set_rank(int32_t(r));
-    s->set_offset(file.size());
-    s->set_size(ranks[r].size());
-    s->set_crc32c(crc32c(ranks[r].data(), ranks[r].size()));
-    file += ranks[r];
-    file.resize(alignUp(file.size(), kSectionAlignment), '\0');
-  }
-  std::string mb;
-  meta.SerializeToString(&mb);
-  Header h;
-  h.metadataOffset = file.size();
-  h.metadataSize = mb.size();
-  h.metadataCrc = crc32c(mb.data(), mb.size());
-  h.target = meta.target();
-  h.tpSize = uint32_t(ranks.size());
-  file += mb;
-  h.fileSize = file.size();
-  std::string head = encodeHeader(h);
-  std::memcpy(file.data(), head.data(), head.size());
-  return file;
-}
 
 /// The 2-rank plan for `target` ("cpu" or "sm_80").
 std::shared_ptr<const plan::PlanFile> tpPlan(const std::string &target) {

@@ -36,6 +36,39 @@ inline std::string assemblePlan(accel::plan::PlanMetadata meta, const std::strin
   return file;
 }
 
+/// A tensor-parallel plan file: rank r's weights in section weights.rank<r>
+/// (one layout); `headerTp` is the header's tp size (0: the number of ranks;
+/// tests of damaged plans give another).
+inline std::string assembleTp(accel::plan::PlanMetadata meta,
+                              const std::vector<std::string> &ranks, uint32_t headerTp = 0) {
+  using namespace accel::rt::plan;
+  std::string file(kSectionAlignment, '\0');
+  for (size_t r = 0; r < ranks.size(); ++r) {
+    accel::plan::Section *s = meta.add_sections();
+    s->set_name("weights.rank" + std::to_string(r));
+    s->set_kind(accel::plan::Section::WEIGHTS);
+    s->set_rank(int32_t(r));
+    s->set_offset(file.size());
+    s->set_size(ranks[r].size());
+    s->set_crc32c(crc32c(ranks[r].data(), ranks[r].size()));
+    file += ranks[r];
+    file.resize(alignUp(file.size(), kSectionAlignment), '\0');
+  }
+  std::string mb;
+  meta.SerializeToString(&mb);
+  Header h;
+  h.metadataOffset = file.size();
+  h.metadataSize = mb.size();
+  h.metadataCrc = crc32c(mb.data(), mb.size());
+  h.target = meta.target();
+  h.tpSize = headerTp ? headerTp : uint32_t(ranks.size());
+  file += mb;
+  h.fileSize = file.size();
+  std::string head = encodeHeader(h);
+  std::memcpy(file.data(), head.data(), head.size());
+  return file;
+}
+
 /// Builds a plan's metadata and weights value by value, step by step.
 class PlanBuilder {
 public:

@@ -23,6 +23,7 @@
 #include <thread>
 
 using namespace accel::rt;
+using accel::test::assembleTp;
 using accel::test::PlanBuilder;
 
 namespace {
@@ -133,37 +134,6 @@ std::vector<float> wave(size_t n, float scale, float offset) {
   for (size_t i = 0; i < n; ++i)
     v[i] = std::sin(float(i) * scale + offset);
   return v;
-}
-
-/// A 2-rank plan file: every rank's weights in its own section (one layout).
-std::string assembleTp(accel::plan::PlanMetadata meta, const std::vector<std::string> &ranks,
-                       uint32_t headerTp) {
-  using namespace accel::rt::plan;
-  std::string file(kSectionAlignment, '\0');
-  for (size_t r = 0; r < ranks.size(); ++r) {
-    accel::plan::Section *s = meta.add_sections();
-    s->set_name("weights.rank" + std::to_string(r));
-    s->set_kind(accel::plan::Section::WEIGHTS);
-    s->set_rank(int32_t(r));
-    s->set_offset(file.size());
-    s->set_size(ranks[r].size());
-    s->set_crc32c(crc32c(ranks[r].data(), ranks[r].size()));
-    file += ranks[r];
-    file.resize(alignUp(file.size(), kSectionAlignment), '\0');
-  }
-  std::string mb;
-  meta.SerializeToString(&mb);
-  Header h;
-  h.metadataOffset = file.size();
-  h.metadataSize = mb.size();
-  h.metadataCrc = crc32c(mb.data(), mb.size());
-  h.target = meta.target();
-  h.tpSize = headerTp;
-  file += mb;
-  h.fileSize = file.size();
-  std::string head = encodeHeader(h);
-  std::memcpy(file.data(), head.data(), head.size());
-  return file;
 }
 
 /// ids → embedding (replicated table) → linear with rank r's own weight
