@@ -89,6 +89,7 @@ void recordKernels(const GeneratedKernels &kernels, int ptxSection, int cubinSec
   m->set_sm(kernels.chip);
   m->set_ptx_section(ptxSection);
   m->set_cubin_section(cubinSection);
+  m->set_dependent_launch(dependentLaunchChip(kernels.chip));
   for (const KernelSpec &s : kernels.selection.kernels) {
     accel::plan::Kernel *k = meta.add_kernels();
     k->set_name(s.name());

@@ -141,7 +141,14 @@ std::string IRWriter::finish(const std::string &signature, bool scratch) const {
     s += "\n        workgroup(%scratch : memref<32xf32, #gpu.address_space<workgroup>>)";
   s += "\n        kernel attributes {known_block_size = array<i32: " +
        std::to_string(v_.blockSize) + ", 1, 1>} {\n";
-  s += consts_ + body_ + "      gpu.return\n    }\n";
+  // Programmatic dependent launch: let the next kernel start at once (a
+  // GEMV after a norm puts its blocks on the idle SMs and its first weight
+  // loads in flight), then wait for the previous kernel's results before
+  // the first load.
+  const std::string pdl = v_.dependentLaunch ? "      nvvm.griddepcontrol launch_dependents\n"
+                                               "      nvvm.griddepcontrol wait\n"
+                                             : "";
+  s += consts_ + pdl + body_ + "      gpu.return\n    }\n";
   return s;
 }
 

@@ -46,6 +46,11 @@ void registerCodegenDialects(DialectRegistry &registry) {
   registerAllToLLVMIRTranslations(registry);
 }
 
+bool dependentLaunchChip(llvm::StringRef chip) {
+  unsigned sm = 0;
+  return chip.consume_front("sm_") && !chip.getAsInteger(10, sm) && sm >= 90;
+}
+
 llvm::Expected<OwningOpRef<ModuleOp>> buildKernelModule(MLIRContext &context,
                                                         llvm::ArrayRef<KernelSpec> kernels,
                                                         llvm::StringRef chip) {
@@ -53,9 +58,11 @@ llvm::Expected<OwningOpRef<ModuleOp>> buildKernelModule(MLIRContext &context,
   std::string text = "module attributes {gpu.container_module} {\n"
                      "  gpu.module @accel_kernels [#nvvm.target<chip = \"" +
                      chip.str() + "\", features = \"+ptx80\", O = 3>] {\n";
+  const bool pdl = dependentLaunchChip(chip);
   for (const KernelSpec &spec : kernels)
     for (ElemType dt : kAllElemTypes) {
       KernelVariant v = variantOf(spec, dt);
+      v.dependentLaunch = pdl;
       switch (spec.family) {
       case Family::RmsNorm:
       case Family::AddRmsNorm:

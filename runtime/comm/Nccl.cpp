@@ -13,7 +13,7 @@ namespace {
 /// Where NCCL is on a machine whose NCCL came with PyTorch (pip's
 /// nvidia-nccl-cu13), for the message of a failed load.
 constexpr const char *kWhereIsNccl =
-    "python3 -c \"import nvidia.nccl, os; print(os.path.dirname(nvidia.nccl.__file__))\"";
+    "python3 -c \"import nvidia.nccl; print(list(nvidia.nccl.__path__)[0])\"";
 } // namespace
 
 StatusOr<std::unique_ptr<Nccl>> Nccl::open(const std::string &path) {

@@ -256,6 +256,7 @@ Status CublasLt::linear(CuDevicePtr x, CuDevicePtr w, CuDevicePtr y, int64_t tok
   }
   Plan &p = *it->second;
   const float alpha = 1.0f, beta = 0.0f;
+  gpu_.noteForeignWork();
   return check(matmul_(handle_, p.desc, &alpha, reinterpret_cast<const void *>(w), p.a,
                        reinterpret_cast<const void *>(x), p.b, &beta,
                        reinterpret_cast<const void *>(y), p.c, reinterpret_cast<void *>(y), p.c,

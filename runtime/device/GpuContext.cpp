@@ -200,12 +200,14 @@ Status GpuContext::upload(CuDevicePtr dst, const void *src, std::size_t bytes) {
   if (capturing_)
     return Status(StatusCode::kInternal,
                   "a step copies host data to the GPU inside a CUDA graph capture");
+  afterKernel_ = false;
   return check(api_->cuMemcpyHtoDAsync(dst, src, bytes, stream_), "cuMemcpyHtoDAsync");
 }
 
 Status GpuContext::copy(CuDevicePtr dst, CuDevicePtr src, std::size_t bytes) {
   if (bytes == 0)
     return Status::ok();
+  afterKernel_ = false;
   return check(api_->cuMemcpyDtoDAsync(dst, src, bytes, stream_), "cuMemcpyDtoDAsync");
 }
 
@@ -235,6 +237,7 @@ Status GpuContext::copy2D(CuDevicePtr dst, std::size_t dstPitch, CuDevicePtr src
   CuMemcpy2D p = deviceRect(dst, dstPitch, srcPitch, widthBytes, height);
   p.srcMemoryType = 2;
   p.srcDevice = src;
+  afterKernel_ = false;
   return check(api_->cuMemcpy2DAsync(&p, stream_), "cuMemcpy2DAsync");
 }
 
@@ -250,6 +253,7 @@ Status GpuContext::upload2D(CuDevicePtr dst, std::size_t dstPitch, const void *s
   CuMemcpy2D p = deviceRect(dst, dstPitch, srcPitch, widthBytes, height);
   p.srcMemoryType = 1;
   p.srcHost = src;
+  afterKernel_ = false;
   return check(api_->cuMemcpy2DAsync(&p, stream_), "cuMemcpy2DAsync");
 }
 
@@ -281,6 +285,7 @@ StatusOr<DeviceBuffer> GpuContext::allocateExact(std::size_t bytes) {
 Status GpuContext::zero(CuDevicePtr dst, std::size_t bytes) {
   if (bytes == 0)
     return Status::ok();
+  afterKernel_ = false;
   return check(api_->cuMemsetD8Async(dst, 0, bytes, stream_), "cuMemsetD8Async");
 }
 
@@ -288,6 +293,7 @@ Status GpuContext::download(void *dst, CuDevicePtr src, std::size_t bytes) {
   if (capturing_)
     return Status(StatusCode::kInternal,
                   "a step reads device data on the host inside a CUDA graph capture");
+  afterKernel_ = false;
   if (bytes)
     ACCEL_RT_RETURN_IF_ERROR(
         check(api_->cuMemcpyDtoHAsync(dst, src, bytes, stream_), "cuMemcpyDtoHAsync"));
@@ -306,11 +312,13 @@ Status GpuContext::beginCapture() {
   ACCEL_RT_RETURN_IF_ERROR(
       check(api_->cuStreamBeginCapture(stream_, kCaptureModeThreadLocal), "cuStreamBeginCapture"));
   capturing_ = true;
+  afterKernel_ = false; // the graph's first node depends on nothing in it
   return Status::ok();
 }
 
 StatusOr<CuGraphExec> GpuContext::endCapture() {
   capturing_ = false;
+  afterKernel_ = false;
   rt::CuGraph graph = nullptr;
   ACCEL_RT_RETURN_IF_ERROR(check(api_->cuStreamEndCapture(stream_, &graph), "cuStreamEndCapture"));
   if (!graph)
@@ -334,6 +342,7 @@ void GpuContext::abortCapture() {
 }
 
 Status GpuContext::launchGraph(CuGraphExec graph) {
+  afterKernel_ = false;
   return check(api_->cuGraphLaunch(graph, stream_), "cuGraphLaunch");
 }
 

@@ -83,6 +83,7 @@ public:
   template <typename... Args>
   Status launch(CuFunction fn, Dim3 grid, Dim3 block, unsigned sharedBytes, Args... args) {
     void *params[] = {static_cast<void *>(&args)..., nullptr};
+    afterKernel_ = true;
     return check(api_->cuLaunchKernel(fn, grid.x, grid.y, grid.z, block.x, block.y, block.z,
                                       sharedBytes, stream_, params, nullptr),
                  "cuLaunchKernel");
@@ -90,13 +91,16 @@ public:
 
   /// launch() with programmatic dependent launch (Hopper and later): the
   /// kernel may start while the previous kernel on the stream finishes, and
-  /// must execute `griddepcontrol.wait` before it reads anything that kernel
-  /// wrote (it may read constants, e.g. weights, before). Without driver
-  /// support, below sm_90 or with $ACCEL_GPU_PDL=0, a plain launch.
+  /// must execute `griddepcontrol.wait` before it reads or writes anything
+  /// an earlier kernel writes or reads (it may read constants, e.g.
+  /// weights, before). A plain launch without driver support, below sm_90,
+  /// with $ACCEL_GPU_PDL=0, and when the work before it on the stream is not
+  /// a kernel of ours (a copy, a memset, a graph, cuBLASLt or NCCL: see
+  /// noteForeignWork).
   template <typename... Args>
   Status launchDependent(CuFunction fn, Dim3 grid, Dim3 block, unsigned sharedBytes,
                          Args... args) {
-    if (!pdl_)
+    if (!pdl_ || !afterKernel_)
       return launch(fn, grid, block, sharedBytes, args...);
     void *params[] = {static_cast<void *>(&args)..., nullptr};
     CuLaunchAttribute attr;
@@ -109,10 +113,14 @@ public:
     cfg.hStream = stream_;
     cfg.attrs = &attr;
     cfg.numAttrs = 1;
+    afterKernel_ = true;
     return check(api_->cuLaunchKernelEx(&cfg, fn, params, nullptr), "cuLaunchKernelEx");
   }
   /// Whether launchDependent() uses programmatic dependent launch.
   bool dependentLaunches() const { return pdl_; }
+  /// Work another library put on the stream (cuBLASLt, NCCL): the next
+  /// launchDependent() is a plain launch.
+  void noteForeignWork() { afterKernel_ = false; }
 
   /// Device memory of at least `bytes` (0 gives a valid empty buffer), from
   /// the current pool when one is set, else from the shared caching allocator.
@@ -169,6 +177,7 @@ private:
   CuContext ctx_ = nullptr;
   CuStream stream_ = nullptr;
   bool pdl_ = false; // launchDependent() uses cuLaunchKernelEx
+  bool afterKernel_ = false; // the last work on the stream is a launch()
   CuModule module_ = nullptr;
   std::unordered_map<std::string, CuFunction> functions_;
   std::shared_ptr<Allocator> allocator_;

@@ -249,6 +249,7 @@ GpuExecutor::create(std::shared_ptr<const plan::PlanFile> plan, const GpuExecuto
     if (!isFloat(stored) || stored == DType::kF8E4M3FN || stored == DType::kF8E5M2)
       want = std::nullopt;
     ACCEL_RT_RETURN_IF_ERROR(up.toDevice(im.constants[size_t(id)], want).status());
+    im.constants[size_t(id)].dev.constant = true;
   }
   ACCEL_RT_RETURN_IF_ERROR(im.gpu->synchronize());
 

@@ -82,6 +82,15 @@ Dim3 strideGrid(int64_t vectors, unsigned threads) {
   return Dim3{unsigned(std::clamp<int64_t>(blocks, 1, 1 << 20)), 1, 1};
 }
 
+/// Launches generated kernel `k` (its block size): dependently when the
+/// plan says its kernels wait for the previous one (sm_90+), else plainly.
+template <typename... Args>
+Status launchKernel(GpuRunState &st, const PlanKernel &k, Dim3 grid, Args... args) {
+  const Dim3 block{k.blockSize, 1, 1};
+  return k.dependent ? st.gpu->launchDependent(k.fn, grid, block, 0, args...)
+                     : st.gpu->launch(k.fn, grid, block, 0, args...);
+}
+
 /// Vectorised variants need every pointer aligned to their access.
 Status checkAligned(const PlanKernel &k, DType dtype, std::initializer_list<CuDevicePtr> ptrs) {
   const CuDevicePtr align = CuDevicePtr(k.vectorWidth) * dtypeSize(dtype);
@@ -159,6 +168,7 @@ StatusOr<std::unique_ptr<GpuPlanKernels>> GpuPlanKernels::load(const plan::PlanF
     p.name = k.name();
     p.family = k.family();
     p.rowsGrid = k.grid() == pb::Kernel::ROWS;
+    p.dependent = km.dependent_launch();
     for (const pb::Attribute &a : k.specialization()) {
       if (a.value_case() == pb::Attribute::kI)
         p.ints[a.name()] = a.i();
@@ -250,8 +260,7 @@ Status launchGatedAct(GpuRunState &st, const PlanKernel &k, const DeviceTensor &
   if (rows == 0)
     return Status::ok();
   ACCEL_RT_RETURN_IF_ERROR(checkAligned(k, x.dtype, {x.ptr, out.ptr}));
-  return st.gpu->launch(k.fn, strideGrid(rows * inter / k.vectorWidth, k.blockSize),
-                        Dim3{k.blockSize, 1, 1}, 0, x.ptr, out.ptr, i64(rows));
+  return launchKernel(st, k, strideGrid(rows * inter / k.vectorWidth, k.blockSize), x.ptr, out.ptr, i64(rows));
 }
 
 namespace {
@@ -281,13 +290,11 @@ StatusOr<GpuKernel> prepareNorm(const PlanKernel &k, const pb::Step &step, const
       ACCEL_RT_RETURN_IF_ERROR(checkAligned(k, cdt, {x.ptr, normed.dev.ptr}));
       if (add) {
         ACCEL_RT_RETURN_IF_ERROR(checkAligned(k, cdt, {res.ptr, sum.dev.ptr}));
-        ACCEL_RT_RETURN_IF_ERROR(st.gpu->launch(k.fn, Dim3{unsigned(rows), 1, 1},
-                                                Dim3{k.blockSize, 1, 1}, 0, x.ptr, res.ptr,
+        ACCEL_RT_RETURN_IF_ERROR(launchKernel(st, k, Dim3{unsigned(rows), 1, 1}, x.ptr, res.ptr,
                                                 w.ptr, normed.dev.ptr, sum.dev.ptr, float(eps),
                                                 float(offset)));
       } else {
-        ACCEL_RT_RETURN_IF_ERROR(st.gpu->launch(k.fn, Dim3{unsigned(rows), 1, 1},
-                                                Dim3{k.blockSize, 1, 1}, 0, x.ptr, w.ptr,
+        ACCEL_RT_RETURN_IF_ERROR(launchKernel(st, k, Dim3{unsigned(rows), 1, 1}, x.ptr, w.ptr,
                                                 normed.dev.ptr, float(eps), float(offset)));
       }
     }
@@ -325,11 +332,11 @@ StatusOr<GpuKernel> preparePointwise(const PlanKernel &k, const pb::Step &step, 
     if (binary) {
       ACCEL_RT_RETURN_IF_ERROR(checkAligned(k, cdt, {x.ptr, b.ptr, y.ptr}));
       ACCEL_RT_RETURN_IF_ERROR(
-          st.gpu->launch(k.fn, grid, Dim3{k.blockSize, 1, 1}, 0, x.ptr, b.ptr, y.ptr, i64(n)));
+          launchKernel(st, k, grid, x.ptr, b.ptr, y.ptr, i64(n)));
     } else {
       ACCEL_RT_RETURN_IF_ERROR(checkAligned(k, cdt, {x.ptr, y.ptr}));
       ACCEL_RT_RETURN_IF_ERROR(
-          st.gpu->launch(k.fn, grid, Dim3{k.blockSize, 1, 1}, 0, x.ptr, y.ptr, i64(n)));
+          launchKernel(st, k, grid, x.ptr, y.ptr, i64(n)));
     }
     return y;
   });
@@ -411,13 +418,11 @@ StatusOr<GpuKernel> prepareRotary(const PlanKernel &k, const pb::Step &step, con
           if (p < 0 || p >= cosT.dim(0))
             return badInput("position " + std::to_string(p) + " is outside the " +
                             std::to_string(cosT.dim(0)) + " rows of the cos/sin tables");
-      ACCEL_RT_RETURN_IF_ERROR(st.gpu->launch(k.fn, Dim3{unsigned(tokens), 1, 1},
-                                              Dim3{k.blockSize, 1, 1}, 0, x.ptr, y.ptr, pos.ptr,
+      ACCEL_RT_RETURN_IF_ERROR(launchKernel(st, k, Dim3{unsigned(tokens), 1, 1}, x.ptr, y.ptr, pos.ptr,
                                               cosT.ptr, sinT.ptr));
       return y;
     }
-    ACCEL_RT_RETURN_IF_ERROR(st.gpu->launch(k.fn, Dim3{unsigned(tokens), 1, 1},
-                                            Dim3{k.blockSize, 1, 1}, 0, x.ptr, y.ptr, pos.ptr,
+    ACCEL_RT_RETURN_IF_ERROR(launchKernel(st, k, Dim3{unsigned(tokens), 1, 1}, x.ptr, y.ptr, pos.ptr,
                                             invDev->ptr));
     return y;
   });

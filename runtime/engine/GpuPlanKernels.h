@@ -32,6 +32,7 @@ struct PlanKernel {
   gpu::CuFunction fn = nullptr;
   unsigned vectorWidth = 1, blockSize = 32;
   bool rowsGrid = false; // else grid-stride over elements
+  bool dependent = false; // starts with griddepcontrol (KernelModule.dependent_launch)
   std::map<std::string, int64_t> ints; // the specialisation (hidden, heads, ...)
   std::string activation;
   int64_t spec(const std::string &key) const {

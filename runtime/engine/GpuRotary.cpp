@@ -100,6 +100,10 @@ private:
 
 bool hasTables(const pb::Step &step) { return step.inputs_size() > 2 && step.inputs(2) >= 0; }
 
+/// qkv_rotary: below this many tokens a token gets several blocks (at most
+/// this many blocks in all).
+constexpr int64_t kQkvRotaryTokensPerGrid = 64;
+
 unsigned blockThreads(int64_t n) {
   return unsigned(std::clamp<int64_t>((n + 31) / 32 * 32, 32, 512));
 }
@@ -193,10 +197,18 @@ StatusOr<GpuKernel> prepareGpuQkvRotary(const GpuPrepareContext &ctx, const pb::
       kOut = k.dev.ptr;
       vOut = v.dev.ptr;
     }
+    // Items per token: rotated pairs, pass-through channels, v's channels.
+    const int64_t items = std::max((heads + kvHeads) * std::max(rot / 2, d - rot), kvHeads * d);
+    const unsigned threads = blockThreads(items);
+    // Few tokens (decode): several blocks per token, about one item per thread.
+    const int64_t perToken = tokens >= kQkvRotaryTokensPerGrid
+                                 ? 1
+                                 : std::min<int64_t>((items + threads - 1) / threads,
+                                                     kQkvRotaryTokensPerGrid / tokens);
     if (tokens)
-      ACCEL_RT_RETURN_IF_ERROR(st.gpu->launch(
-          fp8 ? fn8 : fn, Dim3{unsigned(tokens), 1, 1},
-          Dim3{blockThreads((heads + kvHeads) * (d - rot / 2)), 1, 1}, 0, qkv.ptr, q.dev.ptr, kOut,
+      ACCEL_RT_RETURN_IF_ERROR(st.gpu->launchDependent(
+          fp8 ? fn8 : fn, Dim3{unsigned(tokens), unsigned(std::max<int64_t>(perToken, 1)), 1},
+          Dim3{threads, 1, 1}, 0, qkv.ptr, q.dev.ptr, kOut,
           vOut, slots, kCache, vCache, fp8 ? kScale : 1.0f, fp8 ? vScale : 1.0f, pos.ptr,
           int(pos.dtype == DType::kI64), r.invFreq, r.cos, r.sin, i64(heads), i64(kvHeads), i64(d),
           i64(rot), int(angles.interleaved())));

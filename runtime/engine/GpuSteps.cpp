@@ -21,6 +21,8 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <limits>
 #include <map>
 #include <tuple>
 
@@ -67,16 +69,41 @@ StatusOr<Tensor> greedyTokensOnDevice(gpu::GpuContext &gpu, gpu::CuDevicePtr log
                       std::string(dtypeName(dtype)) + " [" + std::to_string(rows) + ", " +
                       std::to_string(vocab) + "]");
   ACCEL_RT_ASSIGN_OR_RETURN(gpu::CuFunction fn,
-                            gpu.function(std::string("argmax_rows_") + gpuDTypeSuffix(dtype)));
-  ACCEL_RT_ASSIGN_OR_RETURN(gpu::DeviceBuffer ids, gpu.allocate(size_t(rows) * sizeof(int32_t)));
-  int *out = reinterpret_cast<int *>(ids->ptr);
-  ACCEL_RT_RETURN_IF_ERROR(gpu.launch(fn, gpu::Dim3{unsigned(rows), 1, 1},
-                                      gpu::Dim3{1024, 1, 1}, 0, logits, vocab, out));
-  std::vector<int32_t> host(static_cast<size_t>(rows));
-  ACCEL_RT_RETURN_IF_ERROR(gpu.download(host.data(), ids->ptr, host.size() * sizeof(int32_t)));
+                            gpu.function(std::string("argmax_chunks_") + gpuDTypeSuffix(dtype)));
+  // Sampling.cu's blocks each scan a chunk of 2048 values of a row (256
+  // threads, 8 loads in flight each) and leave its best; the host reduces
+  // the row's partials (63 for a 128256-value row).
+  constexpr int64_t kChunk = 2048;
+  const int64_t chunks = (vocab + kChunk - 1) / kChunk;
+  const int64_t parts = rows * chunks;
+  ACCEL_RT_ASSIGN_OR_RETURN(gpu::DeviceBuffer part, gpu.allocate(size_t(parts) * 8));
+  const gpu::CuDevicePtr partV = part->ptr, partI = part->ptr + gpu::CuDevicePtr(parts) * 4;
+  ACCEL_RT_RETURN_IF_ERROR(gpu.launchDependent(fn, gpu::Dim3{unsigned(chunks), unsigned(rows), 1},
+                                               gpu::Dim3{256, 1, 1}, 0, logits, vocab, kChunk,
+                                               partV, partI));
+  std::vector<unsigned char> back(size_t(parts) * 8); // values, then indices: one copy
+  ACCEL_RT_RETURN_IF_ERROR(gpu.download(back.data(), partV, back.size()));
+  std::vector<float> v(static_cast<size_t>(parts));
+  std::vector<int32_t> idx(static_cast<size_t>(parts));
+  std::memcpy(v.data(), back.data(), size_t(parts) * 4);
+  std::memcpy(idx.data(), back.data() + size_t(parts) * 4, size_t(parts) * 4);
   ACCEL_RT_ASSIGN_OR_RETURN(Tensor t, Tensor::allocate(DType::kI64, {rows}));
-  for (int64_t i = 0; i < rows; ++i)
-    t.data<int64_t>()[i] = host[size_t(i)];
+  for (int64_t r = 0; r < rows; ++r) {
+    float best = -std::numeric_limits<float>::infinity();
+    int64_t at = vocab; // no finite value yet
+    bool bad = false;
+    for (int64_t c = 0; c < chunks; ++c) {
+      const size_t p = size_t(r * chunks + c);
+      if (idx[p] == -2)
+        bad = true;
+      else if (idx[p] < vocab && (v[p] > best || (v[p] == best && idx[p] < at))) {
+        best = v[p];
+        at = idx[p];
+      }
+    }
+    // A NaN or +inf, or every value -inf: the host sampler's refusals.
+    t.data<int64_t>()[r] = bad || at >= vocab ? -1 : at;
+  }
   return t;
 }
 
@@ -222,22 +249,27 @@ StatusOr<int> activationCode(const Attrs &a) {
 constexpr int64_t kGemvMaxRows = 1; // Gemv.cu builds M = 1 only
 
 /// $ACCEL_GPU_GEMV=0 sends batch-1 GEMMs to cuBLASLt too (an A/B switch);
-/// $ACCEL_GPU_GEMV_SINGLE_ROUND=1 runs Gemv.cu's single-round variant;
-/// $ACCEL_GPU_GEMV_KS=1|2|4|8 fixes Gemv.cu's split-K, and
-/// $ACCEL_GPU_GEMV_WARPS its target warp count (kernels::gemvShape).
+/// Gemv.cu's single-round variant runs with a target of 49152 warps
+/// (Llama-3-8B: qkv and o_proj at ks 4, gate_up 2, down 8, the LM head 1;
+/// measured at 32 layers, docs/performance.md), and
+/// $ACCEL_GPU_GEMV_SINGLE_ROUND=0 runs the double-buffered one at 8192 (the
+/// earlier default); $ACCEL_GPU_GEMV_KS=1|2|4|8 fixes the split-K, and
+/// $ACCEL_GPU_GEMV_WARPS the target warp count (kernels::gemvShape).
 struct GemvSettings {
   bool wanted = true;
-  const char *variant = ""; // "sr_" with $ACCEL_GPU_GEMV_SINGLE_ROUND=1 (Gemv.cu)
+  const char *variant = "sr_"; // "" with $ACCEL_GPU_GEMV_SINGLE_ROUND=0 (Gemv.cu)
   int forceKs = 0;
-  int64_t targetWarps = 8192; // kernels::gemvShape's default
+  int64_t targetWarps = 49152;
 };
 const GemvSettings &gemvSettings() {
   static const GemvSettings s = [] {
     GemvSettings g;
     const char *e = std::getenv("ACCEL_GPU_GEMV");
     g.wanted = !(e && std::string(e) == "0");
-    if (const char *sr = std::getenv("ACCEL_GPU_GEMV_SINGLE_ROUND"); sr && std::string(sr) == "1")
-      g.variant = "sr_";
+    if (const char *sr = std::getenv("ACCEL_GPU_GEMV_SINGLE_ROUND"); sr && std::string(sr) == "0") {
+      g.variant = "";
+      g.targetWarps = 8192;
+    }
     if (const char *ks = std::getenv("ACCEL_GPU_GEMV_KS"))
       g.forceKs = std::atoi(ks);
     if (const char *w = std::getenv("ACCEL_GPU_GEMV_WARPS"); w && std::atoll(w) > 0)
@@ -245,6 +277,17 @@ const GemvSettings &gemvSettings() {
     return g;
   }();
   return s;
+}
+
+/// Launches a Gemv.cu kernel of `shape`: dependently (its first weight
+/// loads before griddepcontrol.wait) when the weights are plan constants,
+/// plainly when an earlier kernel of the step wrote them (dequantised).
+template <typename... Args>
+Status launchGemv(GpuRunState &st, bool constWeights, CuFunction fn,
+                  const kernels::GemvShape &shape, Args... args) {
+  const Dim3 grid{shape.blocks, 1, 1}, block{unsigned(kernels::kGemvWarps * 32), 1, 1};
+  return constWeights ? st.gpu->launchDependent(fn, grid, block, 0, args...)
+                      : st.gpu->launch(fn, grid, block, 0, args...);
 }
 
 /// Whether Gemv.cu runs y = x w^T: one row of x, bf16/f16 (y in that dtype
@@ -269,10 +312,8 @@ StatusOr<bool> gatedGemv(GpuRunState &st, const DeviceTensor &x, const DeviceTen
   const int64_t n = w.dim(0), k = w.dim(1);
   const GemvSettings &g = gemvSettings();
   const kernels::GemvShape shape = kernels::gemvShape(n, k, g.targetWarps, g.forceKs, true);
-  ACCEL_RT_RETURN_IF_ERROR(st.gpu->launchDependent(fn, Dim3{shape.blocks, 1, 1},
-                                          Dim3{unsigned(kernels::kGemvWarps * 32), 1, 1}, 0,
-                                          x.ptr, w.ptr, act.ptr, i64(n / 2), i64(k),
-                                          int(shape.ks), kind));
+  ACCEL_RT_RETURN_IF_ERROR(launchGemv(st, w.constant, fn, shape, x.ptr, w.ptr, act.ptr,
+                                      i64(n / 2), i64(k), int(shape.ks), kind));
   return true;
 }
 
@@ -301,9 +342,8 @@ StatusOr<DeviceTensor> gemm(GpuRunState &st, const DeviceTensor &x, const Device
                                         (outType == DType::kF32 ? "_f32out" : "")));
     const GemvSettings &g = gemvSettings();
     const kernels::GemvShape shape = kernels::gemvShape(n, k, g.targetWarps, g.forceKs);
-    ACCEL_RT_RETURN_IF_ERROR(st.gpu->launchDependent(fn, Dim3{shape.blocks, 1, 1},
-                                            Dim3{unsigned(kernels::kGemvWarps * 32), 1, 1}, 0,
-                                            x.ptr, w.ptr, y.ptr, i64(n), i64(k), int(shape.ks)));
+    ACCEL_RT_RETURN_IF_ERROR(launchGemv(st, w.constant, fn, shape, x.ptr, w.ptr, y.ptr, i64(n),
+                                        i64(k), int(shape.ks)));
     return y;
   }
   ACCEL_RT_RETURN_IF_ERROR(st.blas->linear(x.ptr, w.ptr, y.ptr, rows, n, k, x.dtype, outType));
@@ -355,10 +395,9 @@ StatusOr<DeviceTensor> quantGemm(GpuRunState &st, const DeviceTensor &x, const D
     const GemvSettings &g = gemvSettings();
     // 16 weights per 16-byte chunk: the shape of a bf16 weight of half the K.
     const kernels::GemvShape sh = kernels::gemvShape(n, k / 2, g.targetWarps, g.forceKs);
-    ACCEL_RT_RETURN_IF_ERROR(st.gpu->launchDependent(fn, Dim3{sh.blocks, 1, 1},
-                                            Dim3{unsigned(kernels::kGemvWarps * 32), 1, 1}, 0,
-                                            x.ptr, w.ptr, scale.ptr, perChannel, y.ptr, i64(n),
-                                            i64(k), int(sh.ks)));
+    ACCEL_RT_RETURN_IF_ERROR(launchGemv(st, w.constant && scale.constant, fn, sh, x.ptr, w.ptr,
+                                        scale.ptr, perChannel, y.ptr, i64(n), i64(k),
+                                        int(sh.ks)));
     return y;
   }
   ACCEL_RT_ASSIGN_OR_RETURN(DeviceTensor wd, st.empty(x.dtype, {n, k}));
@@ -613,7 +652,7 @@ StatusOr<GpuKernel> prepareAttention(const GpuPrepareContext &ctx, const pb::Ste
     auto decodeKernel = decodeKernels.find(d);
     if (tokens == st.meta->numSeqs && decodeKernel != decodeKernels.end() &&
         heads / kvHeads <= kDecodeMaxGroup) {
-      ACCEL_RT_RETURN_IF_ERROR(st.gpu->launch(
+      ACCEL_RT_RETURN_IF_ERROR(st.gpu->launchDependent(
           decodeKernel->second.pick(st, p.layer),
           Dim3{unsigned(st.meta->numSeqs), unsigned(kvHeads), unsigned(numSplits)},
           Dim3{kDecodeThreads, 1, 1}, 0, q.ptr, (*st.keys)[size_t(p.layer)].ptr,
@@ -622,7 +661,7 @@ StatusOr<GpuKernel> prepareAttention(const GpuPrepareContext &ctx, const pb::Ste
           i64(kvHeads), i64(st.blockSize), kvScoreScale, i64(p.window), p.softcap, numSplits,
           i64(splitSize), st.splitSizeDev, vScale));
       if (numSplits > 1)
-        ACCEL_RT_RETURN_IF_ERROR(st.gpu->launch(
+        ACCEL_RT_RETURN_IF_ERROR(st.gpu->launchDependent(
             combine, Dim3{unsigned(tokens), unsigned(heads), 1}, Dim3{rowThreads(d), 1, 1}, 0,
             pm, pl, pacc, out.ptr, i64(heads), i64(d), numSplits));
       return out;
@@ -643,7 +682,7 @@ StatusOr<GpuKernel> prepareAttention(const GpuPrepareContext &ctx, const pb::Ste
         kvScoreScale, int(p.causal), i64(p.window), p.softcap, numSplits, i64(splitSize),
         st.splitSizeDev, vScale));
     if (numSplits > 1)
-      ACCEL_RT_RETURN_IF_ERROR(st.gpu->launch(combine, Dim3{unsigned(tokens), unsigned(heads), 1},
+      ACCEL_RT_RETURN_IF_ERROR(st.gpu->launchDependent(combine, Dim3{unsigned(tokens), unsigned(heads), 1},
                                               Dim3{rowThreads(d), 1, 1}, 0, pm, pl, pacc, out.ptr,
                                               i64(heads), i64(d), numSplits));
     return out;
@@ -1327,6 +1366,7 @@ StatusOr<GpuKernel> prepareCollective(const plan::PlanFile &plan, const pb::Step
     ACCEL_RT_ASSIGN_OR_RETURN(DeviceTensor x, st.toDevice(*in[0]));
     const size_t count = size_t(x.numElements());
     void *stream = st.gpu->stream();
+    st.gpu->noteForeignWork(); // NCCL's kernels: the next launch is a plain one
     GpuValue v;
     if (!gather) {
       ACCEL_RT_ASSIGN_OR_RETURN(v.dev, st.empty(x.dtype, x.shape));

@@ -28,6 +28,10 @@ struct DeviceTensor {
   gpu::CuDevicePtr ptr = 0;
   DType dtype = DType::kF32;
   Shape shape;
+  /// A plan constant uploaded at load (and views of it): no step writes it,
+  /// so a kernel launched dependently may read it before its
+  /// griddepcontrol.wait (the GEMVs' first weight loads).
+  bool constant = false;
 
   bool defined() const { return mem != nullptr; }
   int64_t rank() const { return int64_t(shape.size()); }
@@ -157,8 +161,9 @@ const char *gpuDTypeSuffix(DType dtype);
 
 /// Greedy decoding on the device: the argmax (lowest index on ties) of each
 /// of the first `rows` rows of the logits [>= rows, vocab] at `logits`, as
-/// i64 [rows] on the host (runtime/kernels/Sampling.cu). One i32 per row
-/// comes back instead of the row.
+/// i64 [rows] on the host (runtime/kernels/Sampling.cu: partials per chunk
+/// of the row, reduced here), -1 for a row with a NaN or +inf or only -inf.
+/// A few bytes per row come back instead of the row.
 StatusOr<Tensor> greedyTokensOnDevice(gpu::GpuContext &gpu, gpu::CuDevicePtr logits,
                                       DType dtype, int64_t rows, int64_t vocab);
 

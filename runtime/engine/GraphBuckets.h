@@ -67,8 +67,9 @@ constexpr int kMaxDecodeSplits = 64;
 /// heads) and the GPU wants `targetBlocks` to be busy (two per
 /// multiprocessor), short contexts split too, into chunks of at least
 /// kMinSplitKeys keys: a batch-1 decode of 8 KV heads would otherwise run 8
-/// blocks on a 132-multiprocessor H200.
-constexpr int64_t kMinSplitKeys = 32;
+/// blocks on a 132-multiprocessor H200. 16: decode_attention_d128's 4 warps
+/// of 8 keys in flight read such a chunk in one round of loads.
+constexpr int64_t kMinSplitKeys = 16;
 
 inline DecodeSplit decodeSplitFor(int64_t maxSeqLen, int64_t chunk, int64_t blocks = 0,
                                   int64_t targetBlocks = 0) {

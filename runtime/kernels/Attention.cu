@@ -217,6 +217,7 @@ ACCEL_FOR_EACH_DTYPE_AND_KV(ATTENTION)
   extern "C" __global__ void attention_combine_##S(const float *partM, const float *partL, \
                                                    const float *partAcc, T *out, i64 heads, \
                                                    i64 headDim, int numSplits) {            \
+    pdlPrologue();                                                                          \
     attentionCombine<T>(partM, partL, partAcc, out, heads, headDim, numSplits);             \
   }
 ACCEL_FOR_EACH_DTYPE(ATTENTION_COMBINE)

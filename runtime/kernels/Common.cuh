@@ -41,6 +41,33 @@ template <> __device__ __forceinline__ __nv_fp8_e4m3 fromF32<__nv_fp8_e4m3>(floa
   return r;
 }
 
+/// Programmatic dependent launch (sm_90+; GpuContext::launchDependent): a
+/// kernel launched that way may start while the kernel before it on the
+/// stream still runs, so it must execute pdlWait() before it reads or
+/// writes anything an earlier kernel writes or reads (it may read plan
+/// constants, e.g. weights, before). pdlLaunchDependents() lets the next
+/// dependent launch start before this kernel ends. Both are no-ops below
+/// sm_90 and when the kernel was launched plainly.
+__device__ __forceinline__ void pdlWait() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+__device__ __forceinline__ void pdlLaunchDependents() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.launch_dependents;");
+#endif
+}
+/// The prologue of the small kernels of a decode step (norms, qkv_rotary,
+/// decode attention, its combine, argmax): the next kernel may start at
+/// once, so that a GEMV after them puts its blocks on the SMs they leave
+/// idle and has its first weight loads in flight when they finish; then
+/// wait for the previous kernel's results.
+__device__ __forceinline__ void pdlPrologue() {
+  pdlLaunchDependents();
+  pdlWait();
+}
+
 /// Sum over a block (blockDim.x a multiple of 32, at most 1024); every thread
 /// gets the result. `scratch` holds 32 floats.
 __device__ __forceinline__ float warpSum(float v) {

@@ -59,25 +59,14 @@ __device__ __forceinline__ uint4 loadStreaming(const uint4 *p) {
   return r;
 }
 
-/// The dot product of row `row` of w (or, for ks > 1, of one K slice of
-/// it) with x, summed over the warp: every lane gets it.
-/// Programmatic dependent launch (GpuContext::launchDependent, sm_90+):
-/// the GEMVs start while the kernel before them finishes, issue their first
-/// weight loads (constants), and wait for that kernel's results before they
-/// read x; once a block has read its weights it lets the next dependent
-/// launch start (a GEMV after a GEMV: its weight loads overlap this one's
-/// tail; triggering earlier would let waiting blocks take the SMs this
-/// kernel's later blocks need). No-ops below sm_90 or without PDL.
-__device__ __forceinline__ void pdlWait() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  asm volatile("griddepcontrol.wait;" ::: "memory");
-#endif
-}
-__device__ __forceinline__ void pdlLaunchDependents() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  asm volatile("griddepcontrol.launch_dependents;");
-#endif
-}
+// Programmatic dependent launch (Common.cuh's pdlWait): the GEMVs start
+// while the kernel before them finishes, issue their first weight loads
+// (constants), and wait for that kernel's results before they read x; once
+// a block has read its weights it lets the next dependent launch start (a
+// GEMV after a GEMV: its weight loads overlap this one's tail; triggering
+// earlier would let waiting blocks take the SMs this kernel's later blocks
+// need). The runtime launches them dependently only when w is a plan
+// constant.
 
 /// Split-K: slice `slice` of `ks` of a row's `chunks` 16-byte chunks.
 __device__ __forceinline__ void sliceOf(i64 chunks, int ks, int slice, i64 &begin, i64 &end) {
@@ -100,7 +89,8 @@ __device__ __forceinline__ void loadRound(uint4 (&raw)[N], const uint4 *wr, i64 
 /// weight loads goes out before the PDL wait. `DoubleBuffer` keeps a second
 /// round in flight (issued before the current one is used): more bytes in
 /// flight per warp, but 54 registers instead of 48, so fewer blocks per SM.
-/// The runtime runs the double-buffered form (measured at 32 layers,
+/// The runtime runs the single-round form (gemv_m1_sr_*: 4.73 against
+/// 4.96 ms per 32-layer batch-1 step in one A/B on the H200,
 /// docs/performance.md); accel-gpu-gemv-tests --bench times both.
 template <typename T, bool DoubleBuffer = true>
 __device__ __forceinline__ float rowDot(const T *x, const T *w, i64 row, i64 k, int ks,
@@ -284,10 +274,10 @@ __device__ __forceinline__ void gemvQ(const T *x, const uint8_t *w, const float 
 
 } // namespace
 
-// VARIANT "" is double buffered (what the runtime runs by default), "sr_"
-// single round ($ACCEL_GPU_GEMV_SINGLE_ROUND=1: on the H200 (2026-11-30) up
-// to 8% faster per shape at its best split in accel-gpu-gemv-tests --bench,
-// not yet measured at 32 layers).
+// VARIANT "sr_" is single round (what the runtime runs by default, with a
+// target of 49152 warps: 0.23 ms faster per 32-layer batch-1 step than
+// the double-buffered one at 8192 on the H200, 2026-11-30), "" double
+// buffered ($ACCEL_GPU_GEMV_SINGLE_ROUND=0).
 #define GEMV(T, S, VARIANT, DB)                                                             \
   extern "C" __global__ void __launch_bounds__(kWarps * 32)                                 \
       gemv_m1_##VARIANT##S(const T *x, const T *w, T *y, i64 n, i64 k, int ks) {            \

@@ -24,12 +24,16 @@ struct GemvShape {
 /// The split for y[n] = w[n, k] x: the smallest power of two ks <= 8 that
 /// gives at least `targetWarps` warps in all, as long as every warp keeps
 /// at least kGemvMinChunks chunks of its row (one round of kGemvUnroll loads
-/// per lane). The default 8192 gives Llama-3-8B's qkv, o_proj and down
-/// ks = 2, gate_up and the LM head ks = 1: within 5% of the best split of
-/// each shape in accel-gpu-gemv-tests --bench on the H200 (2026-11-30), and
-/// 4.95 ms per batch-1 decode step at 32 layers where a target of 131072
-/// (ks 4 / 8) gave 5.32 ms and ks = 1 everywhere 5.02 ms. `forceKs` (1, 2,
-/// 4 or 8) overrides the choice. `gated`: gemv_m1_gated's shape for `n` =
+/// per lane). The runtime's target is 49152 with the single-round kernels
+/// (gemv_m1_sr_*): Llama-3-8B's qkv and o_proj get ks = 4, gate_up 2, down
+/// 8, the LM head 1, and a 32-layer batch-1 decode step took 4.49 ms on the
+/// H200 (2026-11-30, docs/performance.md; in an A/B of the same session
+/// with another attention variant the single-round kernels gave 4.73 ms,
+/// the double-buffered ones at 8192 4.96 ms). This function's default,
+/// 8192, suits the double-buffered kernels (qkv, o_proj and down ks = 2,
+/// gate_up and the LM head 1); a target of 131072 with them gave 5.32 ms
+/// and ks = 1 everywhere 5.02 ms in an earlier session. `forceKs` (1, 2, 4
+/// or 8) overrides the choice. `gated`: gemv_m1_gated's shape for `n` =
 /// 2 * intermediate rows of w (a block holds whole gate/up pairs, so
 /// ks <= 4).
 constexpr int64_t kGemvMinChunks = 32 * kGemvUnroll;

@@ -76,8 +76,9 @@ ACCEL_FOR_EACH_DTYPE(ROTARY)
 // v go either to kOut / vOut (the launch step qkv_rotary) or, when kCache
 // is set, into the paged pool at slot slots[t] (the kv_write step
 // qkv_rotary; a negative slot skips the token's K/V, as kv_write does;
-// qkv_rotary_<S>_kv8 stores them as f8E4M3FN, value / scale). One block per
-// token.
+// qkv_rotary_<S>_kv8 stores them as f8E4M3FN, value / scale). gridDim.y
+// blocks per token (the runtime uses several when tokens are few, so that
+// a decode step's token is one item per thread, not a loop of them).
 
 namespace {
 template <typename T, typename C>
@@ -89,6 +90,9 @@ __device__ __forceinline__ void qkvRotary(const T *qkv, T *q, T *kOut, T *vOut, 
                                           i64 headDim, i64 rotaryDim, int interleaved) {
   const i64 t = blockIdx.x;
   const i64 half = rotaryDim / 2;
+  // gridDim.y blocks share a token (few tokens: one item per thread).
+  const i64 first = threadIdx.x + i64(blockIdx.y) * blockDim.x;
+  const i64 stride = i64(blockDim.x) * gridDim.y;
   const i64 pos = loadIndex(positions, t, pos64);
   const i64 kvRow = kvHeads * headDim;
   const T *src = qkv + t * (heads * headDim + 2 * kvRow);
@@ -116,7 +120,7 @@ __device__ __forceinline__ void qkvRotary(const T *qkv, T *q, T *kOut, T *vOut, 
   };
   // Heads 0 .. heads-1 are q's, heads .. heads+kvHeads-1 k's.
   const i64 rotHeads = heads + kvHeads;
-  for (i64 i = threadIdx.x; i < rotHeads * half; i += blockDim.x) {
+  for (i64 i = first; i < rotHeads * half; i += stride) {
     const i64 h = i / half, j = i - h * half;
     float c, s;
     rotaryAngle(pos, j, half, invFreq, cosTab, sinTab, c, s);
@@ -127,12 +131,12 @@ __device__ __forceinline__ void qkvRotary(const T *qkv, T *q, T *kOut, T *vOut, 
   }
   // Pass-through channels of q and k (partial rotary).
   const i64 rest = headDim - rotaryDim;
-  for (i64 i = threadIdx.x; i < rotHeads * rest; i += blockDim.x) {
+  for (i64 i = first; i < rotHeads * rest; i += stride) {
     const i64 h = i / rest, c = rotaryDim + (i - h * rest);
     put(h, c, toF32(src[h * headDim + c]));
   }
   // v.
-  for (i64 c = threadIdx.x; c < kvRow; c += blockDim.x) {
+  for (i64 c = first; c < kvRow; c += stride) {
     const float v = toF32(src[rotHeads * headDim + c]);
     if (vc)
       vc[c] = fromF32<C>(v / vScale);
@@ -148,6 +152,7 @@ __device__ __forceinline__ void qkvRotary(const T *qkv, T *q, T *kOut, T *vOut, 
       float kScale, float vScale, const void *positions, int pos64, const float *invFreq,    \
       const float *cosTab, const float *sinTab, i64 heads, i64 kvHeads, i64 headDim,         \
       i64 rotaryDim, int interleaved) {                                                      \
+    pdlPrologue();                                                                           \
     qkvRotary<T, C>(qkv, q, kOut, vOut, slots, kCache, vCache, kScale, vScale, positions,    \
                     pos64, invFreq, cosTab, sinTab, heads, kvHeads, headDim, rotaryDim,      \
                     interleaved);                                                            \

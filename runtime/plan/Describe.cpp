@@ -114,7 +114,8 @@ std::string describePlan(const PlanFile &plan) {
     const pb::KernelModule &km = m.kernel_module();
     auto sec = [&](int i) { return i < 0 ? std::string("none") : "section " + std::to_string(i); };
     os << "kernels: " << m.kernels_size() << " generated for " << km.sm() << " (PTX "
-       << sec(km.ptx_section()) << ", cubin " << sec(km.cubin_section()) << ")\n";
+       << sec(km.ptx_section()) << ", cubin " << sec(km.cubin_section())
+       << (km.dependent_launch() ? "; dependent launch" : "") << ")\n";
     for (const pb::Kernel &k : m.kernels()) {
       os << "  " << k.name() << ": " << k.family() << ", "
          << (k.grid() == pb::Kernel::ROWS ? "a block per row" : "grid-stride") << ", (";

@@ -25,7 +25,17 @@ func.func @block(%x: tensor<?x4096xbf16>, %w: tensor<4096xf32>, %gu: tensor<?x22
 }
 
 // A100-IR: #nvvm.target<O = 3, chip = "sm_80", features = "+ptx80">
+// A100-IR-NOT: nvvm.griddepcontrol
 // H200-IR: #nvvm.target<O = 3, chip = "sm_90", features = "+ptx80">
+
+// sm_90 kernels are written for programmatic dependent launch: they let the
+// next kernel start, then wait for the previous one, before their first load
+// (the plan's kernel_module.dependent_launch); sm_80 has no griddepcontrol.
+// H200-IR-LABEL: gpu.func @rms_norm_h4096_bf16(
+// H200-IR-NOT: llvm.load
+// H200-IR: nvvm.griddepcontrol launch_dependents
+// H200-IR-NEXT: nvvm.griddepcontrol wait
+// H200-IR: llvm.load
 
 // After lowering: LLVM and NVVM dialects, libdevice calls, no gpu/scf ops left.
 // NVVM-LABEL: llvm.func @gated_act_silu_i11008_bf16(
@@ -42,7 +52,13 @@ func.func @block(%x: tensor<?x4096xbf16>, %w: tensor<4096xf32>, %gu: tensor<?x22
 // A100: .version 8.0
 // A100: .target sm_80
 // A100: .entry gated_act_silu_i11008_f32(
+// A100-NOT: griddepcontrol
 // H100: .target sm_90
+// H100: .entry gated_act_silu_i11008_f32(
+// H100-NOT: ld.global
+// H100: griddepcontrol.launch_dependents;
+// H100-NEXT: griddepcontrol.wait;
+// H100: ld.global
 
 // SM80-COUNT-6: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
 // SM90-COUNT-6: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads

@@ -1,7 +1,7 @@
 //===- GreedyTest.cpp - greedy token selection on the device ----------------===//
 //
-// argmax_rows_* (runtime/kernels/Sampling.cu, through
-// engine::greedyTokensOnDevice) against rows whose answer is fixed by
+// argmax_chunks_* (runtime/kernels/Sampling.cu, through
+// engine::greedyTokensOnDevice, which reduces the chunks' partials) against rows whose answer is fixed by
 // construction: a unique maximum anywhere (first, last, middle of a
 // Llama-3-sized vocabulary of 128256), ties (the lowest index wins, as
 // std::max_element does), a constant row, rows the host sampler refuses
@@ -72,6 +72,7 @@ TEST(GreedyOnDevice, ConstructedRowsAtLlamaVocabulary) {
   row(2)[77777] = 100.0f;                     // a tie: the lower index wins
   row(2)[9] = 100.0f;
   row(2)[128000] = 100.0f;
+  row(2)[1500] = 100.0f;                      // ties in index 9's chunk and in other chunks
   want[2] = 9;
   std::fill(row(3), row(3) + vocab, 0.5f);    // constant: index 0
   want[3] = 0;

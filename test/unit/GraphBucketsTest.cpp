@@ -70,10 +70,10 @@ TEST(DecodeSplit, SplitsOnlyLongContextsIntoPowersOfTwo) {
 // the GPU's multiprocessors have work, in chunks of at least kMinSplitKeys.
 TEST(DecodeSplit, SmallBatchesSplitForOccupancy) {
   // Batch 1, 8 KV heads on a 132-SM H200 (target 264 blocks): 33 splits
-  // wanted, but 192 keys allow 4 chunks of >= 32 keys (8 would be 24).
+  // wanted, but 192 keys allow 8 chunks of >= 16 keys (16 would be 12).
   DecodeSplit s = decodeSplitFor(192, 256, 8, 264);
-  EXPECT_EQ(s.numSplits, 4);
-  EXPECT_EQ(s.splitSize, 48);
+  EXPECT_EQ(s.numSplits, 8);
+  EXPECT_EQ(s.splitSize, 24);
   EXPECT_GE(s.splitSize, kMinSplitKeys);
   // A long context: occupancy wants 32 (the largest power of two <= 33).
   s = decodeSplitFor(8192, 256, 8, 264);
@@ -82,7 +82,8 @@ TEST(DecodeSplit, SmallBatchesSplitForOccupancy) {
   // Batch 64 x 8 KV heads = 512 blocks already fill the GPU: no split.
   EXPECT_EQ(decodeSplitFor(192, 256, 512, 264).numSplits, 1);
   // Too short to split at all.
-  EXPECT_EQ(decodeSplitFor(40, 256, 8, 264).numSplits, 1);
+  EXPECT_EQ(decodeSplitFor(20, 256, 8, 264).numSplits, 1);
+  EXPECT_EQ(decodeSplitFor(40, 256, 8, 264).numSplits, 2);
   // Length-based splitting still applies (and wins when larger).
   EXPECT_EQ(decodeSplitFor(4096, 256, 512, 264).numSplits, 16);
   EXPECT_EQ(decodeSplitFor(4096, 0, 8, 264).numSplits, 1); // 0: never

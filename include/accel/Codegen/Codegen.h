@@ -58,9 +58,14 @@ KernelSelection selectKernels(mlir::Operation *scope);
 /// Registers what building, lowering and serialising kernels needs.
 void registerCodegenDialects(mlir::DialectRegistry &registry);
 
+/// Whether kernels for `chip` ("sm_90") are written for programmatic
+/// dependent launch (griddepcontrol: sm_90 and later).
+bool dependentLaunchChip(llvm::StringRef chip);
+
 /// A builtin module (gpu.container_module) holding one gpu.module
 /// @accel_kernels with the NVVM target `chip` and every dtype variant of
-/// `kernels` as a gpu.func, parsed and verified.
+/// `kernels` as a gpu.func, parsed and verified; on sm_90+ each starts with
+/// griddepcontrol.launch_dependents and .wait (dependentLaunchChip).
 llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>>
 buildKernelModule(mlir::MLIRContext &context, llvm::ArrayRef<KernelSpec> kernels,
                   llvm::StringRef chip);

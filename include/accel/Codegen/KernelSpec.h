@@ -67,6 +67,10 @@ struct KernelVariant {
   std::string symbol;   // the gpu.func / PTX entry: "<name>_<dtype>"
   unsigned vectorWidth = 1;
   unsigned blockSize = 32;
+  /// sm_90+: the kernel starts with griddepcontrol.launch_dependents and
+  /// griddepcontrol.wait, so the runtime may launch it with programmatic
+  /// dependent launch (docs/codegen.md).
+  bool dependentLaunch = false;
 };
 
 KernelVariant variantOf(const KernelSpec &spec, ElemType dtype);
