@@ -3,6 +3,8 @@
 
 #include "VerifyUtils.h"
 
+#include <cmath>
+
 using namespace mlir;
 using namespace accel::transformer;
 using namespace accel::transformer::detail;
@@ -137,17 +139,34 @@ LogicalResult AttentionOp::verify() {
   if (cache.getHeadDim() != headDim)
     return emitOpError("the kv cache has head_dim ")
            << cache.getHeadDim() << " but head_dim is " << headDim;
+  const bool perHead = getKHeadScales() || getVHeadScales();
   if (cache.isQuantized()) {
-    if (!getKScale() || !getVScale())
-      return emitOpError("a kv cache of ")
-             << cache.getElementType() << " needs k_scale and v_scale";
-    if (failed(verifyPositive(*this, "k_scale", getKScale())) ||
-        failed(verifyPositive(*this, "v_scale", getVScale())))
-      return failure();
+    if (perHead) {
+      if (!getKHeadScales() || !getVHeadScales() || getKScale() || getVScale())
+        return emitOpError("per-head kv scales need both k_head_scales and "
+                           "v_head_scales, and no k_scale or v_scale");
+      for (auto [name, list] :
+           {std::pair<const char *, ArrayRef<double>>{"k_head_scales", *getKHeadScales()},
+            {"v_head_scales", *getVHeadScales()}}) {
+        if (int64_t(list.size()) != numKvHeads)
+          return emitOpError(name) << " has " << list.size() << " entries for "
+                                   << numKvHeads << " kv heads";
+        for (double s : list)
+          if (!(s > 0.0) || !std::isfinite(s))
+            return emitOpError(name) << " must be positive and finite, got " << s;
+      }
+    } else {
+      if (!getKScale() || !getVScale())
+        return emitOpError("a kv cache of ")
+               << cache.getElementType()
+               << " needs k_scale and v_scale (or k_head_scales and v_head_scales)";
+      if (failed(verifyPositive(*this, "k_scale", getKScale())) ||
+          failed(verifyPositive(*this, "v_scale", getVScale())))
+        return failure();
+    }
   } else {
-    if (getKScale() || getVScale())
-      return emitOpError("k_scale and v_scale only apply to a quantized kv "
-                         "cache, got ")
+    if (getKScale() || getVScale() || perHead)
+      return emitOpError("kv scales only apply to a quantized kv cache, got ")
              << cache.getElementType();
     if (cache.getElementType() != q.getElementType())
       return emitOpError("the kv cache element type ")

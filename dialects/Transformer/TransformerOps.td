@@ -468,7 +468,9 @@ def Transformer_AttentionOp : Transformer_Op<"attention", [
     - `softcap = c`: scores become `c * tanh(scores / c)` before the softmax
       (Gemma 2's `attn_logit_softcapping`).
     - A quantised cache (f8E4M3FN, f8E5M2, i8) needs `k_scale` and
-      `v_scale`: stored = value / scale. A float cache has q's element type.
+      `v_scale` (one per layer) or `k_head_scales` and `v_head_scales` (one
+      per KV head, calibrated): stored = value / scale. A float cache has q's
+      element type.
 
     The op declares a read and a write effect on `cache`: attention ops keep
     their order and are never removed. `num_heads`, `num_kv_heads` and
@@ -499,7 +501,9 @@ def Transformer_AttentionOp : Transformer_Op<"attention", [
     OptionalAttr<Transformer_PositiveI64Attr>:$sliding_window,
     OptionalAttr<F64Attr>:$softcap,
     OptionalAttr<F64Attr>:$k_scale,
-    OptionalAttr<F64Attr>:$v_scale
+    OptionalAttr<F64Attr>:$v_scale,
+    OptionalAttr<DenseF64ArrayAttr>:$k_head_scales,
+    OptionalAttr<DenseF64ArrayAttr>:$v_head_scales
   );
   let results = (outs Transformer_HeadsTensor:$result);
   let assemblyFormat = [{

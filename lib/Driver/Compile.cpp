@@ -231,9 +231,18 @@ llvm::Error accel::compileToPlan(const CompileOptions &options) {
     return compileError(CompileErrorKind::Unimplemented,
                         "-precision=w8a8 plans cannot be partitioned for tensor parallelism yet "
                         "(-tp=" + std::to_string(options.tpSize) + "); compile it with -tp=1");
-  if (options.precision == "w8a8" && !llvm::sys::fs::exists(options.calibrationPath))
+  const bool kvCalibrated = options.kvCacheDtype == "fp8" && !options.calibrationPath.empty();
+  if ((options.precision == "w8a8" || kvCalibrated) &&
+      !llvm::sys::fs::exists(options.calibrationPath))
     return compileError(CompileErrorKind::NotFound,
                         "cannot read the calibration tokens '" + options.calibrationPath + "'");
+  if (kvCalibrated && options.tpSize > 1)
+    return compileError(CompileErrorKind::Unimplemented,
+                        "per-KV-head cache scales (-kv-cache-dtype=fp8 with -calibration) cannot "
+                        "be partitioned for tensor parallelism yet (-tp=" +
+                            std::to_string(options.tpSize) +
+                            "); compile with -tp=1, or without -calibration for per-layer "
+                            "scales");
   // GPU targets share the CPU schedule (issue 5: the GPU backend runs the same
   // steps); the plan names the SM they are for.
   plan::PlanOptions opts;
@@ -300,7 +309,8 @@ llvm::Error accel::compileToPlan(const CompileOptions &options) {
       mlir::failed(accel::buildPrecisionPipeline(pm, options.precision, /*beforeFusion=*/false,
                                                  pipelineError, precisionOptions)))
     return compileError(CompileErrorKind::Internal, "internal error: " + pipelineError);
-  if (mlir::failed(accel::buildKVCacheDtypePipeline(pm, options.kvCacheDtype, pipelineError)))
+  if (mlir::failed(accel::buildKVCacheDtypePipeline(pm, options.kvCacheDtype, pipelineError,
+                                                    options.calibrationPath)))
     return compileError(CompileErrorKind::InvalidArgument, pipelineError);
   if (mlir::failed(accel::buildPartitionPipeline(pm, options.tpSize, options.ppSize, pipelineError)))
     return compileError(CompileErrorKind::InvalidArgument, pipelineError);

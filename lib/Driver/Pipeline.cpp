@@ -151,15 +151,20 @@ LogicalResult accel::buildPartitionPipeline(OpPassManager &pm, int64_t tpSize, i
 }
 
 LogicalResult accel::buildKVCacheDtypePipeline(OpPassManager &pm, const std::string &dtype,
-                                               std::string &error) {
+                                               std::string &error,
+                                               const std::string &calibration) {
   if (dtype.empty() || dtype == "auto")
     return success();
   if (dtype != "fp8") {
     error = "unknown KV cache dtype '" + dtype + "' (expected auto or fp8)";
     return failure();
   }
-  llvm::raw_string_ostream os(error);
-  return parsePassPipeline("func.func(accel-kv-cache-dtype{dtype=f8E4M3FN})", pm, os);
+  // Built rather than parsed: the calibration path may hold any character.
+  KVCacheDtypeOptions kv;
+  kv.dtype = "f8E4M3FN";
+  kv.tokens = calibration;
+  pm.nest<func::FuncOp>().addPass(createKVCacheDtype(kv));
+  return success();
 }
 
 LogicalResult accel::buildMemoryPlanPipeline(OpPassManager &pm, int64_t maxTokens,

@@ -327,6 +327,10 @@ llvm::Error attention(Evaluator &ev, tf::AttentionOp op, Inputs in, Outputs &out
   p.softcap = floatOr(op.getSoftcap(), 0.0f);
   p.kvScales.k = floatOr(op.getKScale(), 1.0f);
   p.kvScales.v = floatOr(op.getVScale(), 1.0f);
+  if (auto kh = op.getKHeadScales())
+    p.kvScales.kHeads.assign(kh->begin(), kh->end());
+  if (auto vh = op.getVHeadScales())
+    p.kvScales.vHeads.assign(vh->begin(), vh->end());
   if (p.layer >= pool->numLayers())
     return error("layer " + llvm::Twine(p.layer) + " is not in a KV cache of " +
                  llvm::Twine(pool->numLayers()) + " layers");

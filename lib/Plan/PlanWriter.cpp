@@ -206,6 +206,14 @@ void setF(pb::Step &st, const std::string &name, std::optional<APFloat> v) {
   if (v)
     setF(st, name, v->convertToDouble());
 }
+void setFloats(pb::Step &st, const std::string &name, std::optional<ArrayRef<double>> v) {
+  if (!v)
+    return;
+  pb::Attribute *a = st.add_attributes();
+  a->set_name(name);
+  for (double x : *v)
+    a->mutable_floats()->add_values(float(x));
+}
 
 /// An ONNX attribute, as OnnxEval hands them to the same kernels.
 llvm::Error onnxAttr(ScheduleBuilder &b, pb::Step &st, StringRef name, Attribute attr) {
@@ -352,11 +360,13 @@ std::string dtypeOf(Value v) {
 }
 
 /// The KV-cache attributes of a step that writes `op`'s k and v: the layer
-/// and an FP8 cache's scales.
+/// and an FP8 cache's scales (per layer, or per KV head).
 void kvWriteParams(pb::Step &st, tf::AttentionOp op) {
   setI(st, "layer", int64_t(op.getLayer()));
   setF(st, "k_scale", op.getKScale());
   setF(st, "v_scale", op.getVScale());
+  setFloats(st, "k_head_scales", op.getKHeadScales());
+  setFloats(st, "v_head_scales", op.getVHeadScales());
 }
 
 /// A rotation's attributes (transformer.rotary and transformer.qkv_rotary

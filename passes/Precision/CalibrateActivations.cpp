@@ -40,27 +40,6 @@ struct CalibrateActivationsPass : accel::impl::CalibrateActivationsBase<Calibrat
     func::FuncOp func = getOperation();
     if (func.isExternal())
       return;
-    if (tokens.empty()) {
-      func.emitError("accel-calibrate-activations: no calibration tokens (tokens=<file.npy>)");
-      return signalPassFailure();
-    }
-    if (!eval::isTokenMajor(func)) {
-      func.emitError("accel-calibrate-activations: @")
-          << func.getSymName() << " is not token-major (run it after raising)";
-      return signalPassFailure();
-    }
-    rt::StatusOr<rt::Tensor> ids = rt::readNpy(tokens);
-    if (!ids) {
-      func.emitError("accel-calibrate-activations: ") << ids.status().message();
-      return signalPassFailure();
-    }
-    if (!rt::isInteger(ids->dtype()) || ids->rank() < 1 || ids->rank() > 2 || ids->dim(-1) < 1 ||
-        ids->numElements() == 0) {
-      func.emitError("accel-calibrate-activations: ")
-          << tokens << ": the tokens must be integers of shape [S] or [N, S], got "
-          << ids->describe();
-      return signalPassFailure();
-    }
     splitGatedMlps(func);
 
     // The linears to watch and their running maxima.
@@ -89,22 +68,8 @@ struct CalibrateActivationsPass : accel::impl::CalibrateActivationsBase<Calibrat
           m[size_t(j)] = std::max(m[size_t(j)], std::fabs(p[t * k + j]));
     };
 
-    const int64_t seqLen = ids->dim(-1), numSeqs = ids->rank() == 2 ? ids->dim(0) : 1;
-    const std::vector<int64_t> all = ids->toInt64s();
-    for (int64_t s = 0; s < numSeqs; ++s) {
-      rt::StatusOr<rt::Tensor> seq = rt::Tensor::allocate(rt::DType::kI64, {seqLen});
-      if (!seq) {
-        func.emitError("accel-calibrate-activations: ") << seq.status().message();
-        return signalPassFailure();
-      }
-      std::copy(all.begin() + s * seqLen, all.begin() + (s + 1) * seqLen, seq->data<int64_t>());
-      llvm::Expected<rt::Tensor> logits = eval::runSequence(func, *seq, /*chunk=*/0, observe);
-      if (!logits) {
-        func.emitError("accel-calibrate-activations: sequence ")
-            << s << " of " << tokens << ": " << llvm::toString(logits.takeError());
-        return signalPassFailure();
-      }
-    }
+    if (failed(runCalibration(func, "accel-calibrate-activations", tokens, observe)))
+      return signalPassFailure();
 
     auto type = [&](size_t n) {
       return RankedTensorType::get({int64_t(n)}, Float32Type::get(&getContext()));

@@ -114,13 +114,18 @@ def QuantizeWeights : Pass<"accel-quantize-weights", "mlir::func::FuncOp"> {
 //===----------------------------------------------------------------------===//
 
 def KVCacheDtype : Pass<"accel-kv-cache-dtype", "mlir::func::FuncOp"> {
-  let summary = "stores the paged KV cache as f8E4M3FN with static per-layer scales";
+  let summary = "stores the paged KV cache as f8E4M3FN with static per-layer or per-head scales";
   let description = [{
     Gives the function's `!transformer.kv_cache` argument `dtype` elements
     and every `transformer.attention` the static scales `k_scale` and
     `v_scale` (stored = value / scale, saturating at ±448; vLLM's default of
-    1.0 when none are calibrated). A cache that is already quantised is an
-    error; one of `dtype` already is left alone.
+    1.0 when none are calibrated). With `tokens` (a .npy of calibration ids,
+    `[S]` or `[N, S]`) the function first runs on the CPU evaluator over
+    them, and every attention gets per-KV-head scales instead:
+    `k_head_scales[h] = max |k[:, h, :]| / 448` (likewise for v), the
+    E4M3 range just covering what the calibration saw (a head that stayed 0
+    gets 1.0). A cache that is already quantised is an error; one of `dtype`
+    already is left alone.
 
     Before:
 
@@ -142,6 +147,8 @@ def KVCacheDtype : Pass<"accel-kv-cache-dtype", "mlir::func::FuncOp"> {
            "the cache element type: f8E4M3FN">,
     Option<"kScale", "k-scale", "double", /*default=*/"1.0", "the K scale of every layer">,
     Option<"vScale", "v-scale", "double", /*default=*/"1.0", "the V scale of every layer">,
+    Option<"tokens", "tokens", "std::string", /*default=*/"\"\"",
+           "calibration token ids (.npy): per-KV-head scales from what they produce">,
   ];
   let dependentDialects = ["accel::transformer::TransformerDialect"];
 }

@@ -1,7 +1,9 @@
 //===- PrecisionUtils.cpp - helpers shared by the precision passes --------===//
 #include "PrecisionUtils.h"
 
+#include "accel/Eval/Stepper.h"
 #include "accel/dialects/Transformer/TransformerOps.h"
+#include "runtime/support/Npy.h"
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
@@ -204,3 +206,45 @@ void precision::splitGatedMlps(func::FuncOp func) {
   }
 }
 
+LogicalResult precision::runCalibration(
+    func::FuncOp func, StringRef pass, StringRef tokensPath,
+    const std::function<void(Operation *, ArrayRef<const rt::Tensor *>)> &observer) {
+  if (tokensPath.empty()) {
+    func.emitError(pass) << ": no calibration tokens (tokens=<file.npy>)";
+    return failure();
+  }
+  if (!eval::isTokenMajor(func)) {
+    func.emitError(pass) << ": @" << func.getSymName()
+                         << " is not token-major (run it after raising)";
+    return failure();
+  }
+  rt::StatusOr<rt::Tensor> ids = rt::readNpy(tokensPath.str());
+  if (!ids) {
+    func.emitError(pass) << ": " << ids.status().message();
+    return failure();
+  }
+  if (!rt::isInteger(ids->dtype()) || ids->rank() < 1 || ids->rank() > 2 || ids->dim(-1) < 1 ||
+      ids->numElements() == 0) {
+    func.emitError(pass) << ": " << tokensPath
+                         << ": the tokens must be integers of shape [S] or [N, S], got "
+                         << ids->describe();
+    return failure();
+  }
+  const int64_t seqLen = ids->dim(-1), numSeqs = ids->rank() == 2 ? ids->dim(0) : 1;
+  const std::vector<int64_t> all = ids->toInt64s();
+  for (int64_t s = 0; s < numSeqs; ++s) {
+    rt::StatusOr<rt::Tensor> seq = rt::Tensor::allocate(rt::DType::kI64, {seqLen});
+    if (!seq) {
+      func.emitError(pass) << ": " << seq.status().message();
+      return failure();
+    }
+    std::copy(all.begin() + s * seqLen, all.begin() + (s + 1) * seqLen, seq->data<int64_t>());
+    llvm::Expected<rt::Tensor> logits = eval::runSequence(func, *seq, /*chunk=*/0, observer);
+    if (!logits) {
+      func.emitError(pass) << ": sequence " << s << " of " << tokensPath << ": "
+                           << llvm::toString(logits.takeError());
+      return failure();
+    }
+  }
+  return success();
+}

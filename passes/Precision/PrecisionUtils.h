@@ -20,7 +20,12 @@
 #include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/StringRef.h"
 
+#include <functional>
 #include <optional>
+
+namespace accel::rt {
+class Tensor;
+} // namespace accel::rt
 
 namespace accel::precision {
 
@@ -72,6 +77,16 @@ void replaceWeight(onnx::ConstantOp c, llvm::ArrayRef<mlir::OpOperand *> uses,
 /// f32 and both weights are constants (so that both GEMMs can be quantised;
 /// a gated MLP with separate gate and up weights is remarked and kept).
 void splitGatedMlps(mlir::func::FuncOp func);
+
+/// Runs the token-major `func` on the CPU evaluator (lib/Eval) over every
+/// sequence of the calibration tokens at `tokensPath` (a .npy of integer
+/// ids, [S] or [N, S]), `observer` seeing every op's inputs. On a missing,
+/// unreadable or malformed file, a function that is not token-major or a
+/// failing op, emits one error on `func` prefixed with `pass` and fails.
+mlir::LogicalResult
+runCalibration(mlir::func::FuncOp func, llvm::StringRef pass, llvm::StringRef tokensPath,
+               const std::function<void(mlir::Operation *,
+                                        llvm::ArrayRef<const accel::rt::Tensor *>)> &observer);
 
 /// The discardable attribute accel-calibrate-activations puts on each f32
 /// transformer.linear: max |x[:, j]| over the calibration tokens, an f32

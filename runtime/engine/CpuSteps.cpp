@@ -54,13 +54,10 @@ StatusOr<tk::PagedAttentionParams> attentionParams(const Attrs &a) {
   ACCEL_RT_ASSIGN_OR_RETURN(int64_t causal, a.i("causal", 1));
   ACCEL_RT_ASSIGN_OR_RETURN(p.slidingWindow, a.i("sliding_window", 0));
   ACCEL_RT_ASSIGN_OR_RETURN(double softcap, a.f("softcap", 0.0));
-  ACCEL_RT_ASSIGN_OR_RETURN(double ks, a.f("k_scale", 1.0));
-  ACCEL_RT_ASSIGN_OR_RETURN(double vs, a.f("v_scale", 1.0));
+  ACCEL_RT_ASSIGN_OR_RETURN(p.kvScales, readKvScales(a));
   p.scale = float(scale);
   p.causal = causal != 0;
   p.softcap = float(softcap);
-  p.kvScales.k = float(ks);
-  p.kvScales.v = float(vs);
   return p;
 }
 

@@ -152,12 +152,9 @@ StatusOr<GpuKernel> prepareGpuQkvRotary(const GpuPrepareContext &ctx, const pb::
     if (layer < 0 || layer >= ctx.numLayers)
       return Status(StatusCode::kDataLoss,
                     "layer " + std::to_string(layer) + " is not in the plan's KV cache");
-    ACCEL_RT_ASSIGN_OR_RETURN(double ks, a.f("k_scale", 1.0));
-    ACCEL_RT_ASSIGN_OR_RETURN(double vs, a.f("v_scale", 1.0));
-    kScale = float(ks);
-    vScale = float(vs);
-    if (!(kScale > 0.0f) || !(vScale > 0.0f))
-      return Status(StatusCode::kDataLoss, "k_scale and v_scale must be positive");
+    ACCEL_RT_ASSIGN_OR_RETURN(cpu::transformer::KVScales kv, layerKvScales(a));
+    kScale = kv.k;
+    vScale = kv.v;
   }
   const RotaryAngles angles(rp, hasTables(step));
   ACCEL_RT_ASSIGN_OR_RETURN(int64_t rot, angles.rotaryDim(d));

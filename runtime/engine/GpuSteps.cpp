@@ -534,6 +534,20 @@ StatusOr<KvKernels> kvKernels(const GpuPrepareContext &ctx, const std::string &b
   return k;
 }
 
+} // namespace
+
+StatusOr<tk::KVScales> layerKvScales(const StepAttrs &a) {
+  ACCEL_RT_ASSIGN_OR_RETURN(tk::KVScales kv, readKvScales(a));
+  if (!kv.kHeads.empty())
+    return Status(StatusCode::kUnimplemented,
+                  "the GPU kernels read an FP8 KV cache with one k and one v scale per layer; "
+                  "this plan has per-KV-head scales (accelc -kv-cache-dtype=fp8 -calibration), "
+                  "which run on the CPU backend for now");
+  return kv;
+}
+
+namespace {
+
 StatusOr<AttentionParams> attentionParams(const GpuPrepareContext &ctx, const Attrs &a) {
   AttentionParams p;
   ACCEL_RT_ASSIGN_OR_RETURN(p.layer, a.i("layer"));
@@ -541,15 +555,12 @@ StatusOr<AttentionParams> attentionParams(const GpuPrepareContext &ctx, const At
   ACCEL_RT_ASSIGN_OR_RETURN(int64_t causal, a.i("causal", 1));
   ACCEL_RT_ASSIGN_OR_RETURN(p.window, a.i("sliding_window", 0));
   ACCEL_RT_ASSIGN_OR_RETURN(double softcap, a.f("softcap", 0.0));
-  ACCEL_RT_ASSIGN_OR_RETURN(double ks, a.f("k_scale", 1.0));
-  ACCEL_RT_ASSIGN_OR_RETURN(double vs, a.f("v_scale", 1.0));
+  ACCEL_RT_ASSIGN_OR_RETURN(tk::KVScales kv, layerKvScales(a));
   p.scale = float(scale);
   p.causal = causal != 0;
   p.softcap = float(softcap);
-  p.kScale = float(ks);
-  p.vScale = float(vs);
-  if (!(p.kScale > 0.0f) || !(p.vScale > 0.0f))
-    return invalid("k_scale and v_scale must be positive");
+  p.kScale = kv.k;
+  p.vScale = kv.v;
   if (p.layer < 0 || p.layer >= ctx.numLayers)
     return invalid("layer " + std::to_string(p.layer) + " is not in the plan's KV cache");
   if (p.window < 0 || p.softcap < 0.0f || p.scale < 0.0f)

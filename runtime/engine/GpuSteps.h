@@ -13,6 +13,7 @@
 #include "runtime/device/CublasLt.h"
 #include "runtime/device/GpuContext.h"
 #include "runtime/engine/GraphBuckets.h"
+#include "runtime/engine/StepAttrs.h"
 #include "runtime/kv/StepMetadata.h"
 #include "runtime/plan/PlanFile.h"
 
@@ -166,6 +167,11 @@ const char *gpuDTypeSuffix(DType dtype);
 /// A few bytes per row come back instead of the row.
 StatusOr<Tensor> greedyTokensOnDevice(gpu::GpuContext &gpu, gpu::CuDevicePtr logits,
                                       DType dtype, int64_t rows, int64_t vocab);
+
+/// An FP8 cache's per-layer k and v scales of a kv_write / attention step
+/// (readKvScales); per-KV-head scales are refused in one sentence (the
+/// *_kv8 kernels take one scale per layer).
+StatusOr<cpu::transformer::KVScales> layerKvScales(const StepAttrs &a);
 
 } // namespace accel::rt::engine
 

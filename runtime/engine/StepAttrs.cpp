@@ -66,6 +66,29 @@ StatusOr<std::vector<int64_t>> StepAttrs::ints(const std::string &name) const {
   return std::vector<int64_t>(a->ints().values().begin(), a->ints().values().end());
 }
 
+StatusOr<cpu::transformer::KVScales> readKvScales(const StepAttrs &a) {
+  cpu::transformer::KVScales s;
+  ACCEL_RT_ASSIGN_OR_RETURN(double k, a.f("k_scale", 1.0));
+  ACCEL_RT_ASSIGN_OR_RETURN(double v, a.f("v_scale", 1.0));
+  s.k = float(k);
+  s.v = float(v);
+  const pb::Attribute *kh = a.get("k_head_scales"), *vh = a.get("v_head_scales");
+  if (!kh && !vh)
+    return s;
+  if (!kh || !vh || kh->value_case() != pb::Attribute::kFloats ||
+      vh->value_case() != pb::Attribute::kFloats)
+    return invalid("attributes 'k_head_scales' and 'v_head_scales' must both be lists of floats");
+  s.kHeads.assign(kh->floats().values().begin(), kh->floats().values().end());
+  s.vHeads.assign(vh->floats().values().begin(), vh->floats().values().end());
+  if (s.kHeads.size() != s.vHeads.size() || s.kHeads.empty())
+    return invalid("attributes 'k_head_scales' and 'v_head_scales' must have one entry per KV "
+                   "head each, got " +
+                   std::to_string(s.kHeads.size()) + " and " + std::to_string(s.vHeads.size()));
+  if (std::string bad = s.check(int64_t(s.kHeads.size())); !bad.empty())
+    return invalid(bad);
+  return s;
+}
+
 StatusOr<DType> StepAttrs::dtype(const std::string &name) const {
   ACCEL_RT_ASSIGN_OR_RETURN(std::string n, s(name));
   if (std::optional<DType> d = dtypeFromName(n))

@@ -11,6 +11,7 @@
 #define ACCEL_RUNTIME_ENGINE_STEPATTRS_H
 
 #include "runtime/cpu/onnx/OnnxKernels.h"
+#include "runtime/cpu/transformer/KVWrite.h"
 #include "runtime/cpu/transformer/Rotary.h"
 #include "runtime/plan/PlanFile.h"
 
@@ -38,6 +39,11 @@ private:
   const plan::PlanFile &plan_;
   std::map<std::string, const accel::plan::Attribute *> map_;
 };
+
+/// An FP8 cache's scales of a kv_write / attention step: `k_scale` and
+/// `v_scale` (default 1), or `k_head_scales` and `v_head_scales` (f32 lists,
+/// one per KV head: both or neither, every entry positive).
+StatusOr<cpu::transformer::KVScales> readKvScales(const StepAttrs &a);
 
 /// A rotary step's style, rotary_dim, theta and `scaling.*` attributes; a
 /// scaling the kernels cannot compute fails here, at load.

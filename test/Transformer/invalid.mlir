@@ -948,9 +948,53 @@ func.func @attention_kv_scale_positive(%q: tensor<?x32x128xbf16>, %k: tensor<?x8
 !cache = !transformer.kv_cache<layers = 32, kv_heads = 8, head_dim = 128, block_size = 16, bf16>
 
 func.func @attention_scales_float_cache(%q: tensor<?x32x128xbf16>, %k: tensor<?x8x128xbf16>, %c: !cache, %b: !transformer.batch) {
-  // expected-error @+1 {{k_scale and v_scale only apply to a quantized kv cache, got 'bf16'}}
+  // expected-error @+1 {{kv scales only apply to a quantized kv cache, got 'bf16'}}
   %0 = transformer.attention %q, %k, %k, %c[0], %b {causal, num_heads = 32, num_kv_heads = 8, head_dim = 128, scale = 0.125, k_scale = 1.0, v_scale = 1.0}
          : tensor<?x32x128xbf16>, tensor<?x8x128xbf16>, !cache
+  return
+}
+
+// -----
+
+!cache = !transformer.kv_cache<layers = 32, kv_heads = 2, head_dim = 128, block_size = 16, f8E4M3FN>
+
+func.func @attention_head_scales_count(%q: tensor<?x4x128xbf16>, %k: tensor<?x2x128xbf16>, %c: !cache, %b: !transformer.batch) {
+  // expected-error @+1 {{v_head_scales has 3 entries for 2 kv heads}}
+  %0 = transformer.attention %q, %k, %k, %c[0], %b {causal, num_heads = 4, num_kv_heads = 2, head_dim = 128, scale = 0.125, k_head_scales = array<f64: 0.5, 0.25>, v_head_scales = array<f64: 0.5, 0.25, 1.0>}
+         : tensor<?x4x128xbf16>, tensor<?x2x128xbf16>, !cache
+  return
+}
+
+// -----
+
+!cache = !transformer.kv_cache<layers = 32, kv_heads = 2, head_dim = 128, block_size = 16, f8E4M3FN>
+
+func.func @attention_head_scales_positive(%q: tensor<?x4x128xbf16>, %k: tensor<?x2x128xbf16>, %c: !cache, %b: !transformer.batch) {
+  // expected-error @+1 {{k_head_scales must be positive and finite, got 0}}
+  %0 = transformer.attention %q, %k, %k, %c[0], %b {causal, num_heads = 4, num_kv_heads = 2, head_dim = 128, scale = 0.125, k_head_scales = array<f64: 0.5, 0.0>, v_head_scales = array<f64: 0.5, 0.25>}
+         : tensor<?x4x128xbf16>, tensor<?x2x128xbf16>, !cache
+  return
+}
+
+// -----
+
+!cache = !transformer.kv_cache<layers = 32, kv_heads = 2, head_dim = 128, block_size = 16, f8E4M3FN>
+
+func.func @attention_head_scales_mixed(%q: tensor<?x4x128xbf16>, %k: tensor<?x2x128xbf16>, %c: !cache, %b: !transformer.batch) {
+  // expected-error @+1 {{per-head kv scales need both k_head_scales and v_head_scales, and no k_scale or v_scale}}
+  %0 = transformer.attention %q, %k, %k, %c[0], %b {causal, num_heads = 4, num_kv_heads = 2, head_dim = 128, scale = 0.125, k_head_scales = array<f64: 0.5, 0.25>, v_scale = 1.0}
+         : tensor<?x4x128xbf16>, tensor<?x2x128xbf16>, !cache
+  return
+}
+
+// -----
+
+!cache = !transformer.kv_cache<layers = 32, kv_heads = 2, head_dim = 128, block_size = 16, bf16>
+
+func.func @attention_head_scales_float_cache(%q: tensor<?x4x128xbf16>, %k: tensor<?x2x128xbf16>, %c: !cache, %b: !transformer.batch) {
+  // expected-error @+1 {{kv scales only apply to a quantized kv cache, got 'bf16'}}
+  %0 = transformer.attention %q, %k, %k, %c[0], %b {causal, num_heads = 4, num_kv_heads = 2, head_dim = 128, scale = 0.125, k_head_scales = array<f64: 0.5, 0.25>, v_head_scales = array<f64: 0.5, 0.25>}
+         : tensor<?x4x128xbf16>, tensor<?x2x128xbf16>, !cache
   return
 }
 

@@ -12,6 +12,7 @@
 #include "TransformerTestUtil.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <limits>
 
@@ -292,6 +293,117 @@ TEST(PagedAttention, Fp8CacheWithScales) {
   TT_ASSIGN(Tensor out, pagedAttention(f32({len, g.heads, g.headDim}, q), *pool,
                                        md.queryStartLoc, md.seqLens, md.blockTables, p));
   EXPECT_TRUE(allClose(out, want, {len, g.heads, g.headDim}, 2e-6));
+}
+
+// Per-KV-head scales (accelc -kv-cache-dtype=fp8 -calibration): KV head 0
+// holds values near 1000 (past E4M3's 448 at a scale of 1) and head 1 near
+// 0.001 (below its normal range); each head's scale maps its own max |x|
+// to 448. The kernels dequantise each head with its own scale (exactly the
+// reference below), and the result stays close to f32 attention on the
+// unquantised K and V, where one scale of 1.0 for the layer does not.
+TEST(PagedAttention, Fp8CacheWithPerHeadScales) {
+  Geometry g; // 4 query heads over 2 KV heads
+  g.cacheType = DType::kF8E4M3FN;
+  KVCacheConfig c;
+  c.numKvHeads = g.kvHeads;
+  c.headDim = g.headDim;
+  c.blockSize = g.blockSize;
+  c.numBlocks = 8;
+  c.dtype = g.cacheType;
+  const int64_t len = 11, D = g.headDim, KVH = g.kvHeads, H = g.heads;
+  const float mag[2] = {1000.0f, 1e-3f};
+  std::vector<float> k = randomFloats(size_t(len * KVH * D), 40),
+                     v = randomFloats(size_t(len * KVH * D), 41),
+                     q = randomFloats(size_t(len * H * D), 42);
+  std::vector<float> absK(2, 0.0f), absV(2, 0.0f);
+  for (int64_t t = 0; t < len; ++t)
+    for (int64_t h = 0; h < KVH; ++h)
+      for (int64_t d = 0; d < D; ++d) {
+        const size_t i = size_t((t * KVH + h) * D + d);
+        k[i] *= mag[h];
+        v[i] *= mag[h];
+        absK[size_t(h)] = std::max(absK[size_t(h)], std::fabs(k[i]));
+        absV[size_t(h)] = std::max(absV[size_t(h)], std::fabs(v[i]));
+      }
+  for (int64_t t = 0; t < len; ++t) // scores of order 1 in both groups
+    for (int64_t h = 0; h < H; ++h)
+      for (int64_t d = 0; d < D; ++d)
+        q[size_t((t * H + h) * D + d)] /= mag[h / (H / KVH)];
+  KVScales perHead;
+  perHead.kHeads = {absK[0] / 448.0f, absK[1] / 448.0f};
+  perHead.vHeads = {absV[0] / 448.0f, absV[1] / 448.0f};
+  const RefParams rp{1.0 / std::sqrt(double(D))};
+
+  auto run = [&](const KVScales &scales) -> std::vector<float> {
+    auto pool = std::move(BlockPool::create(c).value());
+    SequenceKV seq;
+    std::vector<int32_t> slots;
+    EXPECT_TRUE(seq.appendSlots(*pool, len, &slots).isOk());
+    Status w = kvWrite(*pool, 0, f32({len, KVH, D}, k), f32({len, KVH, D}, v),
+                       i32({len}, slots), scales);
+    EXPECT_TRUE(w.isOk()) << w.message();
+    StatusOr<StepMetadata> md = describeStep(*pool, {{&seq, len}});
+    EXPECT_TRUE(md.isOk());
+    PagedAttentionParams p;
+    p.kvScales = scales;
+    StatusOr<Tensor> out = pagedAttention(f32({len, H, D}, q), *pool, md->queryStartLoc,
+                                          md->seqLens, md->blockTables, p);
+    EXPECT_TRUE(out.isOk()) << out.status().message();
+    return out.isOk() ? out->toFloats() : std::vector<float>();
+  };
+  // Largest error in the heads of KV head `kh`, relative to their largest output.
+  auto relError = [&](const std::vector<float> &got, const std::vector<float> &want, int kh) {
+    double err = 0, top = 0;
+    for (int64_t t = 0; t < len; ++t)
+      for (int64_t h = kh * (H / KVH); h < (kh + 1) * (H / KVH); ++h)
+        for (int64_t d = 0; d < D; ++d) {
+          const size_t i = size_t((t * H + h) * D + d);
+          err = std::max(err, double(std::fabs(got[i] - want[i])));
+          top = std::max(top, double(std::fabs(want[i])));
+        }
+    return err / top;
+  };
+
+  // Exactly attention over each head's dequantised values.
+  std::vector<float> kq = k, vq = v;
+  for (int64_t t = 0; t < len; ++t)
+    for (int64_t h = 0; h < KVH; ++h)
+      for (int64_t d = 0; d < D; ++d) {
+        const size_t i = size_t((t * KVH + h) * D + d);
+        kq[i] = f8E4M3FNToF32(f32ToF8E4M3FN(k[i] / perHead.kHeads[size_t(h)])) *
+                perHead.kHeads[size_t(h)];
+        vq[i] = f8E4M3FNToF32(f32ToF8E4M3FN(v[i] / perHead.vHeads[size_t(h)])) *
+                perHead.vHeads[size_t(h)];
+      }
+  std::vector<float> got = run(perHead);
+  ASSERT_EQ(got.size(), size_t(len * H * D));
+  std::vector<float> exact = denseAttention(q, kq, vq, len, len, g, rp);
+  for (int kh = 0; kh < 2; ++kh)
+    EXPECT_LT(relError(got, exact, kh), 1e-5) << "KV head " << kh;
+  // Close to f32 attention in both heads; one scale of 1.0 is not.
+  std::vector<float> truth = denseAttention(q, k, v, len, len, g, rp);
+  std::vector<float> perLayer = run(KVScales{});
+  for (int kh = 0; kh < 2; ++kh) {
+    EXPECT_LT(relError(got, truth, kh), 0.1) << "KV head " << kh;
+    EXPECT_GT(relError(perLayer, truth, kh), 0.3) << "KV head " << kh;
+  }
+  // Malformed per-head scales are refused, naming what is wrong.
+  KVScales wrong = perHead;
+  wrong.vHeads.pop_back();
+  auto pool = std::move(BlockPool::create(c).value());
+  Status bad = kvWrite(*pool, 0, f32({1, KVH, D}, std::vector<float>(size_t(KVH * D), 1.0f)),
+                       f32({1, KVH, D}, std::vector<float>(size_t(KVH * D), 1.0f)),
+                       i32({1}, {0}), wrong);
+  EXPECT_NE(bad.message().find("the per-head v scales have 1 entries for 2 KV heads"),
+            std::string::npos)
+      << bad.message();
+  wrong = perHead;
+  wrong.kHeads[1] = 0.0f;
+  bad = kvWrite(*pool, 0, f32({1, KVH, D}, std::vector<float>(size_t(KVH * D), 1.0f)),
+                f32({1, KVH, D}, std::vector<float>(size_t(KVH * D), 1.0f)), i32({1}, {0}),
+                wrong);
+  EXPECT_NE(bad.message().find("positive k and v scales (KV head 1)"), std::string::npos)
+      << bad.message();
 }
 
 TEST(PagedAttention, PrefillThenDecodeEqualsDenseCausal) {

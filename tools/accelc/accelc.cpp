@@ -103,8 +103,9 @@ cl::opt<std::string>
               cl::init("f32"));
 cl::opt<std::string> calibration(
     cl::cat(accelcCategory), "calibration",
-    cl::desc("-precision=w8a8: token ids (.npy, [S] or [N, S]) the f32 model runs on to "
-             "calibrate each linear's activation range"),
+    cl::desc("token ids (.npy, [S] or [N, S]) the model runs on to calibrate: each linear's "
+             "activation range (-precision=w8a8) and per-KV-head cache scales "
+             "(-kv-cache-dtype=fp8)"),
     cl::value_desc("tokens.npy"));
 cl::opt<double> smoothQuantAlpha(
     cl::cat(accelcCategory), "smoothquant-alpha",

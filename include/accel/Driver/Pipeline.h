@@ -55,10 +55,12 @@ mlir::LogicalResult buildPrecisionPipeline(mlir::OpPassManager &pm, const std::s
 std::string checkPrecisionOptions(const std::string &mode, const PrecisionOptions &options);
 
 /// `accelc -kv-cache-dtype=<dtype>`: `auto` (the model's) adds nothing;
-/// `fp8` stores the paged KV cache as f8E4M3FN with per-layer scales of 1.0
-/// (accel-kv-cache-dtype). Anything else is an error naming the choices.
+/// `fp8` stores the paged KV cache as f8E4M3FN (accel-kv-cache-dtype) with
+/// per-layer scales of 1.0, or, given `calibration` tokens (.npy), per-KV-head
+/// scales calibrated on them. Anything else is an error naming the choices.
 mlir::LogicalResult buildKVCacheDtypePipeline(mlir::OpPassManager &pm, const std::string &dtype,
-                                              std::string &error);
+                                              std::string &error,
+                                              const std::string &calibration = "");
 
 /// "" when `mode` is a -precision mode accelc knows, else one sentence.
 std::string checkPrecisionMode(const std::string &mode);

@@ -27,8 +27,9 @@ Status kvWrite(kv::BlockPool &pool, int64_t layer, const Tensor &k,
     return opError(op, "k " + k.describe() + " and v " + v.describe() +
                            " differ in token count");
   const bool fp8 = pool.dtype() == DType::kF8E4M3FN || pool.dtype() == DType::kF8E5M2;
-  if (fp8 && (!(scales.k > 0.0f) || !(scales.v > 0.0f)))
-    return opError(op, "an FP8 KV pool needs positive k and v scales");
+  if (fp8)
+    if (std::string bad = scales.check(pool.numKvHeads()); !bad.empty())
+      return opError(op, bad);
   std::vector<int64_t> slots;
   ACCEL_RT_ASSIGN_OR_RETURN(slots, readIndices(op, "slot_mapping", slotMapping));
   if (int64_t(slots.size()) != k.dim(0))
@@ -40,24 +41,41 @@ Status kvWrite(kv::BlockPool &pool, int64_t layer, const Tensor &k,
                              std::to_string(slots[t]) + ", past the " +
                              std::to_string(pool.numSlots()) + " slots of the KV pool");
   const int64_t row = pool.config().rowElements();
+  const int64_t kvHeads = pool.numKvHeads(), d = pool.headDim();
+  const size_t headBytes = size_t(d) * dtypeSize(pool.dtype());
   std::vector<float> buf(static_cast<size_t>(row));
   // By position, not by address: k and v may be the same tensor (MQA-style
   // graphs that share one projection).
   for (int which = 0; which < 2; ++which) {
     const bool isK = which == 0;
     const Tensor *t = isK ? &k : &v;
-    const float scale = fp8 ? (isK ? scales.k : scales.v) : 1.0f;
     const char *src = static_cast<const char *>(t->rawData());
     const size_t srcRow = size_t(row) * dtypeSize(t->dtype());
     for (size_t i = 0; i < slots.size(); ++i) {
       if (slots[i] < 0)
         continue;
-      void *dst = isK ? pool.keyRow(layer, slots[i]) : pool.valueRow(layer, slots[i]);
+      char *dst = static_cast<char *>(isK ? pool.keyRow(layer, slots[i])
+                                          : pool.valueRow(layer, slots[i]));
       loadRow(t->dtype(), src + i * srcRow, row, buf.data());
-      storeRow(pool.dtype(), buf.data(), row, dst, scale);
+      for (int64_t h = 0; h < kvHeads; ++h) { // one scale per head (or one for all)
+        const float scale = fp8 ? (isK ? scales.kFor(h) : scales.vFor(h)) : 1.0f;
+        storeRow(pool.dtype(), buf.data() + h * d, d, dst + size_t(h) * headBytes, scale);
+      }
     }
   }
   return Status::ok();
+}
+
+std::string KVScales::check(int64_t kvHeads) const {
+  for (const std::vector<float> *list : {&kHeads, &vHeads})
+    if (!list->empty() && int64_t(list->size()) != kvHeads)
+      return std::string("the per-head ") + (list == &kHeads ? "k" : "v") + " scales have " +
+             std::to_string(list->size()) + " entries for " + std::to_string(kvHeads) +
+             " KV heads";
+  for (int64_t h = 0; h < kvHeads; ++h)
+    if (!(kFor(h) > 0.0f) || !(vFor(h) > 0.0f))
+      return "an FP8 KV pool needs positive k and v scales (KV head " + std::to_string(h) + ")";
+  return "";
 }
 
 } // namespace accel::rt::cpu::transformer

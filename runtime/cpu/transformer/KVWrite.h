@@ -8,13 +8,24 @@
 
 #include "runtime/kv/BlockPool.h"
 
+#include <string>
+#include <vector>
+
 namespace accel::rt::cpu::transformer {
 
-/// Per-layer dequantisation scales of an FP8 cache: stored = value / scale.
-/// Float caches ignore them.
+/// Dequantisation scales of an FP8 cache, per layer or per KV head: stored
+/// = value / scale. Float caches ignore them.
 struct KVScales {
   float k = 1.0f;
   float v = 1.0f;
+  /// Per KV head (calibrated, accelc -kv-cache-dtype=fp8 -calibration):
+  /// when set, one entry per KV head of the pool, used instead of k / v.
+  std::vector<float> kHeads, vHeads;
+  float kFor(int64_t head) const { return kHeads.empty() ? k : kHeads[size_t(head)]; }
+  float vFor(int64_t head) const { return vHeads.empty() ? v : vHeads[size_t(head)]; }
+  /// Empty when every scale is positive and the per-head lists (if any)
+  /// have `kvHeads` entries each; else what is wrong, in one sentence.
+  std::string check(int64_t kvHeads) const;
 };
 
 /// Stores row t of `k` and `v` ([tokens, kv_heads, head_dim], f32/f16/bf16)

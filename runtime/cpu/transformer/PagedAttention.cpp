@@ -65,7 +65,9 @@ StatusOr<Tensor> pagedAttention(const Tensor &q, const kv::BlockPool &pool,
   if (p.softcap < 0.0f || p.scale < 0.0f)
     return opError(op, "scale and softcap must not be negative");
   const bool fp8 = pool.dtype() == DType::kF8E4M3FN || pool.dtype() == DType::kF8E5M2;
-  const float kScale = fp8 ? p.kvScales.k : 1.0f, vScale = fp8 ? p.kvScales.v : 1.0f;
+  if (fp8)
+    if (std::string bad = p.kvScales.check(kvHeads); !bad.empty())
+      return opError(op, bad);
 
   // Step metadata.
   std::vector<int64_t> qsl, lens, table;
@@ -144,8 +146,8 @@ StatusOr<Tensor> pagedAttention(const Tensor &q, const kv::BlockPool &pool,
         const int64_t slot = table[size_t(w.seq * width + pos / bs)] * bs + pos % bs;
         const char *kr = static_cast<const char *>(pool.keyRow(p.layer, slot)) + w.kvHead * d * elem;
         const char *vr = static_cast<const char *>(pool.valueRow(p.layer, slot)) + w.kvHead * d * elem;
-        loadRow(pool.dtype(), kr, d, keys.data() + j * d, kScale);
-        loadRow(pool.dtype(), vr, d, vals.data() + j * d, vScale);
+        loadRow(pool.dtype(), kr, d, keys.data() + j * d, fp8 ? p.kvScales.kFor(w.kvHead) : 1.0f);
+        loadRow(pool.dtype(), vr, d, vals.data() + j * d, fp8 ? p.kvScales.vFor(w.kvHead) : 1.0f);
       }
       for (int64_t t = w.qBegin; t < w.qEnd; ++t) {
         const int64_t pos = firstPos + (t - w.qBegin);
