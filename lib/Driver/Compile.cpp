@@ -227,12 +227,14 @@ llvm::Error accel::compileToPlan(const CompileOptions &options) {
   precisionOptions.smoothQuant = options.smoothQuant;
   if (std::string bad = checkPrecisionOptions(options.precision, precisionOptions); !bad.empty())
     return compileError(CompileErrorKind::InvalidArgument, bad);
-  if (options.precision == "w8a8" && options.tpSize > 1)
+  const bool w8a8 = options.precision == "w8a8" || options.precision == "w8a8-fp8";
+  if (w8a8 && options.tpSize > 1)
     return compileError(CompileErrorKind::Unimplemented,
-                        "-precision=w8a8 plans cannot be partitioned for tensor parallelism yet "
-                        "(-tp=" + std::to_string(options.tpSize) + "); compile it with -tp=1");
+                        "-precision=" + options.precision +
+                            " plans cannot be partitioned for tensor parallelism yet (-tp=" +
+                            std::to_string(options.tpSize) + "); compile it with -tp=1");
   const bool kvCalibrated = options.kvCacheDtype == "fp8" && !options.calibrationPath.empty();
-  if ((options.precision == "w8a8" || kvCalibrated) &&
+  if ((w8a8 || kvCalibrated) &&
       !llvm::sys::fs::exists(options.calibrationPath))
     return compileError(CompileErrorKind::NotFound,
                         "cannot read the calibration tokens '" + options.calibrationPath + "'");

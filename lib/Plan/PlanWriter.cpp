@@ -452,13 +452,15 @@ llvm::Error attentionOp(ScheduleBuilder &b, tf::AttentionOp op) {
 }
 
 /// A transformer.quantize that a W8A8 linear's gemm step does itself: f32
-/// to i8, per-tensor f32 scale, no zero point, read only by linears with
-/// that input scale.
+/// to i8 or f8E4M3FN, per-tensor f32 scale, no zero point, read only by
+/// linears with that input scale.
 bool w8a8Quantize(tf::QuantizeOp q) {
   auto in = cast<ShapedType>(q.getInput().getType());
   auto out = cast<ShapedType>(q.getResult().getType());
   auto scale = cast<ShapedType>(q.getScale().getType());
-  if (!in.getElementType().isF32() || !out.getElementType().isInteger(8) || q.getZeroPoint() ||
+  const Type qt = out.getElementType();
+  if (!in.getElementType().isF32() || !(qt.isInteger(8) || isa<Float8E4M3FNType>(qt)) ||
+      q.getZeroPoint() ||
       scale.getRank() != 0 || !scale.getElementType().isF32())
     return false;
   return llvm::all_of(q.getResult().getUses(), [&](OpOperand &u) {
@@ -530,8 +532,9 @@ llvm::Error transformerOp(ScheduleBuilder &b, Operation *o) {
       auto q = x.getDefiningOp<tf::QuantizeOp>();
       if (!q || !w8a8Quantize(q) || q.getScale() != xs)
         return error(describeOp(o) + ": a linear with quantised activations is written to a plan "
-                                     "only when its i8 x is a per-tensor transformer.quantize of "
-                                     "an f32 tensor by the linear's input_scale");
+                                     "only when its i8 or f8E4M3FN x is a per-tensor "
+                                     "transformer.quantize of an f32 tensor by the linear's "
+                                     "input_scale");
       x = q.getInput();
     }
     pb::Step &st = b.step("gemm", "linear", o);

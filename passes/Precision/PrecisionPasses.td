@@ -242,13 +242,14 @@ def SmoothQuant : Pass<"accel-smooth-quant", "mlir::func::FuncOp"> {
 //===----------------------------------------------------------------------===//
 
 def QuantizeActivations : Pass<"accel-quantize-activations", "mlir::func::FuncOp"> {
-  let summary = "static per-tensor i8 activations for i8-weight linears (W8A8)";
+  let summary = "static per-tensor i8 or f8E4M3FN activations for quantised linears (W8A8)";
   let description = [{
-    Every `transformer.linear` with an f32 x, an i8 weight (after
+    Every `transformer.linear` with an f32 x, a weight of `dtype` (after
     accel-quantize-weights) and `accel.calib_absmax` gets a static
-    per-tensor input scale `scale = max_j absmax_j / 127` (1 when that is
-    0): x is quantised by `transformer.quantize` (round to nearest even,
-    saturating) and the linear reads the i8 x with `input_scale`. An
+    per-tensor input scale `scale = max_j absmax_j / 127` for i8, `/ 448`
+    for f8E4M3FN (1 when that is 0): x is quantised by
+    `transformer.quantize` (round to nearest even, saturating) and the
+    linear reads the quantised x with `input_scale`. An
     activation epilogue moves into a `transformer.activation` after the
     linear (a W8A8 linear takes none). The attribute is dropped from
     every op, quantised or not.
@@ -274,6 +275,10 @@ def QuantizeActivations : Pass<"accel-quantize-activations", "mlir::func::FuncOp
     operand is the input scale; docs/plan-format.md), and the CPU runtime
     quantises x inside the GEMM.
   }];
+  let options = [
+    Option<"dtype", "dtype", "std::string", /*default=*/"\"i8\"",
+           "the activation (and weight) type: i8 or f8E4M3FN">,
+  ];
   let dependentDialects = ["accel::transformer::TransformerDialect",
                            "accel::onnx::OnnxDialect"];
 }

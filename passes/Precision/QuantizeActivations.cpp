@@ -1,9 +1,9 @@
 //===- QuantizeActivations.cpp - static per-tensor i8 activations (W8A8) --===//
 //
-// `accelc -precision=w8a8`, the last step: each i8-weight linear with
-// calibration statistics (accel.calib_absmax, after accel-smooth-quant)
-// reads an i8 x quantised with the static per-tensor scale
-// `max_j absmax_j / 127`:
+// `accelc -precision=w8a8` (and w8a8-fp8), the last step: each i8-weight
+// (f8E4M3FN-weight) linear with calibration statistics (accel.calib_absmax,
+// after accel-smooth-quant) reads an i8 (f8E4M3FN) x quantised with the
+// static per-tensor scale `max_j absmax_j / 127` (`/ 448`):
 //
 //   %xq = transformer.quantize %x, %s
 //   %y  = transformer.linear %xq, %q weight_scale(%ws) input_scale(%s) ...
@@ -44,25 +44,38 @@ struct QuantizeActivationsPass : accel::impl::QuantizeActivationsBase<QuantizeAc
         linears.push_back(l);
     });
     MLIRContext *ctx = &getContext();
-    Type f32 = Float32Type::get(ctx), i8 = IntegerType::get(ctx, 8);
+    Type f32 = Float32Type::get(ctx);
+    Type q8;
+    double qmax = 0;
+    if (dtype == "i8") {
+      q8 = IntegerType::get(ctx, 8);
+      qmax = 127.0;
+    } else if (dtype == "f8E4M3FN") {
+      q8 = Float8E4M3FNType::get(ctx);
+      qmax = 448.0;
+    } else {
+      func.emitError() << "accel-quantize-activations: dtype must be i8 or f8E4M3FN, not '"
+                       << dtype << "'";
+      return signalPassFailure();
+    }
     for (tf::LinearOp l : linears) {
       auto stats = dyn_cast<DenseElementsAttr>(l->getAttr(kCalibAbsMaxAttr));
       l->removeAttr(kCalibAbsMaxAttr);
       auto xType = cast<RankedTensorType>(l.getX().getType());
       if (!stats || !xType.getElementType().isF32() ||
-          !l.getWeight().getType().getElementType().isInteger(8) || !l.getWeightScale() ||
+          l.getWeight().getType().getElementType() != q8 || !l.getWeightScale() ||
           l.getWeightZeroPoint() || l.getGroupSize())
         continue;
       float amax = 0.0f;
       for (float a : stats.getValues<float>())
         amax = std::max(amax, std::fabs(a));
-      const float scale = amax > 0.0f && std::isfinite(amax) ? amax / 127.0f : 1.0f;
+      const float scale = amax > 0.0f && std::isfinite(amax) ? float(amax / qmax) : 1.0f;
 
       OpBuilder b(l);
       Location loc = l.getLoc();
       auto scaleType = RankedTensorType::get({}, f32);
       Value s = createConstant(l, loc, DenseElementsAttr::get(scaleType, ArrayRef<float>(scale)));
-      auto qType = RankedTensorType::get(xType.getShape(), i8);
+      auto qType = RankedTensorType::get(xType.getShape(), q8);
       Value xq = tf::QuantizeOp::create(b, loc, qType, l.getX(), s, Value(), nullptr, nullptr);
       auto ql = tf::LinearOp::create(b, loc, l.getType(), xq, l.getWeight(), l.getBias(),
                                      l.getWeightScale(), Value(), s, l.getGranularityAttr(),

@@ -179,8 +179,9 @@ GpuExecutor::create(std::shared_ptr<const plan::PlanFile> plan, const GpuExecuto
       continue;
     if (step.inputs_size() > 5 && step.inputs(5) >= 0)
       return Status(StatusCode::kUnimplemented,
-                    plan->path() + ": the plan quantises activations (-precision=w8a8), which "
-                                   "the GPU backend does not run yet; run it with -target=cpu");
+                    plan->path() + ": the plan quantises activations (-precision=w8a8 or w8a8-fp8), "
+                                   "which the GPU backend does not run yet; run it with "
+                                   "-target=cpu");
     const std::string &wt = plan->schedule().values(step.inputs(1)).dtype();
     bool grouped = false;
     for (const pb::Attribute &a : step.attributes())

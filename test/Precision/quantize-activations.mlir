@@ -52,3 +52,29 @@ func.func @untouched(%x: tensor<?x2xf32>) -> (tensor<?x4xf32>, tensor<?x4xf32>) 
   %z = transformer.linear %x, %q weight_scale(%ws) granularity = per_channel : (tensor<?x2xf32>, tensor<4x2xi8>, tensor<4xf32>) -> tensor<?x4xf32>
   return %y, %z : tensor<?x4xf32>, tensor<?x4xf32>
 }
+
+// -----
+
+// RUN: accel-opt %s -split-input-file -pass-pipeline='builtin.module(func.func(accel-quantize-activations{dtype=f8E4M3FN}))' | FileCheck %s --check-prefix=FP8
+// RUN: not accel-opt %s -split-input-file -pass-pipeline='builtin.module(func.func(accel-quantize-activations{dtype=i4}))' 2>&1 | FileCheck %s --check-prefix=BADTYPE
+// BADTYPE: accel-quantize-activations: dtype must be i8 or f8E4M3FN, not 'i4'
+//
+// -precision=w8a8-fp8: an f8E4M3FN-weight linear reads x quantised to e4m3
+// with the scale max|x| / 448 (4.48 / 448 = 0.01); with dtype=f8E4M3FN the
+// i8-weight linears above are left alone (and lose their statistics).
+// FP8-LABEL: func @static_per_tensor
+// FP8-NOT: transformer.quantize
+// FP8-LABEL: func @fp8_static_per_tensor
+// FP8: %[[S:.+]] = onnx.Constant {value = dense<0.00999999977> : tensor<f32>}
+// FP8: %[[XQ:.+]] = transformer.quantize %arg0, %[[S]] : (tensor<?x2xf32>, tensor<f32>) -> tensor<?x2xf8E4M3FN>
+// FP8: transformer.linear %[[XQ]], %{{.+}} weight_scale(%{{.+}}) input_scale(%[[S]]) granularity = per_channel : (tensor<?x2xf8E4M3FN>, tensor<3x2xf8E4M3FN>, tensor<3xf32>, tensor<f32>) -> tensor<?x3xf32>
+// FP8-NOT: accel.calib_absmax
+// The i8 pass leaves the e4m3-weight linear alone.
+// CHECK-LABEL: func @fp8_static_per_tensor
+// CHECK-NOT: transformer.quantize
+func.func @fp8_static_per_tensor(%x: tensor<?x2xf32>) -> tensor<?x3xf32> {
+  %q = onnx.Constant {value = dense<[[1.0, 2.0], [4.0, -8.0], [0.5, 448.0]]> : tensor<3x2xf8E4M3FN>} : () -> tensor<3x2xf8E4M3FN>
+  %ws = onnx.Constant {value = dense<[0.1, 0.2, 0.3]> : tensor<3xf32>} : () -> tensor<3xf32>
+  %y = transformer.linear %x, %q weight_scale(%ws) granularity = per_channel {accel.calib_absmax = dense<[4.48, -1.0]> : tensor<2xf32>} : (tensor<?x2xf32>, tensor<3x2xf8E4M3FN>, tensor<3xf32>) -> tensor<?x3xf32>
+  return %y : tensor<?x3xf32>
+}

@@ -233,10 +233,50 @@ TEST(QuantLinear, W8A8RefusesWhatItCannotRun) {
   StatusOr<Tensor> zero = w8a8Linear(x, q, f32({2}, {1, 1}), f32({}, {0.0f}), nullptr,
                                      DType::kF32);
   ASSERT_FALSE(zero.isOk());
-  StatusOr<Tensor> fp8 = w8a8Linear(x, randomF32({2, 4}, 16).astype(DType::kF8E4M3FN),
-                                    f32({2}, {1, 1}), f32({}, {1.0f}), nullptr, DType::kF32);
-  ASSERT_FALSE(fp8.isOk());
-  EXPECT_EQ(fp8.status().code(), StatusCode::kUnimplemented);
+  StatusOr<Tensor> e5m2 = w8a8Linear(x, randomF32({2, 4}, 16).astype(DType::kF8E5M2),
+                                     f32({2}, {1, 1}), f32({}, {1.0f}), nullptr, DType::kF32);
+  ASSERT_FALSE(e5m2.isOk());
+  EXPECT_EQ(e5m2.status().code(), StatusCode::kUnimplemented);
+  EXPECT_NE(e5m2.status().message().find("i8 x i8 and f8E4M3FN x f8E4M3FN only"),
+            std::string::npos)
+      << e5m2.status().message();
+}
+
+// W8A8 with e4m3 (-precision=w8a8-fp8): x quantised per tensor to e4m3
+// inside the kernel (saturating at 448), e4m3 weights with per-channel
+// scales, f32 sums. The reference dequantises both operands through
+// DType.h's e4m3 conversions and multiplies in double.
+TEST(QuantLinear, W8A8Fp8MatchesDoubleReferenceOfDequantisedOperands) {
+  Tensor x = randomF32({kT, kIn}, 21, -3.0f, 3.0f);
+  const float xs = 2.0f / 448.0f; // |x| past 2 saturates
+  std::vector<float> wf = randomFloats(size_t(kOut * kIn), 22, -400.0f, 400.0f);
+  Tensor q = f32({kOut, kIn}, wf).astype(DType::kF8E4M3FN);
+  std::vector<float> ws = randomFloats(size_t(kOut), 23, 0.001f, 0.01f);
+  std::vector<float> b = randomFloats(size_t(kOut), 24);
+  std::vector<float> xd = x.toFloats(), qd = q.toFloats(), w(qd.size());
+  int saturated = 0;
+  for (float &v : xd) {
+    saturated += std::fabs(v / xs) > 448.0f;
+    v = f8E4M3FNToF32(f32ToF8E4M3FN(v / xs)) * xs;
+  }
+  ASSERT_GT(saturated, 0);
+  for (int64_t o = 0; o < kOut; ++o)
+    for (int64_t i = 0; i < kIn; ++i)
+      w[size_t(o * kIn + i)] = qd[size_t(o * kIn + i)] * ws[size_t(o)];
+  Tensor bias = f32({kOut}, b);
+  StatusOr<Tensor> y = w8a8Linear(x, q, f32({kOut}, ws), f32({}, {xs}), &bias, DType::kF32);
+  ASSERT_TRUE(y.isOk()) << y.status().message();
+  EXPECT_TRUE(allClose(*y, ref(xd, w, &b, kT, kIn, kOut), {kT, kOut}, 1e-5));
+}
+
+// Exact small case: 1000 saturates to 448 and 0.3 rounds to 0.3125 (the
+// nearer of e4m3's 0.28125 and 0.3125); weights 1 and 2, scale 0.5.
+TEST(QuantLinear, W8A8Fp8SaturatesAndRounds) {
+  Tensor x = f32({1, 2}, {1000.0f, 0.3f});
+  Tensor q = f32({1, 2}, {1.0f, 2.0f}).astype(DType::kF8E4M3FN);
+  StatusOr<Tensor> y = w8a8Linear(x, q, f32({}, {0.5f}), f32({}, {1.0f}), nullptr, DType::kF32);
+  ASSERT_TRUE(y.isOk()) << y.status().message();
+  EXPECT_EQ(y->toFloats()[0], (448.0f + 2.0f * 0.3125f) * 0.5f);
 }
 
 } // namespace

@@ -99,12 +99,12 @@ cl::opt<std::string>
 cl::opt<std::string>
     precision(cl::cat(accelcCategory), "precision",
               cl::desc("Plans: the precision weights are stored and computed in: f32 (default), "
-                       "bf16, fp16, int8-weight, fp8, w8a8 (docs/precision.md)"),
+                       "bf16, fp16, int8-weight, fp8, w8a8, w8a8-fp8 (docs/precision.md)"),
               cl::init("f32"));
 cl::opt<std::string> calibration(
     cl::cat(accelcCategory), "calibration",
     cl::desc("token ids (.npy, [S] or [N, S]) the model runs on to calibrate: each linear's "
-             "activation range (-precision=w8a8) and per-KV-head cache scales "
+             "activation range (-precision=w8a8, w8a8-fp8) and per-KV-head cache scales "
              "(-kv-cache-dtype=fp8)"),
     cl::value_desc("tokens.npy"));
 cl::opt<double> smoothQuantAlpha(

@@ -174,9 +174,11 @@ StatusOr<Tensor> w8a8Linear(const Tensor &x, const Tensor &weight, const Tensor 
   ACCEL_RT_RETURN_IF_ERROR(requireActivation(op, "x", x));
   ACCEL_RT_RETURN_IF_ERROR(requireRank(op, "x", x, 2));
   ACCEL_RT_RETURN_IF_ERROR(requireRank(op, "weight", weight, 2));
-  if (weight.dtype() != DType::kI8)
+  const bool fp8 = weight.dtype() == DType::kF8E4M3FN;
+  if (weight.dtype() != DType::kI8 && !fp8)
     return opUnimplemented(op, "quantised activations (input_scale) with weight " +
-                                   weight.describe() + ": the CPU backend runs i8 x i8 only");
+                                   weight.describe() +
+                                   ": the CPU backend runs i8 x i8 and f8E4M3FN x f8E4M3FN only");
   const int64_t t = x.dim(0), in = x.dim(1), out = weight.dim(0);
   if (weight.dim(1) != in)
     return opError(op, "weight " + weight.describe() + " must be [out, " + std::to_string(in) +
@@ -194,11 +196,39 @@ StatusOr<Tensor> w8a8Linear(const Tensor &x, const Tensor &weight, const Tensor 
   if (t == 0 || out == 0)
     return fromF32(op, std::move(y), outType);
 
+  const float *xp = xf.data<float>();
+  const float inv = 1.0f / xs;
+  const float *ws = sf.data<float>();
+  const float *b = bias ? bf.data<float>() : nullptr;
+  float *ys = y.data<float>();
+  if (fp8) {
+    // x → e4m3 and back (the values an FP8 GEMM multiplies), each row once;
+    // each weight row decoded once; f32 sums in a fixed order per output.
+    std::vector<float> xq(size_t(t * in));
+    for (int64_t i = 0; i < t * in; ++i)
+      xq[size_t(i)] = f8E4M3FNToF32(f32ToF8E4M3FN(xp[i] / xs));
+    const uint8_t *w = static_cast<const uint8_t *>(weight.rawData());
+    parallelFor(out, 16, [&](int64_t o0, int64_t o1) {
+      std::vector<float> wr(static_cast<size_t>(in));
+      for (int64_t o = o0; o < o1; ++o) {
+        for (int64_t i = 0; i < in; ++i)
+          wr[size_t(i)] = f8E4M3FNToF32(w[o * in + i]);
+        const float rescale = xs * ws[l.perChannel ? o : 0];
+        for (int64_t r = 0; r < t; ++r) {
+          const float *xr = xq.data() + r * in;
+          float acc = 0.0f;
+          for (int64_t i = 0; i < in; ++i)
+            acc += xr[i] * wr[size_t(i)];
+          ys[r * out + o] = acc * rescale + (b ? b[o] : 0.0f);
+        }
+      }
+    });
+    return fromF32(op, std::move(y), outType);
+  }
+
   // x → i8, each row once (nearbyint: round half to even, as the compiler's
   // quantisation does).
   std::vector<int8_t> xq(size_t(t * in));
-  const float *xp = xf.data<float>();
-  const float inv = 1.0f / xs;
   for (int64_t i = 0; i < t * in; ++i)
     xq[size_t(i)] = int8_t(std::max(-127.0f, std::min(127.0f, std::nearbyint(xp[i] * inv))));
 
@@ -206,9 +236,6 @@ StatusOr<Tensor> w8a8Linear(const Tensor &x, const Tensor &weight, const Tensor 
   // computed by one thread in a fixed order (results do not depend on the
   // thread count); |sum| <= 127 * 127 * in fits i32 for in < 133 000.
   const int8_t *w = static_cast<const int8_t *>(weight.rawData());
-  const float *ws = sf.data<float>();
-  const float *b = bias ? bf.data<float>() : nullptr;
-  float *ys = y.data<float>();
   parallelFor(out, 16, [&](int64_t o0, int64_t o1) {
     for (int64_t o = o0; o < o1; ++o) {
       const int8_t *wr = w + o * in;

@@ -25,12 +25,15 @@ StatusOr<Tensor> quantLinear(const Tensor &x, const Tensor &weight, const Tensor
                              const Tensor *bias, DType outType, const Tensor *zeroPoint = nullptr,
                              int64_t groupSize = 0);
 
-/// W8A8 (accelc -precision=w8a8, docs/precision.md): x [tokens, in] (f32,
-/// f16 or bf16) is quantised with the static per-tensor `inputScale` ([] or
-/// [1], f32): xq = clamp(round_half_even(x / inputScale), -127, 127), an i8;
-/// then result[t, o] = (sum_i xq[t, i] * weight[o, i]) * inputScale *
-/// scale[o] (+ bias[o]), the sum exact in i32, the rescale and bias in f32.
-/// weight is i8 [out, in], scale f32/f16/bf16 [out] or [] / [1].
+/// W8A8 (accelc -precision=w8a8 / w8a8-fp8, docs/precision.md): x [tokens,
+/// in] (f32, f16 or bf16) is quantised with the static per-tensor
+/// `inputScale` ([] or [1], f32) to the weight's type: for an i8 weight xq =
+/// clamp(round_half_even(x / inputScale), -127, 127), the sum below exact in
+/// i32; for an f8E4M3FN weight xq = e4m3(x / inputScale) (round to nearest
+/// even, saturating at +-448), the sum in f32 (as FP8 tensor cores
+/// accumulate). Then result[t, o] = (sum_i xq[t, i] * weight[o, i]) *
+/// inputScale * scale[o] (+ bias[o]), the rescale and bias in f32. weight
+/// is i8 or f8E4M3FN [out, in], scale f32/f16/bf16 [out] or [] / [1].
 StatusOr<Tensor> w8a8Linear(const Tensor &x, const Tensor &weight, const Tensor &scale,
                             const Tensor &inputScale, const Tensor *bias, DType outType);
 
