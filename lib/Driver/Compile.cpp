@@ -234,7 +234,8 @@ llvm::Error accel::compileToPlan(const CompileOptions &options) {
                             " plans cannot be partitioned for tensor parallelism yet (-tp=" +
                             std::to_string(options.tpSize) + "); compile it with -tp=1");
   const bool kvCalibrated = options.kvCacheDtype == "fp8" && !options.calibrationPath.empty();
-  if ((w8a8 || kvCalibrated) &&
+  if ((options.precision == "w8a8" || ((w8a8 || kvCalibrated) &&
+                                       !options.calibrationPath.empty())) &&
       !llvm::sys::fs::exists(options.calibrationPath))
     return compileError(CompileErrorKind::NotFound,
                         "cannot read the calibration tokens '" + options.calibrationPath + "'");

@@ -57,7 +57,7 @@ std::string accel::checkPrecisionMode(const std::string &mode) {
 std::string accel::checkPrecisionOptions(const std::string &mode,
                                          const PrecisionOptions &options) {
   const bool w8a8 = mode == "w8a8" || mode == "w8a8-fp8";
-  if (w8a8 && options.calibration.empty())
+  if (mode == "w8a8" && options.calibration.empty())
     return "-precision=" + mode +
            " quantises activations with ranges calibrated on sample tokens: "
            "give them with -calibration <tokens.npy> (integer ids, [S] or [N, S])";
@@ -85,6 +85,23 @@ LogicalResult accel::buildPrecisionPipeline(OpPassManager &pm, const std::string
   // than parsed: the calibration path may hold any character.
   // w8a8-fp8 is the same with f8E4M3FN weights (per channel) and
   // activations (per tensor, max |x| / 448).
+  // Without calibration tokens w8a8-fp8 quantises activations with
+  // dynamic per-token scales (vLLM's FP8 default).
+  if (!beforeFusion && mode == "w8a8-fp8" && options.calibration.empty()) {
+    OpPassManager &fpm = pm.nest<func::FuncOp>();
+    QuantizeWeightsOptions weights;
+    weights.dtype = "f8E4M3FN";
+    weights.granularity = "per_channel";
+    fpm.addPass(createQuantizeWeights(weights));
+    QuantizeActivationsOptions activations;
+    activations.dtype = "f8E4M3FN";
+    activations.dynamic = true;
+    fpm.addPass(createQuantizeActivations(activations));
+    NarrowWeightsOptions narrow;
+    narrow.dtype = "bf16";
+    fpm.addPass(createNarrowWeights(narrow));
+    return success();
+  }
   if (!beforeFusion && (mode == "w8a8" || mode == "w8a8-fp8")) {
     const std::string q8 = mode == "w8a8" ? "i8" : "f8E4M3FN";
     OpPassManager &fpm = pm.nest<func::FuncOp>();

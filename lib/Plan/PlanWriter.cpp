@@ -469,12 +469,34 @@ bool w8a8Quantize(tf::QuantizeOp q) {
   });
 }
 
+/// A transformer.dynamic_quantize that W8A8 linears' gemm steps do
+/// themselves (`input_quant = "dynamic_per_token"`): f32 to i8 or f8E4M3FN
+/// with per-token scales, both results read only by linears that take the
+/// quantised x with those scales.
+bool dynamicW8A8Quantize(tf::DynamicQuantizeOp q) {
+  auto in = cast<ShapedType>(q.getInput().getType());
+  auto out = cast<ShapedType>(q.getResult().getType());
+  const Type qt = out.getElementType();
+  if (!in.getElementType().isF32() || !(qt.isInteger(8) || isa<Float8E4M3FNType>(qt)) ||
+      q.getScale().getType().getRank() != 1)
+    return false;
+  auto readByLinears = [&](Value v) {
+    return llvm::all_of(v.getUses(), [&](OpOperand &u) {
+      auto l = dyn_cast<tf::LinearOp>(u.getOwner());
+      return l && l.getX() == q.getResult() && l.getInputScale() == q.getScale();
+    });
+  };
+  return readByLinears(q.getResult()) && readByLinears(q.getScale());
+}
+
 llvm::Error transformerOp(ScheduleBuilder &b, Operation *o) {
   auto done = [](llvm::Expected<pb::Step *> st) -> llvm::Error {
     return st ? llvm::Error::success() : st.takeError();
   };
   // Folded into the W8A8 linears that read it (their gemm steps quantise).
   if (auto q = dyn_cast<tf::QuantizeOp>(o); q && w8a8Quantize(q))
+    return llvm::Error::success();
+  if (auto q = dyn_cast<tf::DynamicQuantizeOp>(o); q && dynamicW8A8Quantize(q))
     return llvm::Error::success();
   if (auto op = dyn_cast<tf::PositionsOp>(o)) {
     auto st = launch(b, o, "positions", {});
@@ -528,7 +550,12 @@ llvm::Error transformerOp(ScheduleBuilder &b, Operation *o) {
     // reads that f32 tensor and quantises it itself, the input scale being
     // the sixth operand (after a -1 zero point when there is none).
     Value x = op.getX();
-    if (Value xs = op.getInputScale()) {
+    bool dynamicX = false;
+    if (auto dq = x.getDefiningOp<tf::DynamicQuantizeOp>();
+        dq && op.getInputScale() == dq.getScale() && dynamicW8A8Quantize(dq)) {
+      x = dq.getInput();
+      dynamicX = true;
+    } else if (Value xs = op.getInputScale()) {
       auto q = x.getDefiningOp<tf::QuantizeOp>();
       if (!q || !w8a8Quantize(q) || q.getScale() != xs)
         return error(describeOp(o) + ": a linear with quantised activations is written to a plan "
@@ -544,15 +571,17 @@ llvm::Error transformerOp(ScheduleBuilder &b, Operation *o) {
     if (op.getWeightScale())
       if (llvm::Error e = b.input(st, op.getWeightScale(), o))
         return e;
-    if (op.getWeightZeroPoint() || op.getInputScale())
+    if (op.getWeightZeroPoint() || (op.getInputScale() && !dynamicX))
       if (llvm::Error e = b.input(st, op.getWeightZeroPoint(), o))
         return e;
-    if (op.getInputScale())
+    if (op.getInputScale() && !dynamicX)
       if (llvm::Error e = b.input(st, op.getInputScale(), o))
         return e;
     if (llvm::Error e = b.outputs(st, o))
       return e;
     setS(st, "out_dtype", dtypeOf(op.getResult()));
+    if (dynamicX)
+      setS(st, "input_quant", "dynamic_per_token");
     if (std::optional<tf::QuantGranularity> g = op.getGranularity())
       setS(st, "granularity", tf::stringifyQuantGranularity(*g).str());
     if (std::optional<uint64_t> group = op.getGroupSize())

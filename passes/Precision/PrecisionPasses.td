@@ -249,7 +249,10 @@ def QuantizeActivations : Pass<"accel-quantize-activations", "mlir::func::FuncOp
     per-tensor input scale `scale = max_j absmax_j / 127` for i8, `/ 448`
     for f8E4M3FN (1 when that is 0): x is quantised by
     `transformer.quantize` (round to nearest even, saturating) and the
-    linear reads the quantised x with `input_scale`. An
+    linear reads the quantised x with `input_scale`. With `dynamic`, every
+    such linear (statistics or not) reads
+    `%q, %s = transformer.dynamic_quantize %x` instead: one scale per token,
+    max |x[t, :]| / 127 (448), computed at run time. An
     activation epilogue moves into a `transformer.activation` after the
     linear (a W8A8 linear takes none). The attribute is dropped from
     every op, quantised or not.
@@ -278,6 +281,9 @@ def QuantizeActivations : Pass<"accel-quantize-activations", "mlir::func::FuncOp
   let options = [
     Option<"dtype", "dtype", "std::string", /*default=*/"\"i8\"",
            "the activation (and weight) type: i8 or f8E4M3FN">,
+    Option<"dynamic", "dynamic", "bool", /*default=*/"false",
+           "per-token scales computed at run time (transformer.dynamic_quantize) "
+           "instead of static ones from calibration statistics">,
   ];
   let dependentDialects = ["accel::transformer::TransformerDialect",
                            "accel::onnx::OnnxDialect"];

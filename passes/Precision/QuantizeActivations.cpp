@@ -33,14 +33,47 @@ namespace tf = accel::transformer;
 
 namespace {
 
+/// `ql` in place of `l`, with `l`'s activation epilogue (which a W8A8
+/// linear does not take) as a transformer.activation after it.
+void replaceLinear(tf::LinearOp l, tf::LinearOp ql, OpBuilder &b) {
+  Value y = ql.getResult();
+  if (l.getActivationAttr())
+    y = tf::ActivationOp::create(b, l.getLoc(), l.getType(), y, l.getActivationAttr());
+  l.getResult().replaceAllUsesWith(y);
+  l.erase();
+}
+
 struct QuantizeActivationsPass : accel::impl::QuantizeActivationsBase<QuantizeActivationsPass> {
   using QuantizeActivationsBase::QuantizeActivationsBase;
+
+  /// Dynamic per-token scales: %q, %s = transformer.dynamic_quantize %x
+  /// (s [tokens] computed at run time), read by the linear with
+  /// input_scale(%s).
+  void quantizeDynamically(ArrayRef<tf::LinearOp> linears, Type q8) {
+    Type f32 = Float32Type::get(&getContext());
+    for (tf::LinearOp l : linears) {
+      l->removeAttr(kCalibAbsMaxAttr);
+      auto xType = cast<RankedTensorType>(l.getX().getType());
+      if (!xType.getElementType().isF32() || l.getWeight().getType().getElementType() != q8 ||
+          !l.getWeightScale() || l.getWeightZeroPoint() || l.getGroupSize())
+        continue;
+      OpBuilder b(l);
+      Location loc = l.getLoc();
+      auto qType = RankedTensorType::get(xType.getShape(), q8);
+      auto sType = RankedTensorType::get({xType.getDimSize(0)}, f32);
+      auto dq = tf::DynamicQuantizeOp::create(b, loc, qType, sType, l.getX());
+      auto ql = tf::LinearOp::create(b, loc, l.getType(), dq.getResult(), l.getWeight(),
+                                     l.getBias(), l.getWeightScale(), Value(), dq.getScale(),
+                                     l.getGranularityAttr(), nullptr, nullptr);
+      replaceLinear(l, ql, b);
+    }
+  }
 
   void runOnOperation() override {
     func::FuncOp func = getOperation();
     SmallVector<tf::LinearOp> linears;
     func.walk([&](tf::LinearOp l) {
-      if (l->hasAttr(kCalibAbsMaxAttr))
+      if (l->hasAttr(kCalibAbsMaxAttr) || dynamic)
         linears.push_back(l);
     });
     MLIRContext *ctx = &getContext();
@@ -57,6 +90,10 @@ struct QuantizeActivationsPass : accel::impl::QuantizeActivationsBase<QuantizeAc
       func.emitError() << "accel-quantize-activations: dtype must be i8 or f8E4M3FN, not '"
                        << dtype << "'";
       return signalPassFailure();
+    }
+    if (dynamic) {
+      quantizeDynamically(linears, q8);
+      return;
     }
     for (tf::LinearOp l : linears) {
       auto stats = dyn_cast<DenseElementsAttr>(l->getAttr(kCalibAbsMaxAttr));
@@ -80,12 +117,8 @@ struct QuantizeActivationsPass : accel::impl::QuantizeActivationsBase<QuantizeAc
       auto ql = tf::LinearOp::create(b, loc, l.getType(), xq, l.getWeight(), l.getBias(),
                                      l.getWeightScale(), Value(), s, l.getGranularityAttr(),
                                      nullptr, nullptr);
-      Value y = ql.getResult();
       // A W8A8 linear takes no activation epilogue: it becomes its own op.
-      if (l.getActivationAttr())
-        y = tf::ActivationOp::create(b, loc, l.getType(), y, l.getActivationAttr());
-      l.getResult().replaceAllUsesWith(y);
-      l.erase();
+      replaceLinear(l, ql, b);
     }
     // Statistics on anything left (a linear that was not quantised).
     func.walk([&](Operation *op) { op->removeAttr(kCalibAbsMaxAttr); });

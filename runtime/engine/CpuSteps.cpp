@@ -329,6 +329,13 @@ StatusOr<Kernel> prepareCpuStep(const plan::PlanFile &plan, const pb::Step &step
     ACCEL_RT_ASSIGN_OR_RETURN(std::string epilogue, a.s("epilogue", std::string("none")));
     ACCEL_RT_ASSIGN_OR_RETURN(int64_t groupSize, a.i("group_size", 0));
     ACCEL_RT_ASSIGN_OR_RETURN(std::string actName, a.s("activation", std::string("none")));
+    // "dynamic_per_token": a W8A8 linear whose x is quantised here with one
+    // scale per token, computed from the token's values (no sixth operand).
+    ACCEL_RT_ASSIGN_OR_RETURN(std::string inputQuant, a.s("input_quant", std::string("none")));
+    if (inputQuant != "none" && inputQuant != "dynamic_per_token")
+      return invalid("gemm input_quant '" + inputQuant +
+                     "' is not none or dynamic_per_token");
+    const bool dynamicX = inputQuant == "dynamic_per_token";
     std::optional<tk::ActivationKind> act;
     if (actName != "none") {
       act = tk::activationKindFromName(actName);
@@ -337,8 +344,15 @@ StatusOr<Kernel> prepareCpuStep(const plan::PlanFile &plan, const pb::Step &step
                       "gemm activation '" + actName + "' has no CPU kernel");
     }
     if (epilogue == "none")
-      return one([outType, groupSize, act](const StepContext &, const Inputs &in) {
+      return one([outType, groupSize, act, dynamicX](const StepContext &, const Inputs &in) {
         StatusOr<Tensor> y = [&]() -> StatusOr<Tensor> {
+          if (dynamicX) {
+            if (!(in.size() > 3 && in[3]) || (in.size() > 4 && in[4]) || (in.size() > 5 && in[5]))
+              return Status(StatusCode::kDataLoss,
+                            "linear: dynamic input quantisation needs a weight scale, and no "
+                            "zero point or input scale");
+            return tk::w8a8LinearDynamic(*in[0], *in[1], *in[3], in[2], outType);
+          }
           if (in.size() > 5 && in[5]) {
             if (!(in.size() > 3 && in[3]) || in[4])
               return Status(StatusCode::kDataLoss,

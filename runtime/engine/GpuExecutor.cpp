@@ -177,7 +177,10 @@ GpuExecutor::create(std::shared_ptr<const plan::PlanFile> plan, const GpuExecuto
   for (const pb::Step &step : plan->schedule().steps()) {
     if (step.kind() != "gemm" || step.inputs_size() <= 3 || step.inputs(3) < 0)
       continue;
-    if (step.inputs_size() > 5 && step.inputs(5) >= 0)
+    bool dynamicX = false;
+    for (const pb::Attribute &a : step.attributes())
+      dynamicX |= a.name() == "input_quant" && a.s() != "none";
+    if ((step.inputs_size() > 5 && step.inputs(5) >= 0) || dynamicX)
       return Status(StatusCode::kUnimplemented,
                     plan->path() + ": the plan quantises activations (-precision=w8a8 or w8a8-fp8), "
                                    "which the GPU backend does not run yet; run it with "

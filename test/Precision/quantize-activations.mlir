@@ -78,3 +78,22 @@ func.func @fp8_static_per_tensor(%x: tensor<?x2xf32>) -> tensor<?x3xf32> {
   %y = transformer.linear %x, %q weight_scale(%ws) granularity = per_channel {accel.calib_absmax = dense<[4.48, -1.0]> : tensor<2xf32>} : (tensor<?x2xf32>, tensor<3x2xf8E4M3FN>, tensor<3xf32>) -> tensor<?x3xf32>
   return %y : tensor<?x3xf32>
 }
+
+// -----
+
+// RUN: accel-opt %s -split-input-file -pass-pipeline='builtin.module(func.func(accel-quantize-activations{dtype=f8E4M3FN dynamic=true}))' | FileCheck %s --check-prefix=DYN
+//
+// Dynamic per-token scales (-precision=w8a8-fp8 without -calibration):
+// every e4m3-weight linear, statistics or not, reads dynamic_quantize's
+// results; its epilogue becomes an activation after it.
+// DYN-LABEL: func @fp8_dynamic
+// DYN: %[[Q:.+]], %[[S:.+]] = transformer.dynamic_quantize %arg0 : tensor<?x2xf32> -> tensor<?x2xf8E4M3FN>, tensor<?xf32>
+// DYN: %[[Y:.+]] = transformer.linear %[[Q]], %{{.+}} weight_scale(%{{.+}}) input_scale(%[[S]]) granularity = per_channel : (tensor<?x2xf8E4M3FN>, tensor<3x2xf8E4M3FN>, tensor<3xf32>, tensor<?xf32>) -> tensor<?x3xf32>
+// DYN: transformer.activation %[[Y]] kind = silu
+// CHECK-LABEL: func @fp8_dynamic
+func.func @fp8_dynamic(%x: tensor<?x2xf32>) -> tensor<?x3xf32> {
+  %q = onnx.Constant {value = dense<[[1.0, 2.0], [4.0, -8.0], [0.5, 448.0]]> : tensor<3x2xf8E4M3FN>} : () -> tensor<3x2xf8E4M3FN>
+  %ws = onnx.Constant {value = dense<[0.1, 0.2, 0.3]> : tensor<3xf32>} : () -> tensor<3xf32>
+  %y = transformer.linear %x, %q weight_scale(%ws) granularity = per_channel activation = silu : (tensor<?x2xf32>, tensor<3x2xf8E4M3FN>, tensor<3xf32>) -> tensor<?x3xf32>
+  return %y : tensor<?x3xf32>
+}

@@ -12,6 +12,8 @@
 
 #include "TransformerTestUtil.h"
 
+#include <limits>
+
 using namespace tt;
 using namespace accel::rt::cpu::transformer;
 
@@ -267,6 +269,50 @@ TEST(QuantLinear, W8A8Fp8MatchesDoubleReferenceOfDequantisedOperands) {
   StatusOr<Tensor> y = w8a8Linear(x, q, f32({kOut}, ws), f32({}, {xs}), &bias, DType::kF32);
   ASSERT_TRUE(y.isOk()) << y.status().message();
   EXPECT_TRUE(allClose(*y, ref(xd, w, &b, kT, kIn, kOut), {kT, kOut}, 1e-5));
+}
+
+// Dynamic per-token scales (-precision=w8a8-fp8 without -calibration):
+// rows of very different magnitude each get max |x[r]| / 448, so each
+// keeps e4m3's relative precision; a row of zeros gives the bias; a row
+// with a NaN is refused, naming it. The reference quantises each row with
+// its own scale and multiplies in double.
+TEST(QuantLinear, W8A8Fp8DynamicScalesPerToken) {
+  const int64_t t = 3, in = 16, out = 5;
+  std::vector<float> xv = randomFloats(size_t(t * in), 31, -1.0f, 1.0f);
+  for (int64_t i = 0; i < in; ++i) {
+    xv[size_t(in + i)] *= 1000.0f; // row 1: near 1000
+    xv[size_t(2 * in + i)] = 0.0f; // row 2: zeros
+  }
+  Tensor x = f32({t, in}, xv);
+  Tensor q = f32({out, in}, randomFloats(size_t(out * in), 32, -300.0f, 300.0f))
+                 .astype(DType::kF8E4M3FN);
+  std::vector<float> ws = randomFloats(size_t(out), 33, 0.001f, 0.01f);
+  std::vector<float> b = randomFloats(size_t(out), 34);
+  std::vector<float> xd = xv, qd = q.toFloats(), w(qd.size());
+  for (int64_t r = 0; r < t; ++r) {
+    float amax = 0.0f;
+    for (int64_t i = 0; i < in; ++i)
+      amax = std::max(amax, std::fabs(xv[size_t(r * in + i)]));
+    const float s = amax > 0.0f ? amax / 448.0f : 1.0f;
+    for (int64_t i = 0; i < in; ++i)
+      xd[size_t(r * in + i)] = f8E4M3FNToF32(f32ToF8E4M3FN(xv[size_t(r * in + i)] / s)) * s;
+  }
+  for (int64_t o = 0; o < out; ++o)
+    for (int64_t i = 0; i < in; ++i)
+      w[size_t(o * in + i)] = qd[size_t(o * in + i)] * ws[size_t(o)];
+  Tensor bias = f32({out}, b);
+  StatusOr<Tensor> y = w8a8LinearDynamic(x, q, f32({out}, ws), &bias, DType::kF32);
+  ASSERT_TRUE(y.isOk()) << y.status().message();
+  EXPECT_TRUE(allClose(*y, ref(xd, w, &b, t, in, out), {t, out}, 1e-5));
+  std::vector<float> got = y->toFloats();
+  for (int64_t o = 0; o < out; ++o)
+    EXPECT_EQ(got[size_t(2 * out + o)], b[size_t(o)]); // the zero row
+  xv[5] = std::numeric_limits<float>::quiet_NaN();
+  StatusOr<Tensor> nan = w8a8LinearDynamic(f32({t, in}, xv), q, f32({out}, ws), &bias,
+                                           DType::kF32);
+  ASSERT_FALSE(nan.isOk());
+  EXPECT_NE(nan.status().message().find("row 0 of x"), std::string::npos)
+      << nan.status().message();
 }
 
 // Exact small case: 1000 saturates to 448 and 0.3 rounds to 0.3125 (the

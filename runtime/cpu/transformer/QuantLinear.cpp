@@ -168,36 +168,39 @@ StatusOr<Tensor> quantLinear(const Tensor &x, const Tensor &weight, const Tensor
   return fromF32(op, std::move(y), outType);
 }
 
-StatusOr<Tensor> w8a8Linear(const Tensor &x, const Tensor &weight, const Tensor &scale,
-                            const Tensor &inputScale, const Tensor *bias, DType outType) {
-  const char *op = "linear";
+namespace {
+
+/// The checks both W8A8 forms share: x [t, in] float, an i8 or f8E4M3FN
+/// weight [out, in].
+Status checkW8A8(const char *op, const Tensor &x, const Tensor &weight) {
   ACCEL_RT_RETURN_IF_ERROR(requireActivation(op, "x", x));
   ACCEL_RT_RETURN_IF_ERROR(requireRank(op, "x", x, 2));
   ACCEL_RT_RETURN_IF_ERROR(requireRank(op, "weight", weight, 2));
-  const bool fp8 = weight.dtype() == DType::kF8E4M3FN;
-  if (weight.dtype() != DType::kI8 && !fp8)
+  if (weight.dtype() != DType::kI8 && weight.dtype() != DType::kF8E4M3FN)
     return opUnimplemented(op, "quantised activations (input_scale) with weight " +
                                    weight.describe() +
                                    ": the CPU backend runs i8 x i8 and f8E4M3FN x f8E4M3FN only");
+  if (weight.dim(1) != x.dim(1))
+    return opError(op, "weight " + weight.describe() + " must be [out, " +
+                           std::to_string(x.dim(1)) + "] for x " + x.describe());
+  return Status::ok();
+}
+
+/// y = quantise(x[r] / xs[r]) . weight[o] * xs[r] * scale[o] (+ bias), row r
+/// of x quantised with its own scale xs[r] (> 0): i8 sums exact in i32,
+/// e4m3 sums in f32; each output by one thread in a fixed order (results
+/// do not depend on the thread count).
+StatusOr<Tensor> w8a8Rows(const char *op, const Tensor &x, const Tensor &weight,
+                          const Tensor &scale, const std::vector<float> &xs, const Tensor *bias,
+                          DType outType) {
+  const bool fp8 = weight.dtype() == DType::kF8E4M3FN;
   const int64_t t = x.dim(0), in = x.dim(1), out = weight.dim(0);
-  if (weight.dim(1) != in)
-    return opError(op, "weight " + weight.describe() + " must be [out, " + std::to_string(in) +
-                           "] for x " + x.describe());
   ACCEL_RT_ASSIGN_OR_RETURN(QuantLayout l, layoutOf(op, "weight scale", scale, out, in, 0));
-  if (inputScale.numElements() != 1 || inputScale.rank() > 1 ||
-      inputScale.dtype() != DType::kF32)
-    return opError(op, "input scale " + inputScale.describe() +
-                           " must be one f32 (static, per tensor)");
-  const float xs = *inputScale.data<float>();
-  if (!(xs > 0.0f) || !std::isfinite(xs))
-    return opError(op, "input scale " + std::to_string(xs) + " must be positive and finite");
   ACCEL_RT_ASSIGN_OR_RETURN(F32Operands f, f32Operands(op, x, scale, bias, outType, t, out));
   Tensor &xf = f.x, &sf = f.scale, &bf = f.bias, &y = f.y;
   if (t == 0 || out == 0)
     return fromF32(op, std::move(y), outType);
-
   const float *xp = xf.data<float>();
-  const float inv = 1.0f / xs;
   const float *ws = sf.data<float>();
   const float *b = bias ? bf.data<float>() : nullptr;
   float *ys = y.data<float>();
@@ -205,21 +208,22 @@ StatusOr<Tensor> w8a8Linear(const Tensor &x, const Tensor &weight, const Tensor 
     // x → e4m3 and back (the values an FP8 GEMM multiplies), each row once;
     // each weight row decoded once; f32 sums in a fixed order per output.
     std::vector<float> xq(size_t(t * in));
-    for (int64_t i = 0; i < t * in; ++i)
-      xq[size_t(i)] = f8E4M3FNToF32(f32ToF8E4M3FN(xp[i] / xs));
+    for (int64_t r = 0; r < t; ++r)
+      for (int64_t i = 0; i < in; ++i)
+        xq[size_t(r * in + i)] = f8E4M3FNToF32(f32ToF8E4M3FN(xp[r * in + i] / xs[size_t(r)]));
     const uint8_t *w = static_cast<const uint8_t *>(weight.rawData());
     parallelFor(out, 16, [&](int64_t o0, int64_t o1) {
       std::vector<float> wr(static_cast<size_t>(in));
       for (int64_t o = o0; o < o1; ++o) {
         for (int64_t i = 0; i < in; ++i)
           wr[size_t(i)] = f8E4M3FNToF32(w[o * in + i]);
-        const float rescale = xs * ws[l.perChannel ? o : 0];
+        const float wsc = ws[l.perChannel ? o : 0];
         for (int64_t r = 0; r < t; ++r) {
           const float *xr = xq.data() + r * in;
           float acc = 0.0f;
           for (int64_t i = 0; i < in; ++i)
             acc += xr[i] * wr[size_t(i)];
-          ys[r * out + o] = acc * rescale + (b ? b[o] : 0.0f);
+          ys[r * out + o] = acc * (xs[size_t(r)] * wsc) + (b ? b[o] : 0.0f);
         }
       }
     });
@@ -229,27 +233,69 @@ StatusOr<Tensor> w8a8Linear(const Tensor &x, const Tensor &weight, const Tensor 
   // x → i8, each row once (nearbyint: round half to even, as the compiler's
   // quantisation does).
   std::vector<int8_t> xq(size_t(t * in));
-  for (int64_t i = 0; i < t * in; ++i)
-    xq[size_t(i)] = int8_t(std::max(-127.0f, std::min(127.0f, std::nearbyint(xp[i] * inv))));
-
-  // i8 x i8 → i32 per output, rescaled in f32. Every output element is
-  // computed by one thread in a fixed order (results do not depend on the
-  // thread count); |sum| <= 127 * 127 * in fits i32 for in < 133 000.
+  for (int64_t r = 0; r < t; ++r) {
+    const float inv = 1.0f / xs[size_t(r)];
+    for (int64_t i = 0; i < in; ++i)
+      xq[size_t(r * in + i)] = int8_t(
+          std::max(-127.0f, std::min(127.0f, std::nearbyint(xp[r * in + i] * inv))));
+  }
+  // i8 x i8 → i32 per output, rescaled in f32; |sum| <= 127 * 127 * in fits
+  // i32 for in < 133 000.
   const int8_t *w = static_cast<const int8_t *>(weight.rawData());
   parallelFor(out, 16, [&](int64_t o0, int64_t o1) {
     for (int64_t o = o0; o < o1; ++o) {
       const int8_t *wr = w + o * in;
-      const float rescale = xs * ws[l.perChannel ? o : 0];
+      const float wsc = ws[l.perChannel ? o : 0];
       for (int64_t r = 0; r < t; ++r) {
         const int8_t *xr = xq.data() + r * in;
         int32_t acc = 0;
         for (int64_t i = 0; i < in; ++i)
           acc += int32_t(xr[i]) * int32_t(wr[i]);
-        ys[r * out + o] = float(acc) * rescale + (b ? b[o] : 0.0f);
+        ys[r * out + o] = float(acc) * (xs[size_t(r)] * wsc) + (b ? b[o] : 0.0f);
       }
     }
   });
   return fromF32(op, std::move(y), outType);
+}
+
+} // namespace
+
+StatusOr<Tensor> w8a8Linear(const Tensor &x, const Tensor &weight, const Tensor &scale,
+                            const Tensor &inputScale, const Tensor *bias, DType outType) {
+  const char *op = "linear";
+  ACCEL_RT_RETURN_IF_ERROR(checkW8A8(op, x, weight));
+  if (inputScale.numElements() != 1 || inputScale.rank() > 1 ||
+      inputScale.dtype() != DType::kF32)
+    return opError(op, "input scale " + inputScale.describe() +
+                           " must be one f32 (static, per tensor)");
+  const float xs = *inputScale.data<float>();
+  if (!(xs > 0.0f) || !std::isfinite(xs))
+    return opError(op, "input scale " + std::to_string(xs) + " must be positive and finite");
+  return w8a8Rows(op, x, weight, scale, std::vector<float>(size_t(x.dim(0)), xs), bias, outType);
+}
+
+StatusOr<Tensor> w8a8LinearDynamic(const Tensor &x, const Tensor &weight, const Tensor &scale,
+                                   const Tensor *bias, DType outType) {
+  const char *op = "linear";
+  ACCEL_RT_RETURN_IF_ERROR(checkW8A8(op, x, weight));
+  const float qmax = weight.dtype() == DType::kF8E4M3FN ? 448.0f : 127.0f;
+  const Tensor xf = x.dtype() == DType::kF32 ? x : x.toF32();
+  const int64_t t = x.dim(0), in = x.dim(1);
+  std::vector<float> xs(static_cast<size_t>(t));
+  const float *xp = xf.data<float>();
+  for (int64_t r = 0; r < t; ++r) {
+    float amax = 0.0f;
+    bool finite = true;
+    for (int64_t i = 0; i < in; ++i) {
+      finite &= std::isfinite(xp[r * in + i]);
+      amax = std::max(amax, std::fabs(xp[r * in + i]));
+    }
+    if (!finite)
+      return opError(op, "row " + std::to_string(r) + " of x " + x.describe() +
+                             " is not finite: no dynamic scale for it");
+    xs[size_t(r)] = amax > 0.0f ? amax / qmax : 1.0f;
+  }
+  return w8a8Rows(op, x, weight, scale, xs, bias, outType);
 }
 
 } // namespace accel::rt::cpu::transformer

@@ -37,6 +37,13 @@ StatusOr<Tensor> quantLinear(const Tensor &x, const Tensor &weight, const Tensor
 StatusOr<Tensor> w8a8Linear(const Tensor &x, const Tensor &weight, const Tensor &scale,
                             const Tensor &inputScale, const Tensor *bias, DType outType);
 
+/// w8a8Linear with dynamic per-token scales (accelc -precision=w8a8-fp8
+/// without -calibration): row r of x is quantised with max |x[r, :]| / 448
+/// (127 for an i8 weight; 1 for a row of zeros), computed here. A row with
+/// a NaN or an infinity fails, naming it.
+StatusOr<Tensor> w8a8LinearDynamic(const Tensor &x, const Tensor &weight, const Tensor &scale,
+                                   const Tensor *bias, DType outType);
+
 } // namespace accel::rt::cpu::transformer
 
 #endif // ACCEL_RUNTIME_CPU_TRANSFORMER_QUANTLINEAR_H
