@@ -11,10 +11,9 @@
 //===----------------------------------------------------------------------===//
 #include "PrecisionUtils.h"
 
-#include "accel/Eval/Stepper.h"
 #include "accel/dialects/Transformer/TransformerOps.h"
 #include "accel/passes/Passes.h"
-#include "runtime/support/Npy.h"
+#include "runtime/tensor/Tensor.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
 

@@ -11,6 +11,7 @@
 #include "runtime/engine/Engine.h"
 #include "runtime/kv/SequenceKV.h"
 
+#include "EngineTestUtil.h"
 #include "PlanTestUtil.h"
 
 #include <gtest/gtest.h>
@@ -24,6 +25,7 @@
 
 using namespace accel::rt;
 using accel::test::assembleTp;
+using accel::test::expectForkAppendsMatchScoring;
 using accel::test::PlanBuilder;
 
 namespace {
@@ -311,30 +313,7 @@ TEST(TensorParallelPlan, CopyOnWriteReachesEveryRanksKvShard) {
   ASSERT_TRUE(p.isOk()) << p.status().message();
   StatusOr<std::unique_ptr<engine::Engine>> e = engine::Engine::create(*p);
   ASSERT_TRUE(e.isOk()) << e.status().message();
-  engine::Engine &eng = **e;
-  const std::vector<int64_t> prompt = {1, 4, 2, 5, 3}; // block 0 full, block 1 holds 1 token
-  kv::SequenceKV a;
-  ASSERT_TRUE(eng.stepBatch({{&a, prompt.data(), 5}}).isOk());
-  StatusOr<kv::SequenceKV> forked = a.fork(eng.pool());
-  ASSERT_TRUE(forked.isOk());
-  kv::SequenceKV b = std::move(*forked);
-  const int64_t nextA = 0, nextB = 4;
-  StatusOr<Tensor> lb = eng.stepBatch({{&b, &nextB, 1}});
-  ASSERT_TRUE(lb.isOk()) << lb.status().message();
-  EXPECT_NE(a.blocks().back(), b.blocks().back()) << "the shared block was not copied";
-  StatusOr<Tensor> la = eng.stepBatch({{&a, &nextA, 1}});
-  ASSERT_TRUE(la.isOk()) << la.status().message();
-  for (auto [next, got] : {std::pair{nextA, &*la}, std::pair{nextB, &*lb}}) {
-    std::vector<int64_t> whole = prompt;
-    whole.push_back(next);
-    StatusOr<Tensor> want = eng.score(whole);
-    ASSERT_TRUE(want.isOk()) << want.status().message();
-    for (int64_t v = 0; v < 6; ++v)
-      EXPECT_NEAR(got->data<float>()[v], want->data<float>()[5 * 6 + v], 1e-5f)
-          << "next token " << next << ", logit " << v;
-  }
-  ASSERT_TRUE(a.release(eng.pool()).isOk());
-  ASSERT_TRUE(b.release(eng.pool()).isOk());
+  expectForkAppendsMatchScoring(**e, 6, 1e-5f);
 }
 
 //===----------------------------------------------------------------------===//
