@@ -59,13 +59,15 @@ std::error_code CompileError::convertToErrorCode() const {
 std::string accel::checkPrecisionForTarget(const std::string &precision,
                                            const std::string &target) {
   const accel::target::TargetDesc *t = accel::target::lookup(target);
-  if (precision != "fp8" || !t || t->arch.rfind("sm_", 0) != 0)
+  if ((precision != "fp8" && precision != "w8a8-fp8") || !t || t->arch.rfind("sm_", 0) != 0)
     return "";
   const int sm = std::atoi(std::string(t->arch).c_str() + 3);
   if (sm >= 89)
     return "";
-  return "-precision=fp8 needs an sm_89 or newer GPU (Ada, Hopper: h100, h200), and -target=" +
-         target + " is " + std::string(t->arch) + "; use -precision=bf16 or int8-weight there";
+  return "-precision=" + precision +
+         " needs an sm_89 or newer GPU (Ada, Hopper: h100, h200), and -target=" + target +
+         " is " + std::string(t->arch) + "; use -precision=bf16" +
+         (precision == "fp8" ? " or int8-weight" : ", int8-weight or w8a8") + " there";
 }
 
 std::string accel::checkTargetName(const std::string &target) {
@@ -234,8 +236,7 @@ llvm::Error accel::compileToPlan(const CompileOptions &options) {
                             " plans cannot be partitioned for tensor parallelism yet (-tp=" +
                             std::to_string(options.tpSize) + "); compile it with -tp=1");
   const bool kvCalibrated = options.kvCacheDtype == "fp8" && !options.calibrationPath.empty();
-  if ((options.precision == "w8a8" || ((w8a8 || kvCalibrated) &&
-                                       !options.calibrationPath.empty())) &&
+  if ((w8a8 || kvCalibrated) && !options.calibrationPath.empty() &&
       !llvm::sys::fs::exists(options.calibrationPath))
     return compileError(CompileErrorKind::NotFound,
                         "cannot read the calibration tokens '" + options.calibrationPath + "'");

@@ -57,9 +57,8 @@ std::string accel::checkPrecisionMode(const std::string &mode) {
 std::string accel::checkPrecisionOptions(const std::string &mode,
                                          const PrecisionOptions &options) {
   const bool w8a8 = mode == "w8a8" || mode == "w8a8-fp8";
-  if (mode == "w8a8" && options.calibration.empty())
-    return "-precision=" + mode +
-           " quantises activations with ranges calibrated on sample tokens: "
+  if (w8a8 && options.smoothQuantOnly && options.calibration.empty())
+    return "-smoothquant-only migrates activation ranges calibrated on sample tokens: "
            "give them with -calibration <tokens.npy> (integer ids, [S] or [N, S])";
   if (w8a8 && !(options.smoothQuantAlpha >= 0.0 && options.smoothQuantAlpha <= 1.0))
     return "-smoothquant-alpha must be in [0, 1], got " +
@@ -85,11 +84,12 @@ LogicalResult accel::buildPrecisionPipeline(OpPassManager &pm, const std::string
   // than parsed: the calibration path may hold any character.
   // w8a8-fp8 is the same with f8E4M3FN weights (per channel) and
   // activations (per tensor, max |x| / 448).
-  // Without calibration tokens w8a8-fp8 quantises activations with
-  // dynamic per-token scales (vLLM's FP8 default).
+  // Without calibration tokens both quantise activations with dynamic
+  // per-token scales (vLLM's FP8 default), and w8a8 does not smooth (the
+  // migration needs calibrated ranges).
   if (!beforeFusion && (mode == "w8a8" || mode == "w8a8-fp8")) {
     const std::string q8 = mode == "w8a8" ? "i8" : "f8E4M3FN";
-    const bool dynamic = mode == "w8a8-fp8" && options.calibration.empty();
+    const bool dynamic = options.calibration.empty();
     OpPassManager &fpm = pm.nest<func::FuncOp>();
     if (!dynamic) {
       CalibrateActivationsOptions calibrate;
@@ -99,7 +99,7 @@ LogicalResult accel::buildPrecisionPipeline(OpPassManager &pm, const std::string
     // SmoothQuant migrates activation outliers into i8's uniform grid; e4m3
     // keeps them itself, and smoothing measured worse on the demo model
     // (mean KL 6.5e-3 against 4.8e-3 without; docs/precision.md).
-    if (options.smoothQuant && mode == "w8a8") {
+    if (options.smoothQuant && mode == "w8a8" && !dynamic) {
       SmoothQuantOptions smooth;
       smooth.alpha = options.smoothQuantAlpha;
       fpm.addPass(createSmoothQuant(smooth));

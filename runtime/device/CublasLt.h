@@ -38,9 +38,32 @@ public:
   Status linear(CuDevicePtr x, CuDevicePtr w, CuDevicePtr y, int64_t tokens, int64_t n,
                 int64_t k, DType inType, DType outType);
 
+  /// acc[T, N] = xq[T, K] @ wq[N, K]^T for W8A8 operands of one 8-bit type:
+  /// i8 (tensor-core IMMA) gives exact i32 sums, f8E4M3FN (FP8 tensor cores,
+  /// sm_89+) f32 sums. K must be a multiple of 16 and the pointers 16-byte
+  /// aligned.
+  Status linear8(CuDevicePtr xq, CuDevicePtr wq, CuDevicePtr acc, int64_t tokens, int64_t n,
+                 int64_t k, DType qType);
+
+  /// y[T, N] = (xq[T, K] @ wq[N, K]^T) * xs[t] * ws[n] with f8E4M3FN xq and
+  /// wq, f32 vectors xs [T] and ws [N], y bf16, f16 or f32: the FP8 GEMM
+  /// scales its sums itself (cuBLASLt's outer-vector scale mode), so no f32
+  /// accumulator goes through memory. kUnimplemented when this cuBLASLt or
+  /// GPU has no such algorithm (then linear8 and a rescale kernel do it).
+  Status scaledLinearFp8(CuDevicePtr xq, CuDevicePtr wq, CuDevicePtr xs, CuDevicePtr ws,
+                         CuDevicePtr y, int64_t tokens, int64_t n, int64_t k, DType outType);
+
 private:
   struct Plan; // descriptors and the chosen algorithm for one shape
-  using Key = std::tuple<int64_t, int64_t, int64_t, int, int>; // tokens, n, k, in, out
+  /// tokens, n, k, in, out, mode (Mode)
+  using Key = std::tuple<int64_t, int64_t, int64_t, int, int, int>;
+  enum class Mode { kFloat, kInt8, kFp8, kFp8OuterScales };
+  /// The plan of one shape and mode, made (and autotuned on x, w, y) on
+  /// first use; null with an OK status when cuBLASLt has no algorithm.
+  StatusOr<Plan *> planFor(Mode mode, int64_t tokens, int64_t n, int64_t k, DType inType,
+                           DType outType, CuDevicePtr x, CuDevicePtr w, CuDevicePtr y,
+                           CuDevicePtr aScale, CuDevicePtr bScale);
+  Status run(Plan &p, CuDevicePtr x, CuDevicePtr w, CuDevicePtr y);
   /// Times the `found` candidates on x, w, y (y is overwritten) and returns
   /// the fastest; once per shape and process.
   StatusOr<HeuristicResult> autotune(Plan &p, const HeuristicResult *candidates,

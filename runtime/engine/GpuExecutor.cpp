@@ -180,12 +180,14 @@ GpuExecutor::create(std::shared_ptr<const plan::PlanFile> plan, const GpuExecuto
     bool dynamicX = false;
     for (const pb::Attribute &a : step.attributes())
       dynamicX |= a.name() == "input_quant" && a.s() != "none";
-    if ((step.inputs_size() > 5 && step.inputs(5) >= 0) || dynamicX)
-      return Status(StatusCode::kUnimplemented,
-                    plan->path() + ": the plan quantises activations (-precision=w8a8 or w8a8-fp8), "
-                                   "which the GPU backend does not run yet; run it with "
-                                   "-target=cpu");
+    const bool w8a8 = (step.inputs_size() > 5 && step.inputs(5) >= 0) || dynamicX;
     const std::string &wt = plan->schedule().values(step.inputs(1)).dtype();
+    // W8A8 (-precision=w8a8 / w8a8-fp8): i8 or f8E4M3FN tensor-core GEMMs.
+    if (w8a8 && wt != "i8" && wt != "f8E4M3FN")
+      return Status(StatusCode::kUnimplemented,
+                    plan->path() + ": a linear of the plan quantises its activations to go with " +
+                        wt + " weights; the GPU runs W8A8 with i8 or f8E4M3FN weights. Run the "
+                             "plan with -target=cpu");
     bool grouped = false;
     for (const pb::Attribute &a : step.attributes())
       grouped |= a.name() == "group_size" && a.i() > 0;

@@ -146,15 +146,13 @@ StatusOr<GpuKernel> prepareGpuQkvRotary(const GpuPrepareContext &ctx, const pb::
   if (heads <= 0 || kvHeads <= 0 || d <= 0)
     return Status(StatusCode::kDataLoss, "num_heads, num_kv_heads and head_dim must be positive");
   int64_t layer = -1;
-  float kScale = 1.0f, vScale = 1.0f; // an f8E4M3FN cache's (stored = value / scale)
+  kernels::KvScales kvScales; // an f8E4M3FN cache's (stored = value / scale)
   if (intoCache) {
     ACCEL_RT_ASSIGN_OR_RETURN(layer, a.i("layer"));
     if (layer < 0 || layer >= ctx.numLayers)
       return Status(StatusCode::kDataLoss,
                     "layer " + std::to_string(layer) + " is not in the plan's KV cache");
-    ACCEL_RT_ASSIGN_OR_RETURN(cpu::transformer::KVScales kv, layerKvScales(a));
-    kScale = kv.k;
-    vScale = kv.v;
+    ACCEL_RT_ASSIGN_OR_RETURN(kvScales, gpuKvScales(a));
   }
   const RotaryAngles angles(rp, hasTables(step));
   ACCEL_RT_ASSIGN_OR_RETURN(int64_t rot, angles.rotaryDim(d));
@@ -185,6 +183,8 @@ StatusOr<GpuKernel> prepareGpuQkvRotary(const GpuPrepareContext &ctx, const pb::
     bool fp8 = false;
     if (intoCache) {
       fp8 = (*st.keys)[size_t(layer)].dtype == DType::kF8E4M3FN;
+      if (std::string bad = kvScalesMismatch(kvScales, kvHeads); fp8 && !bad.empty())
+        return badInput(bad);
       kCache = (*st.keys)[size_t(layer)].ptr;
       vCache = (*st.values)[size_t(layer)].ptr;
       slots = st.slotMapping.ptr;
@@ -206,7 +206,7 @@ StatusOr<GpuKernel> prepareGpuQkvRotary(const GpuPrepareContext &ctx, const pb::
       ACCEL_RT_RETURN_IF_ERROR(st.gpu->launchDependent(
           fp8 ? fn8 : fn, Dim3{unsigned(tokens), unsigned(std::max<int64_t>(perToken, 1)), 1},
           Dim3{threads, 1, 1}, 0, qkv.ptr, q.dev.ptr, kOut,
-          vOut, slots, kCache, vCache, fp8 ? kScale : 1.0f, fp8 ? vScale : 1.0f, pos.ptr,
+          vOut, slots, kCache, vCache, fp8 ? kvScales : kernels::KvScales{}, pos.ptr,
           int(pos.dtype == DType::kI64), r.invFreq, r.cos, r.sin, i64(heads), i64(kvHeads), i64(d),
           i64(rot), int(angles.interleaved())));
     out.push_back(std::move(q));

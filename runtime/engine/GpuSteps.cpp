@@ -410,6 +410,99 @@ StatusOr<DeviceTensor> quantGemm(GpuRunState &st, const DeviceTensor &x, const D
   return gemm(st, x, wd, outType);
 }
 
+/// FP8 W8A8 GEMMs of more than kFp8OuterScalesMinRows - 1 rows let
+/// cuBLASLt scale the sums itself (outer-vector scales, bf16 out); smaller
+/// ones write f32 sums and rescale them in a kernel of their own, as i8
+/// GEMMs do. On the H200 (32-layer Llama-3-8B shapes, 2026-11-30) the scaled
+/// GEMMs made a 2048-token prefill 39.8 ms against 48.7, but a batch-16
+/// decode step 6.33 ms against 5.03 (cuBLASLt's scaled FP8 kernels are slow
+/// at small M; so are PyTorch's _scaled_mm there, docs/performance.md).
+/// $ACCEL_GPU_FP8_OUTER_SCALES=0 never uses them, =1 always (A/B switches,
+/// read at each GEMM: a CUDA graph keeps what its capture chose).
+int64_t fp8OuterScalesMinRows() {
+  const char *e = std::getenv("ACCEL_GPU_FP8_OUTER_SCALES");
+  if (e && std::string(e) == "0")
+    return std::numeric_limits<int64_t>::max();
+  if (e && std::string(e) == "1")
+    return 1;
+  return 129;
+}
+
+/// W8A8 (accelc -precision=w8a8 / w8a8-fp8): y [.., N] = (q(x) [.., K] @
+/// w [N, K]^T) * xs * scale, w i8 or f8E4M3FN with per-channel or per-tensor
+/// f32 scales, x quantised to w's type here (QuantizeActivations.cu) with
+/// `inputScale` (one f32: static, from calibration) or, when it is null,
+/// one scale per row (dynamic per token). One row runs gemv_m1_w8a8_*; more
+/// go to cuBLASLt's tensor cores: FP8 with outer-vector scales above 128
+/// rows (where the library has them), otherwise (and for i8) exact i32 /
+/// f32 sums rescaled by w8a8_rescale_*.
+StatusOr<DeviceTensor> w8a8Gemm(GpuRunState &st, const DeviceTensor &x, const DeviceTensor &w,
+                                const DeviceTensor &scale, const DeviceTensor *inputScale,
+                                DType outType) {
+  if (w.dtype != DType::kI8 && w.dtype != DType::kF8E4M3FN)
+    return Status(StatusCode::kUnimplemented,
+                  "W8A8 on the GPU runs i8 and f8E4M3FN weights; this one is " + w.describe());
+  const bool fp8 = w.dtype == DType::kF8E4M3FN;
+  if (w.rank() != 2 || x.rank() < 1 || x.dim(-1) != w.dim(1))
+    return badInput("x " + x.describe() + " and the quantised weight " + w.describe() +
+                    " disagree on K");
+  const int64_t n = w.dim(0), k = w.dim(1);
+  if (k % 16 != 0)
+    return Status(StatusCode::kUnimplemented,
+                  "W8A8 on the GPU needs K to be a multiple of 16; the weight " + w.describe() +
+                      " has K = " + std::to_string(k));
+  const int64_t scales = scale.numElements();
+  if (scales != 1 && scales != n)
+    return badInput("the weight scale " + scale.describe() + " must have one entry per output (" +
+                    std::to_string(n) + ") or one in all");
+  if (inputScale && inputScale->numElements() != 1)
+    return badInput("the input scale " + inputScale->describe() + " must be one f32 (per tensor)");
+  const int perChannel = scales == n && n != 1 ? 1 : 0;
+  auto [rows, kx] = rowsCols(x);
+  Shape shape = x.shape;
+  shape.back() = n;
+  ACCEL_RT_ASSIGN_OR_RETURN(DeviceTensor y, st.empty(outType, shape));
+  if (rows == 0 || n == 0)
+    return y;
+  const char *q = fp8 ? "e4m3" : "i8";
+  ACCEL_RT_ASSIGN_OR_RETURN(DeviceTensor xq, st.empty(w.dtype, {rows, k}));
+  ACCEL_RT_ASSIGN_OR_RETURN(DeviceTensor xs, st.empty(DType::kF32, {rows}));
+  ACCEL_RT_ASSIGN_OR_RETURN(CuFunction quant,
+                            st.gpu->function(std::string("quantize_rows_") + q + "_" +
+                                             gpuDTypeSuffix(x.dtype)));
+  ACCEL_RT_RETURN_IF_ERROR(st.gpu->launchDependent(
+      quant, Dim3{unsigned(rows), 1, 1}, Dim3{256, 1, 1}, 0, x.ptr,
+      inputScale ? inputScale->ptr : CuDevicePtr(0), xq.ptr, xs.ptr, i64(rows), i64(k)));
+  if (rows == 1 && w.ptr % 16 == 0 && gemvSettings().wanted) {
+    ACCEL_RT_ASSIGN_OR_RETURN(CuFunction fn,
+                              st.gpu->function(std::string("gemv_m1_w8a8_") + q + "_" +
+                                               gpuDTypeSuffix(outType)));
+    const GemvSettings &g = gemvSettings();
+    // 16 weights per 16-byte chunk: the shape of a bf16 weight of half the K.
+    const kernels::GemvShape sh = kernels::gemvShape(n, k / 2, g.targetWarps, g.forceKs);
+    ACCEL_RT_RETURN_IF_ERROR(launchGemv(st, w.constant && scale.constant, fn, sh, xq.ptr, xs.ptr,
+                                        w.ptr, scale.ptr, perChannel, y.ptr, i64(n), i64(k),
+                                        int(sh.ks)));
+    return y;
+  }
+  if (fp8 && perChannel && rows >= fp8OuterScalesMinRows()) {
+    Status direct = st.blas->scaledLinearFp8(xq.ptr, w.ptr, xs.ptr, scale.ptr, y.ptr, rows, n, k,
+                                             outType);
+    if (direct.isOk() || direct.code() != StatusCode::kUnimplemented)
+      return direct.isOk() ? StatusOr<DeviceTensor>(y) : StatusOr<DeviceTensor>(direct);
+  }
+  ACCEL_RT_ASSIGN_OR_RETURN(DeviceTensor acc,
+                            st.empty(fp8 ? DType::kF32 : DType::kI32, {rows, n}));
+  ACCEL_RT_RETURN_IF_ERROR(st.blas->linear8(xq.ptr, w.ptr, acc.ptr, rows, n, k, w.dtype));
+  ACCEL_RT_ASSIGN_OR_RETURN(CuFunction rescale,
+                            st.gpu->function(std::string("w8a8_rescale_") +
+                                             (fp8 ? "f32_" : "i32_") + gpuDTypeSuffix(outType)));
+  ACCEL_RT_RETURN_IF_ERROR(st.gpu->launch(rescale, strideGrid(rows * n), Dim3{256, 1, 1}, 0,
+                                          acc.ptr, xs.ptr, scale.ptr, perChannel, y.ptr,
+                                          i64(rows), i64(n)));
+  return y;
+}
+
 /// y = act(y + bias) in place, one launch (either may be absent: a null
 /// bias, act < 0).
 Status biasAct(GpuRunState &st, const DeviceTensor &y, const DeviceTensor *bias, int act) {
@@ -426,7 +519,7 @@ Status biasAct(GpuRunState &st, const DeviceTensor &y, const DeviceTensor *bias,
 
 StatusOr<GpuKernel> prepareGemm(const GpuPrepareContext &ctx, const pb::Step &step,
                                 const Attrs &a) {
-  ACCEL_RT_RETURN_IF_ERROR(needInputs(step, 2, 4));
+  ACCEL_RT_RETURN_IF_ERROR(needInputs(step, 2, 6));
   ACCEL_RT_RETURN_IF_ERROR(needOutputs(step, 1));
   ACCEL_RT_ASSIGN_OR_RETURN(std::string epilogue, a.s("epilogue", std::string("none")));
   const DType cdt = ctx.dtype;
@@ -445,10 +538,28 @@ StatusOr<GpuKernel> prepareGemm(const GpuPrepareContext &ctx, const pb::Step &st
     // 8-bit type on the device; zero points and per-group scales are
     // refused by GpuExecutor::create.
     const bool quantised = step.inputs_size() > 3 && step.inputs(3) >= 0;
-    return one([cdt, act, quantised](GpuRunState &st, Inputs &in) -> StatusOr<DeviceTensor> {
+    // W8A8: a static input scale (operand 5) or dynamic per-token scales.
+    ACCEL_RT_ASSIGN_OR_RETURN(std::string inputQuant, a.s("input_quant", std::string("none")));
+    if (inputQuant != "none" && inputQuant != "dynamic_per_token")
+      return invalid("gemm input_quant '" + inputQuant + "' is not none or dynamic_per_token");
+    const bool staticX = step.inputs_size() > 5 && step.inputs(5) >= 0;
+    const bool w8a8 = staticX || inputQuant == "dynamic_per_token";
+    if (w8a8 && (!quantised || staticX == (inputQuant == "dynamic_per_token")))
+      return invalid("a W8A8 gemm needs a weight scale and either an input scale or "
+                     "input_quant = dynamic_per_token");
+    return one([cdt, act, quantised, w8a8](GpuRunState &st,
+                                           Inputs &in) -> StatusOr<DeviceTensor> {
       ACCEL_RT_ASSIGN_OR_RETURN(DeviceTensor x, st.toDevice(*in[0], cdt));
       DeviceTensor y;
-      if (quantised) {
+      if (w8a8) {
+        ACCEL_RT_ASSIGN_OR_RETURN(DeviceTensor w, st.toDevice(*in[1]));
+        ACCEL_RT_ASSIGN_OR_RETURN(DeviceTensor scale, st.toDevice(*in[3], DType::kF32));
+        DeviceTensor xs;
+        if (GpuValue *s = at(in, 5)) {
+          ACCEL_RT_ASSIGN_OR_RETURN(xs, st.toDevice(*s, DType::kF32));
+        }
+        ACCEL_RT_ASSIGN_OR_RETURN(y, w8a8Gemm(st, x, w, scale, xs.defined() ? &xs : nullptr, cdt));
+      } else if (quantised) {
         ACCEL_RT_ASSIGN_OR_RETURN(DeviceTensor w, st.toDevice(*in[1]));
         ACCEL_RT_ASSIGN_OR_RETURN(DeviceTensor scale, st.toDevice(*in[3], DType::kF32));
         ACCEL_RT_ASSIGN_OR_RETURN(y, quantGemm(st, x, w, scale, cdt));
@@ -510,8 +621,9 @@ struct AttentionParams {
   bool causal = true;
   int64_t window = 0;
   float softcap = 0.0f;
-  // An f8E4M3FN cache's scales (stored = value / scale); 1 for float caches.
-  float kScale = 1.0f, vScale = 1.0f;
+  // An f8E4M3FN cache's scales (stored = value / scale), per layer or per
+  // KV head; float caches pass kernels::KvScales{} (ones).
+  kernels::KvScales kv;
 };
 
 /// Whether the device KV pool of `layer` is f8E4M3FN (the *_kv8 kernels).
@@ -536,14 +648,32 @@ StatusOr<KvKernels> kvKernels(const GpuPrepareContext &ctx, const std::string &b
 
 } // namespace
 
-StatusOr<tk::KVScales> layerKvScales(const StepAttrs &a) {
+StatusOr<kernels::KvScales> gpuKvScales(const StepAttrs &a) {
   ACCEL_RT_ASSIGN_OR_RETURN(tk::KVScales kv, readKvScales(a));
-  if (!kv.kHeads.empty())
+  kernels::KvScales s;
+  if (kv.kHeads.empty()) {
+    s.k[0] = kv.k;
+    s.v[0] = kv.v;
+    return s;
+  }
+  if (kv.kHeads.size() > size_t(kernels::kMaxKvScaleHeads))
     return Status(StatusCode::kUnimplemented,
-                  "the GPU kernels read an FP8 KV cache with one k and one v scale per layer; "
-                  "this plan has per-KV-head scales (accelc -kv-cache-dtype=fp8 -calibration), "
-                  "which run on the CPU backend for now");
-  return kv;
+                  "the GPU kernels take FP8 KV-cache scales for at most " +
+                      std::to_string(kernels::kMaxKvScaleHeads) + " KV heads; this plan has " +
+                      std::to_string(kv.kHeads.size()) + " per-head scales");
+  s.heads = int(kv.kHeads.size());
+  for (size_t h = 0; h < kv.kHeads.size(); ++h) {
+    s.k[h] = kv.kHeads[h];
+    s.v[h] = kv.vHeads[h];
+  }
+  return s;
+}
+
+std::string kvScalesMismatch(const kernels::KvScales &s, int64_t numKvHeads) {
+  if (s.heads == 1 || s.heads == numKvHeads)
+    return "";
+  return "the step has FP8 KV-cache scales for " + std::to_string(s.heads) +
+         " KV heads, the KV pool " + std::to_string(numKvHeads);
 }
 
 namespace {
@@ -555,12 +685,10 @@ StatusOr<AttentionParams> attentionParams(const GpuPrepareContext &ctx, const At
   ACCEL_RT_ASSIGN_OR_RETURN(int64_t causal, a.i("causal", 1));
   ACCEL_RT_ASSIGN_OR_RETURN(p.window, a.i("sliding_window", 0));
   ACCEL_RT_ASSIGN_OR_RETURN(double softcap, a.f("softcap", 0.0));
-  ACCEL_RT_ASSIGN_OR_RETURN(tk::KVScales kv, layerKvScales(a));
+  ACCEL_RT_ASSIGN_OR_RETURN(p.kv, gpuKvScales(a));
   p.scale = float(scale);
   p.causal = causal != 0;
   p.softcap = float(softcap);
-  p.kScale = kv.k;
-  p.vScale = kv.v;
   if (p.layer < 0 || p.layer >= ctx.numLayers)
     return invalid("layer " + std::to_string(p.layer) + " is not in the plan's KV cache");
   if (p.window < 0 || p.softcap < 0.0f || p.scale < 0.0f)
@@ -587,10 +715,12 @@ StatusOr<GpuKernel> prepareKvWrite(const GpuPrepareContext &ctx, const pb::Step 
     if (tokens == 0)
       return Status::ok();
     const bool fp8 = fp8Cache(st, p.layer);
+    if (std::string bad = kvScalesMismatch(p.kv, st.numKvHeads); fp8 && !bad.empty())
+      return badInput(bad);
     return st.gpu->launch(fns.pick(st, p.layer), Dim3{unsigned(tokens), 1, 1},
                           Dim3{rowThreads(row), 1, 1}, 0, k.ptr, v.ptr, st.slotMapping.ptr,
                           (*st.keys)[size_t(p.layer)].ptr, (*st.values)[size_t(p.layer)].ptr,
-                          i64(row), fp8 ? p.kScale : 1.0f, fp8 ? p.vScale : 1.0f);
+                          i64(row), i64(st.headDim), fp8 ? p.kv : kernels::KvScales{});
   });
 }
 
@@ -655,11 +785,13 @@ StatusOr<GpuKernel> prepareAttention(const GpuPrepareContext &ctx, const pb::Ste
       pacc = pl + CuDevicePtr(n) * 4;
     }
     const float scale = p.scale > 0.0f ? p.scale : 1.0f / std::sqrt(float(d));
-    // An f8E4M3FN cache holds K / k_scale and V / v_scale: k_scale goes into
-    // the score scale, v_scale multiplies the result.
+    // An f8E4M3FN cache holds K / k_scale and V / v_scale (per layer or per
+    // KV head): the kernels multiply the score scale by k_scale and the
+    // result by v_scale.
     const bool fp8 = fp8Cache(st, p.layer);
-    const float kvScoreScale = fp8 ? scale * p.kScale : scale;
-    const float vScale = fp8 ? p.vScale : 1.0f;
+    if (std::string bad = kvScalesMismatch(p.kv, kvHeads); fp8 && !bad.empty())
+      return badInput(bad);
+    const kernels::KvScales kvs = fp8 ? p.kv : kernels::KvScales{};
     auto decodeKernel = decodeKernels.find(d);
     if (tokens == st.meta->numSeqs && decodeKernel != decodeKernels.end() &&
         heads / kvHeads <= kDecodeMaxGroup) {
@@ -669,8 +801,8 @@ StatusOr<GpuKernel> prepareAttention(const GpuPrepareContext &ctx, const pb::Ste
           Dim3{kDecodeThreads, 1, 1}, 0, q.ptr, (*st.keys)[size_t(p.layer)].ptr,
           (*st.values)[size_t(p.layer)].ptr, st.queryStartLoc.ptr, st.seqLens.ptr,
           st.blockTables.ptr, i64(st.blockTables.dim(1)), out.ptr, pm, pl, pacc, i64(heads),
-          i64(kvHeads), i64(st.blockSize), kvScoreScale, i64(p.window), p.softcap, numSplits,
-          i64(splitSize), st.splitSizeDev, vScale));
+          i64(kvHeads), i64(st.blockSize), scale, i64(p.window), p.softcap, numSplits,
+          i64(splitSize), st.splitSizeDev, kvs));
       if (numSplits > 1)
         ACCEL_RT_RETURN_IF_ERROR(st.gpu->launchDependent(
             combine, Dim3{unsigned(tokens), unsigned(heads), 1}, Dim3{rowThreads(d), 1, 1}, 0,
@@ -690,8 +822,8 @@ StatusOr<GpuKernel> prepareAttention(const GpuPrepareContext &ctx, const pb::Ste
         (*st.values)[size_t(p.layer)].ptr, st.queryStartLoc.ptr, st.seqLens.ptr,
         st.blockTables.ptr, i64(st.blockTables.dim(1)), out.ptr, pm, pl, pacc,
         i64(st.meta->numSeqs), i64(heads), i64(kvHeads), i64(d), i64(st.blockSize),
-        kvScoreScale, int(p.causal), i64(p.window), p.softcap, numSplits, i64(splitSize),
-        st.splitSizeDev, vScale));
+        scale, int(p.causal), i64(p.window), p.softcap, numSplits, i64(splitSize),
+        st.splitSizeDev, kvs));
     if (numSplits > 1)
       ACCEL_RT_RETURN_IF_ERROR(st.gpu->launchDependent(combine, Dim3{unsigned(tokens), unsigned(heads), 1},
                                               Dim3{rowThreads(d), 1, 1}, 0, pm, pl, pacc, out.ptr,

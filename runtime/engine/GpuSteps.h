@@ -14,6 +14,7 @@
 #include "runtime/device/GpuContext.h"
 #include "runtime/engine/GraphBuckets.h"
 #include "runtime/engine/StepAttrs.h"
+#include "runtime/kernels/KvScales.h"
 #include "runtime/kv/StepMetadata.h"
 #include "runtime/plan/PlanFile.h"
 
@@ -168,10 +169,14 @@ const char *gpuDTypeSuffix(DType dtype);
 StatusOr<Tensor> greedyTokensOnDevice(gpu::GpuContext &gpu, gpu::CuDevicePtr logits,
                                       DType dtype, int64_t rows, int64_t vocab);
 
-/// An FP8 cache's per-layer k and v scales of a kv_write / attention step
-/// (readKvScales); per-KV-head scales are refused in one sentence (the
-/// *_kv8 kernels take one scale per layer).
-StatusOr<cpu::transformer::KVScales> layerKvScales(const StepAttrs &a);
+/// An FP8 cache's k and v scales of a kv_write / qkv_rotary / attention
+/// step (readKvScales) as the *_kv8 kernels take them: one per layer, or
+/// one per KV head (at most kernels::kMaxKvScaleHeads, else refused in one
+/// sentence).
+StatusOr<kernels::KvScales> gpuKvScales(const StepAttrs &a);
+
+/// Whether `s` fits a KV pool of `numKvHeads` heads; "" or why not.
+std::string kvScalesMismatch(const kernels::KvScales &s, int64_t numKvHeads);
 
 } // namespace accel::rt::engine
 

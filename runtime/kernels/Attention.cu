@@ -25,6 +25,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/kernels/Common.cuh"
+#include "runtime/kernels/KvScales.h"
 
 #include <math_constants.h>
 
@@ -36,15 +37,15 @@ constexpr int kThreads = 128;
 constexpr int kTile = 64;
 constexpr int kMaxChannelsPerThread = 4; // head_dim <= 512
 
-/// C: the cache's element type (T, or __nv_fp8_e4m3 whose k scale the
-/// caller folds into `scale` and whose v scale multiplies the result).
+/// C: the cache's element type (T, or __nv_fp8_e4m3: its KV head's k scale
+/// multiplies `scale`, its v scale the result).
 template <typename T, typename C>
 __device__ __forceinline__ void pagedAttention(
     const T *q, const C *kCache, const C *vCache, const int *qsl, const int *seqLens,
     const int *blockTables, i64 tableWidth, T *out, float *partM, float *partL, float *partAcc,
     i64 numSeqs, i64 heads, i64 kvHeads, i64 headDim, i64 blockSize, float scale, int causal,
     i64 window, float softcap, int numSplits, i64 splitSize, const int *splitSizeDev,
-    float vScale) {
+    const accel::rt::kernels::KvScales &kvs) {
   extern __shared__ __align__(16) unsigned char smemRaw[];
   i64 *keyOff = reinterpret_cast<i64 *>(smemRaw);
   float *qs = reinterpret_cast<float *>(keyOff + kTile);
@@ -99,6 +100,8 @@ __device__ __forceinline__ void pagedAttention(
   __syncthreads();
   const i64 group = heads / kvHeads;
   const i64 kvh = h / group;
+  scale *= kvs.kAt(kvh);
+  const float vScale = kvs.vAt(kvh);
   const i64 rowElems = kvHeads * headDim;
   const int *table = blockTables + seq * tableWidth;
 
@@ -205,11 +208,11 @@ __device__ __forceinline__ void attentionCombine(const float *partM, const float
       const int *blockTables, i64 tableWidth, T *out, float *partM, float *partL,          \
       float *partAcc, i64 numSeqs, i64 heads, i64 kvHeads, i64 headDim, i64 blockSize,     \
       float scale, int causal, i64 window, float softcap, int numSplits, i64 splitSize,     \
-      const int *splitSizeDev, float vScale) {                                              \
+      const int *splitSizeDev, accel::rt::kernels::KvScales kvs) {                          \
     pagedAttention<T, C>(q, kCache, vCache, qsl, seqLens, blockTables, tableWidth, out,     \
                          partM, partL, partAcc, numSeqs, heads, kvHeads, headDim,           \
                          blockSize, scale, causal, window, softcap, numSplits, splitSize,   \
-                         splitSizeDev, vScale);                                             \
+                         splitSizeDev, kvs);                                                \
   }
 ACCEL_FOR_EACH_DTYPE_AND_KV(ATTENTION)
 

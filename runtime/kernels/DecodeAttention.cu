@@ -27,6 +27,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/kernels/Common.cuh"
+#include "runtime/kernels/KvScales.h"
 
 #include <math_constants.h>
 
@@ -115,14 +116,14 @@ __device__ __forceinline__ void loadRow(const __half *p, float (&out)[N]) {
   loadRow16<N>(p, out);
 }
 
-/// C: the cache's element type (T, or __nv_fp8_e4m3 whose k scale the
-/// caller folds into `scale` and whose v scale multiplies the result).
+/// C: the cache's element type (T, or __nv_fp8_e4m3: its KV head's k scale
+/// multiplies `scale`, its v scale the result).
 template <typename T, typename C, int D>
 __device__ __forceinline__ void decodeAttention(
     const T *q, const C *kCache, const C *vCache, const int *qsl, const int *seqLens,
     const int *blockTables, i64 tableWidth, T *out, float *partM, float *partL, float *partAcc,
     i64 heads, i64 kvHeads, i64 blockSize, float scale, i64 window, float softcap, int numSplits,
-    i64 splitSize, const int *splitSizeDev, float vScale) {
+    i64 splitSize, const int *splitSizeDev, const accel::rt::kernels::KvScales &kvs) {
   constexpr int E = D / 32; // channels per lane
   // Keys in flight per warp: 8 up to D = 128 (a split of a short batch-1
   // context is then one round of loads), 4 at D = 256 (registers).
@@ -131,6 +132,8 @@ __device__ __forceinline__ void decodeAttention(
   __shared__ float sAcc[kDecodeWarps][kDecodeMaxGroup][D];
 
   const i64 seq = blockIdx.x, kvh = blockIdx.y;
+  scale *= kvs.kAt(kvh);
+  const float vScale = kvs.vAt(kvh);
   const int split = blockIdx.z;
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const int group = int(heads / kvHeads);
@@ -275,11 +278,11 @@ __device__ __forceinline__ void decodeAttention(
           const int *blockTables, i64 tableWidth, T *out, float *partM, float *partL,       \
           float *partAcc, i64 heads, i64 kvHeads, i64 blockSize, float scale, i64 window,   \
           float softcap, int numSplits, i64 splitSize, const int *splitSizeDev,             \
-          float vScale) {                                                                   \
+          accel::rt::kernels::KvScales kvs) {                                               \
     pdlPrologue();                                                                          \
     decodeAttention<T, C, D>(q, kCache, vCache, qsl, seqLens, blockTables, tableWidth, out, \
                              partM, partL, partAcc, heads, kvHeads, blockSize, scale,       \
-                             window, softcap, numSplits, splitSize, splitSizeDev, vScale);  \
+                             window, softcap, numSplits, splitSize, splitSizeDev, kvs);     \
   }
 #define DECODE_ATTENTION_ALL_D(T, S, C, CS)                                                 \
   DECODE_ATTENTION(T, S, C, CS, 64)                                                         \

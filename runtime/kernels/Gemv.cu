@@ -26,11 +26,20 @@
 // a bf16 weight, so batch-1 decode of an int8-weight or fp8 plan reads half
 // as much.
 //
+// gemv_m1_w8a8_<w>_<O>(xq, xs, w, scale, perChannel, y, n, k, ks): W8A8 for
+// one row, x already quantised (QuantizeActivations.cu) to the weight's
+// type: i8 sums in i32 with __dp4a, e4m3 in f32; y[n] = xs * scale[n] * sum.
+// (Decoding both e4m3 operands costs no more than the weight-only kernel's
+// one: 12.5 against 12.8 us for Llama-3-8B's qkv on the H200; the i8 kernel
+// is faster than the weight-only one, 10.1 against 13.1 us:
+// accel-gpu-gemv-tests --bench, docs/performance.md.)
+//
 //===----------------------------------------------------------------------===//
 #include "runtime/kernels/Common.cuh"
 #include "runtime/kernels/GemvShape.h"
 
 #include <cuda_fp8.h>
+#include <type_traits>
 
 using namespace accel_kernels;
 
@@ -272,6 +281,98 @@ __device__ __forceinline__ void gemvQ(const T *x, const uint8_t *w, const float 
   y[j] = fromF32<T>(s * scale[perChannel ? j : 0]);
 }
 
+//===----------------------------------------------------------------------===//
+// W8A8: quantised activations times 8-bit weights
+//===----------------------------------------------------------------------===//
+
+/// Four i8 x i8 products of two 32-bit words, summed exactly.
+__device__ __forceinline__ int dot4(WeightI8, uint32_t x, uint32_t w, int acc) {
+  return __dp4a(int(x), int(w), acc);
+}
+
+/// rowDotQ for W8A8 (QuantizeActivations.cu made xq): one 16-byte chunk of
+/// xq matches one chunk of the weight. i8 sums exactly in i32 (__dp4a), as
+/// the CPU's w8a8 kernel does; e4m3 products are exact in f32 and summed
+/// there.
+template <typename W>
+__device__ __forceinline__ float rowDotW8A8(const uint8_t *xq, const uint8_t *w, i64 row, i64 k,
+                                            int ks, int slice, int lane) {
+  constexpr bool kInt = std::is_same<W, WeightI8>::value;
+  const i64 chunks = k / 16;
+  i64 begin, end;
+  sliceOf(chunks, ks, slice, begin, end);
+  const uint4 *wr = reinterpret_cast<const uint4 *>(w + row * k);
+  const uint4 *xr = reinterpret_cast<const uint4 *>(xq);
+  float acc = 0.0f;
+  int iacc = 0;
+  uint4 raw[kUnroll];
+  loadRound(raw, wr, begin + lane, end);
+  pdlWait();
+  for (i64 c0 = begin + lane; c0 < end; c0 += 32 * kUnroll) {
+    uint4 cur[kUnroll];
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u)
+      cur[u] = raw[u];
+    if (c0 + 32 * kUnroll < end)
+      loadRound(raw, wr, c0 + 32 * kUnroll, end);
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) {
+      const i64 c = c0 + i64(u) * 32;
+      if (c >= end)
+        break;
+      const uint4 xv = __ldg(xr + c);
+      const uint32_t xw[4] = {xv.x, xv.y, xv.z, xv.w};
+      const uint32_t ww[4] = {cur[u].x, cur[u].y, cur[u].z, cur[u].w};
+#pragma unroll
+      for (int q = 0; q < 4; ++q) {
+        if constexpr (kInt) {
+          iacc = dot4(W{}, xw[q], ww[q], iacc);
+        } else {
+          float fx[4], fw[4];
+          decode4(W{}, xw[q], fx);
+          decode4(W{}, ww[q], fw);
+#pragma unroll
+          for (int j = 0; j < 4; ++j)
+            acc = fmaf(fx[j], fw[j], acc);
+        }
+      }
+    }
+  }
+  if constexpr (kInt) {
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1)
+      iacc += __shfl_xor_sync(0xffffffffu, iacc, o);
+    return float(iacc);
+  } else {
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1)
+      acc += __shfl_xor_sync(0xffffffffu, acc, o);
+    return acc;
+  }
+}
+
+/// y[n] = xs[0] * scale[n or 0] * (w[n, :] . xq) for one quantised row.
+template <typename O, typename W>
+__device__ __forceinline__ void gemvW8A8(const uint8_t *xq, const float *xs, const uint8_t *w,
+                                         const float *scale, int perChannel, O *y, i64 n, i64 k,
+                                         int ks) {
+  __shared__ float partial[kWarps];
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const int cols = kWarps / ks, local = warp / ks, slice = warp % ks;
+  const i64 j = i64(blockIdx.x) * cols + local;
+  const float acc = j < n ? rowDotW8A8<W>(xq, w, j, k, ks, slice, lane) : 0.0f;
+  pdlLaunchDependents();
+  if (lane == 0)
+    partial[warp] = acc;
+  __syncthreads();
+  if (lane != 0 || slice != 0 || j >= n)
+    return;
+  float s = 0.0f;
+  for (int i = 0; i < ks; ++i)
+    s += partial[warp + i];
+  y[j] = fromF32<O>(s * (xs[0] * scale[perChannel ? j : 0]));
+}
+
 } // namespace
 
 // VARIANT "sr_" is single round (what the runtime runs by default, with a
@@ -310,3 +411,20 @@ GEMV_Q(__nv_bfloat16, bf16, WeightE4M3, e4m3)
 GEMV_Q(__half, f16, WeightE4M3, e4m3)
 GEMV_Q(__nv_bfloat16, bf16, WeightE5M2, e5m2)
 GEMV_Q(__half, f16, WeightE5M2, e5m2)
+
+// gemv_m1_w8a8_<w>_<O>(xq, xs, w, scale, perChannel, y, n, k, ks): W8A8
+// (accelc -precision=w8a8 / w8a8-fp8) for one row: xq [K] and w [N, K] both
+// i8 or both e4m3, xs one f32 (the row's activation scale), y in O.
+#define GEMV_W8A8(O, S, W, WS)                                                              \
+  extern "C" __global__ void __launch_bounds__(kWarps * 32)                                 \
+      gemv_m1_w8a8_##WS##_##S(const uint8_t *xq, const float *xs, const uint8_t *w,          \
+                              const float *scale, int perChannel, O *y, i64 n, i64 k,       \
+                              int ks) {                                                     \
+    gemvW8A8<O, W>(xq, xs, w, scale, perChannel, y, n, k, ks);                              \
+  }
+GEMV_W8A8(float, f32, WeightI8, i8)
+GEMV_W8A8(__nv_bfloat16, bf16, WeightI8, i8)
+GEMV_W8A8(__half, f16, WeightI8, i8)
+GEMV_W8A8(float, f32, WeightE4M3, e4m3)
+GEMV_W8A8(__nv_bfloat16, bf16, WeightE4M3, e4m3)
+GEMV_W8A8(__half, f16, WeightE4M3, e4m3)

@@ -21,6 +21,7 @@ set(ACCEL_GPU_KERNEL_SOURCES
   ${CMAKE_CURRENT_SOURCE_DIR}/kernels/GemvShape.h
   ${CMAKE_CURRENT_SOURCE_DIR}/kernels/KVCache.cu
   ${CMAKE_CURRENT_SOURCE_DIR}/kernels/Norm.cu
+  ${CMAKE_CURRENT_SOURCE_DIR}/kernels/QuantizeActivations.cu
   ${CMAKE_CURRENT_SOURCE_DIR}/kernels/Rotary.cu
   ${CMAKE_CURRENT_SOURCE_DIR}/kernels/Sampling.cu
 )

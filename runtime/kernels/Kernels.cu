@@ -13,5 +13,6 @@
 #include "runtime/kernels/Gemv.cu"
 #include "runtime/kernels/KVCache.cu"
 #include "runtime/kernels/Norm.cu"
+#include "runtime/kernels/QuantizeActivations.cu"
 #include "runtime/kernels/Rotary.cu"
 #include "runtime/kernels/Sampling.cu"

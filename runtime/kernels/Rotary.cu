@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/kernels/Common.cuh"
+#include "runtime/kernels/KvScales.h"
 
 using namespace accel_kernels;
 
@@ -83,7 +84,8 @@ ACCEL_FOR_EACH_DTYPE(ROTARY)
 namespace {
 template <typename T, typename C>
 __device__ __forceinline__ void qkvRotary(const T *qkv, T *q, T *kOut, T *vOut, const int *slots,
-                                          C *kCache, C *vCache, float kScale, float vScale,
+                                          C *kCache, C *vCache,
+                                          const accel::rt::kernels::KvScales &kvs,
                                           const void *positions, int pos64,
                                           const float *invFreq, const float *cosTab,
                                           const float *sinTab, i64 heads, i64 kvHeads,
@@ -114,7 +116,7 @@ __device__ __forceinline__ void qkvRotary(const T *qkv, T *q, T *kOut, T *vOut, 
     if (h < heads)
       qt[h * headDim + c] = fromF32<T>(v);
     else if (kc)
-      kc[(h - heads) * headDim + c] = fromF32<C>(v / kScale);
+      kc[(h - heads) * headDim + c] = fromF32<C>(v / kvs.kAt(h - heads));
     else if (ko)
       ko[(h - heads) * headDim + c] = fromF32<T>(v);
   };
@@ -139,7 +141,7 @@ __device__ __forceinline__ void qkvRotary(const T *qkv, T *q, T *kOut, T *vOut, 
   for (i64 c = first; c < kvRow; c += stride) {
     const float v = toF32(src[rotHeads * headDim + c]);
     if (vc)
-      vc[c] = fromF32<C>(v / vScale);
+      vc[c] = fromF32<C>(v / kvs.vAt(c / headDim));
     else if (vo)
       vo[c] = fromF32<T>(v);
   }
@@ -149,11 +151,12 @@ __device__ __forceinline__ void qkvRotary(const T *qkv, T *q, T *kOut, T *vOut, 
 #define QKV_ROTARY(T, S, C, CS)                                                             \
   extern "C" __global__ void qkv_rotary_##S##CS(                                            \
       const T *qkv, T *q, T *kOut, T *vOut, const int *slots, C *kCache, C *vCache,          \
-      float kScale, float vScale, const void *positions, int pos64, const float *invFreq,    \
+      accel::rt::kernels::KvScales kvs, const void *positions, int pos64,                    \
+      const float *invFreq,                                                                  \
       const float *cosTab, const float *sinTab, i64 heads, i64 kvHeads, i64 headDim,         \
       i64 rotaryDim, int interleaved) {                                                      \
     pdlPrologue();                                                                           \
-    qkvRotary<T, C>(qkv, q, kOut, vOut, slots, kCache, vCache, kScale, vScale, positions,    \
+    qkvRotary<T, C>(qkv, q, kOut, vOut, slots, kCache, vCache, kvs, positions,               \
                     pos64, invFreq, cosTab, sinTab, heads, kvHeads, headDim, rotaryDim,      \
                     interleaved);                                                            \
   }

@@ -24,6 +24,7 @@
 #include "GpuTestContext.h"
 #include "runtime/engine/GpuFlashPrefill.h"
 #include "runtime/kernels/KernelImage.h"
+#include "runtime/kernels/KvScales.h"
 
 #include <gtest/gtest.h>
 
@@ -243,7 +244,7 @@ Status runOld(Problem &p, const DeviceTensor &out) {
                         gpu::CuDevicePtr(0), gpu::CuDevicePtr(0), i64(c.seqs.size()),
                         i64(c.heads), i64(c.kvHeads), i64(c.d), i64(c.blockSize), p.scale,
                         int(c.causal), i64(c.window), c.softcap, 1, i64(0), gpu::CuDevicePtr(0),
-                        1.0f /* v_scale: a float cache */);
+                        kernels::KvScales{} /* scales of 1: a float cache */);
 }
 
 /// The new kernel: through the step policy (runFlashPrefill) when some

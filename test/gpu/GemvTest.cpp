@@ -334,6 +334,16 @@ int main(int argc, char **argv) {
       const double s = secondsPerLaunch(*gpu, once);
       std::printf("gemv %-4s n %6lld k %5lld ks %d (chosen): %8.2f us, %6.2f TB/s of weights\n", wt,
                   (long long)n, (long long)k, shape.ks, s * 1e6, double(n * k) / s / 1e12);
+      // W8A8 (gemv_m1_w8a8_*: x as 8-bit codes too).
+      gpu::CuFunction w8 = *gpu->function(std::string("gemv_m1_w8a8_") + wt + "_bf16");
+      auto once8 = [&](int i) {
+        (void)gpu->launch(w8, gpu::Dim3{shape.blocks, 1, 1}, gpu::Dim3{kn::kGemvWarps * 32, 1, 1},
+                          0, x->ptr, sc->ptr, ws[size_t(i % copies)]->ptr, sc->ptr, 1, y->ptr,
+                          i64(n), i64(k), int(shape.ks));
+      };
+      const double s8 = secondsPerLaunch(*gpu, once8);
+      std::printf("gemv w8a8 %-4s n %6lld k %5lld ks %d: %8.2f us, %6.2f TB/s of weights\n", wt,
+                  (long long)n, (long long)k, shape.ks, s8 * 1e6, double(n * k) / s8 / 1e12);
     }
   return 0;
 }

@@ -253,7 +253,10 @@ std::string attentionPlan(int64_t d, int64_t heads = 4, int64_t kvHeads = 2,
 /// and the GPU quantise identical values and any difference is in the
 /// kernels themselves. K's table reaches +-60 / k_scale 0.1 = 600 > 448:
 /// those entries saturate. Two layers (layer 1 non-causal, windowed).
-std::string fp8ExactPlan(int64_t d, int64_t heads, int64_t kvHeads) {
+/// With `perHead`, every KV head has scales of its own (accelc
+/// -kv-cache-dtype=fp8 -calibration): k 0.1 .. 0.1 * 2^(kvHeads - 1), so the
+/// first heads saturate and the last do not.
+std::string fp8ExactPlan(int64_t d, int64_t heads, int64_t kvHeads, bool perHead = false) {
   PlanBuilder b;
   int32_t ids = b.value("i64", {-1});
   auto table = [&](int64_t width, float freq, float amp) {
@@ -278,6 +281,15 @@ std::string fp8ExactPlan(int64_t d, int64_t heads, int64_t kvHeads) {
       PlanBuilder::attr(*st, "layer", layer);
       PlanBuilder::attr(*st, "k_scale", 0.1);
       PlanBuilder::attr(*st, "v_scale", 0.02 + 0.01 * double(layer));
+      if (perHead) {
+        std::vector<float> ks, vs;
+        for (int64_t hh = 0; hh < kvHeads; ++hh) {
+          ks.push_back(0.1f * float(1 << hh));
+          vs.push_back(0.02f + 0.01f * float(layer) + 0.005f * float(hh));
+        }
+        PlanBuilder::attr(*st, "k_head_scales", ks);
+        PlanBuilder::attr(*st, "v_head_scales", vs);
+      }
     }
     PlanBuilder::attr(s, "num_heads", heads);
     PlanBuilder::attr(s, "num_kv_heads", kvHeads);
@@ -307,8 +319,24 @@ std::string fp8ExactPlan(int64_t d, int64_t heads, int64_t kvHeads) {
 /// layer 1 the `qkv_rotary` launch (q, k, v out; interleaved, cos/sin
 /// tables) followed by a plain kv_write.
 std::string qkvRotaryPlan(int64_t d = 16, int64_t heads = 4, int64_t kvHeads = 2,
-                          int64_t maxPosition = 64, bool fp8Cache = false) {
+                          int64_t maxPosition = 64, bool fp8Cache = false,
+                          bool perHead = false) {
   PlanBuilder b;
+  // An FP8 cache's scales: per layer, or (perHead) k and v times 1 + head / 2
+  // for KV head `head`.
+  auto kvScales = [&](pb::Step &s, double k, double v) {
+    PlanBuilder::attr(s, "k_scale", k);
+    PlanBuilder::attr(s, "v_scale", v);
+    if (!perHead)
+      return;
+    std::vector<float> ks, vs;
+    for (int64_t hh = 0; hh < kvHeads; ++hh) {
+      ks.push_back(float(k * (1.0 + 0.5 * double(hh))));
+      vs.push_back(float(v * (1.0 + 0.5 * double(hh))));
+    }
+    PlanBuilder::attr(s, "k_head_scales", ks);
+    PlanBuilder::attr(s, "v_head_scales", vs);
+  };
   const int64_t h = 32;
   int32_t ids = b.value("i64", {-1});
   int32_t x = embed(b, ids, h);
@@ -330,10 +358,8 @@ std::string qkvRotaryPlan(int64_t d = 16, int64_t heads = 4, int64_t kvHeads = 2
       auto &f = b.step("kv_write", "qkv_rotary", {qkv, pos}, {q});
       heads3(f, d - 4);
       PlanBuilder::attr(f, "layer", layer);
-      if (fp8Cache) {
-        PlanBuilder::attr(f, "k_scale", 0.08);
-        PlanBuilder::attr(f, "v_scale", 0.06);
-      }
+      if (fp8Cache)
+        kvScales(f, 0.08, 0.06);
       PlanBuilder::attr(f, "style", "half_split");
       PlanBuilder::attr(f, "theta", 500.0);
     } else {
@@ -348,16 +374,13 @@ std::string qkvRotaryPlan(int64_t d = 16, int64_t heads = 4, int64_t kvHeads = 2
       PlanBuilder::attr(f, "style", "interleaved");
       auto &w = b.step("kv_write", "kv_write", {k, v}, {});
       PlanBuilder::attr(w, "layer", layer);
-      if (fp8Cache) {
-        PlanBuilder::attr(w, "k_scale", 0.11);
-        PlanBuilder::attr(w, "v_scale", 0.04);
-      }
+      if (fp8Cache)
+        kvScales(w, 0.11, 0.04);
     }
     auto &s = b.step("attention_prefill", "attention", {q}, {att});
     PlanBuilder::attr(s, "layer", layer);
     if (fp8Cache) {
-      PlanBuilder::attr(s, "k_scale", layer == 0 ? 0.08 : 0.11);
-      PlanBuilder::attr(s, "v_scale", layer == 0 ? 0.06 : 0.04);
+      kvScales(s, layer == 0 ? 0.08 : 0.11, layer == 0 ? 0.06 : 0.04);
     }
     PlanBuilder::attr(s, "num_heads", heads);
     PlanBuilder::attr(s, "num_kv_heads", kvHeads);
@@ -411,6 +434,47 @@ std::string quantPlan() {
   int32_t w2 = quant(s1, h, h, "f8E5M2", true, false, 0.9f);
   int32_t s2 = b.value("f32", {-1, h});
   b.step("launch", "residual_add", {s1, w2}, {s2});
+  return finish(b, ids, logitsStep(b, s2, h));
+}
+
+/// W8A8 linears (accelc -precision=w8a8 / w8a8-fp8): i8 and f8E4M3FN
+/// weights with per-channel scales, x quantised with a static scale (the
+/// sixth operand; the first one's is below max |x|, so i8 clamps and e4m3
+/// saturates) or dynamically per token (input_quant), one with a bias, on
+/// the residual stream (K = 32 and 48).
+std::string w8a8Plan() {
+  PlanBuilder b;
+  const int64_t h = 32, f = 48;
+  int32_t ids = b.value("i64", {-1});
+  int32_t x = embed(b, ids, h);
+  auto linear = [&](int32_t in, int64_t k, int64_t n, bool fp8, float inputScale, bool bias,
+                    float phase) {
+    std::string raw(size_t(n * k), '\0');
+    for (int64_t i = 0; i < n * k; ++i) {
+      const float v = std::sin(0.37f * float(i) + phase);
+      raw[size_t(i)] = fp8 ? char((v < 0 ? 0x80 : 0) | ((5 + i % 4) << 3) | (i % 7))
+                           : char(int8_t(std::lround(v * 127.0f)));
+    }
+    int32_t w = b.constantBytes(fp8 ? "f8E4M3FN" : "i8", {n, k}, raw);
+    int32_t sc = b.constant({n}, wave(size_t(n), 0.7f, phase, 0.01f));
+    int32_t bv = bias ? b.constant({n}, wave(size_t(n), 0.9f, phase, 0.2f)) : -1;
+    int32_t xs = inputScale > 0 ? b.constant({}, {inputScale}) : -1;
+    int32_t y = b.value("f32", {-1, n});
+    auto &s = b.step("gemm", "linear", {in, w, bv, sc, -1, xs}, {y});
+    PlanBuilder::attr(s, "out_dtype", "f32");
+    PlanBuilder::attr(s, "granularity", "per_channel");
+    if (inputScale <= 0)
+      PlanBuilder::attr(s, "input_quant", "dynamic_per_token");
+    return y;
+  };
+  int32_t u = linear(x, h, f, false, 0.004f, false, 0.1f); // i8, static
+  int32_t v = linear(u, f, h, true, 0.0f, true, 0.5f);     // e4m3, dynamic, bias
+  int32_t s1 = b.value("f32", {-1, h});
+  b.step("launch", "residual_add", {x, v}, {s1});
+  int32_t w2 = linear(s1, h, f, true, 0.002f, false, 0.9f); // e4m3, static
+  int32_t w3 = linear(w2, f, h, false, 0.0f, false, 1.3f);  // i8, dynamic
+  int32_t s2 = b.value("f32", {-1, h});
+  b.step("launch", "residual_add", {s1, w3}, {s2});
   return finish(b, ids, logitsStep(b, s2, h));
 }
 
@@ -651,9 +715,10 @@ GraphRun compareGraphDecode(const std::string &bytes, DType dtype, int64_t batch
 // The hand-built plans themselves, on the CPU backend alone (no GPU needed).
 TEST(GpuExecutor, HandBuiltPlansRunOnCpu) {
   for (const std::string &plan : {normsPlan(), activationsPlan(), rotaryPlan(), attentionPlan(16),
-                                  attentionPlan(160), qkvRotaryPlan(), quantPlan(),
+                                  attentionPlan(160), qkvRotaryPlan(), quantPlan(), w8a8Plan(),
                                   attentionPlan(128, 8, 2, 64, true), qkvRotaryPlan(16, 4, 2, 64, true),
-                                  fp8ExactPlan(128, 8, 2), onnxPlan()})
+                                  fp8ExactPlan(128, 8, 2), fp8ExactPlan(128, 8, 2, true),
+                                  qkvRotaryPlan(16, 4, 2, 64, true, true), onnxPlan()})
     EXPECT_EQ(compareBackends(plan, DType::kF32, raggedBatch(), nullptr, true), 0.0);
 }
 
@@ -711,6 +776,39 @@ TEST(GpuExecutor, QuantisedLinearsMatchCpu) {
   EXPECT_LE(compareBackends(quantPlan(), DType::kBF16, one), 0.1);
 }
 
+// W8A8: ragged prefill batches go through cuBLASLt's i8 (IMMA) and FP8
+// tensor cores (the FP8 sums rescaled by w8a8_rescale_f32_* at these few
+// rows, scaled by cuBLASLt itself with ACCEL_GPU_FP8_OUTER_SCALES=1), one-row
+// decode steps through gemv_m1_w8a8_*; all quantise x as the CPU does. In f32 the backends' x agree to ~1e-7, so they quantise
+// alike except where a value sits on a rounding boundary (one i8 step is
+// 1/127 of the row's range); bf16/f16 round x before it is quantised.
+TEST(GpuExecutor, W8A8LinearsMatchCpu) {
+  REQUIRE_GPU();
+  EXPECT_LE(compareBackends(w8a8Plan(), DType::kF32, raggedBatch()), 1e-3);
+  EXPECT_LE(compareBackends(w8a8Plan(), DType::kF16, raggedBatch()), 5e-2);
+  EXPECT_LE(compareBackends(w8a8Plan(), DType::kBF16, raggedBatch()), 0.1);
+  std::vector<Seq> one = {raggedBatch()[0]};
+  one[0].chunks = {1}; // token by token: one row per step (the GEMV)
+  EXPECT_LE(compareBackends(w8a8Plan(), DType::kF32, one), 1e-3);
+  EXPECT_LE(compareBackends(w8a8Plan(), DType::kBF16, one), 0.1);
+  // CUDA graphs replay the quantisation, the GEMV (batch 1) and cuBLASLt's
+  // 8-bit GEMMs (batch 3) as eager steps run them.
+  for (int64_t batch : {1, 3}) {
+    GraphRun r = compareGraphDecode(w8a8Plan(), DType::kF32, batch,
+                                    [](int64_t i) { return 5 + 3 * i; }, 6);
+    EXPECT_EQ(r.off, "") << batch;
+    EXPECT_GE(r.graphs, 1u) << batch;
+    EXPECT_LE(r.graphVsEager, 1e-6) << batch;
+    EXPECT_LE(r.graphVsCpu, 1e-3) << batch;
+  }
+  // The FP8 GEMMs with cuBLASLt's outer-vector scales (what prefills of
+  // more than 128 tokens run).
+  setenv("ACCEL_GPU_FP8_OUTER_SCALES", "1", 1);
+  EXPECT_LE(compareBackends(w8a8Plan(), DType::kF32, raggedBatch()), 1e-3);
+  EXPECT_LE(compareBackends(w8a8Plan(), DType::kBF16, raggedBatch()), 0.1);
+  unsetenv("ACCEL_GPU_FP8_OUTER_SCALES");
+}
+
 // An f8E4M3FN KV cache (-kv-cache-dtype=fp8). With identical K/V on both
 // backends (fp8ExactPlan) the GPU's kv_write_*_kv8 must store what the CPU
 // stores (value / scale, rounded and saturated alike: one differently
@@ -728,15 +826,22 @@ TEST(GpuExecutor, Fp8KvCacheMatchesCpu) {
   REQUIRE_GPU();
   for (auto [d, heads, kvHeads] : {std::tuple<int64_t, int64_t, int64_t>{128, 8, 2}, {16, 4, 2},
                                    {64, 4, 4}})
-    EXPECT_LE(compareBackends(fp8ExactPlan(d, heads, kvHeads), DType::kF32, raggedBatch()), 1e-4)
-        << d;
+    for (bool perHead : {false, true}) // one scale per layer, or per KV head
+      EXPECT_LE(compareBackends(fp8ExactPlan(d, heads, kvHeads, perHead), DType::kF32,
+                                raggedBatch()),
+                1e-4)
+          << d << " per head " << perHead;
   setenv("ACCEL_GPU_DECODE_SPLIT", "5", 1);
   std::vector<Seq> seqs = raggedBatch(4);
   for (Seq &s : seqs)
     s.chunks = {1};
   const double split = compareBackends(fp8ExactPlan(128, 8, 2), DType::kF32, seqs);
+  const double splitPerHead = compareBackends(fp8ExactPlan(128, 8, 2, true), DType::kF32, seqs);
   unsetenv("ACCEL_GPU_DECODE_SPLIT");
   EXPECT_LE(split, 1e-4);
+  // Per head, K is stored at up to 300 (k scale 0.2, unsaturated): the
+  // split partials' f32 sums in another order gave 1.5e-4 once on the H200.
+  EXPECT_LE(splitPerHead, 3e-4);
   for (int64_t batch : {1, 3}) {
     GraphRun r = compareGraphDecode(fp8ExactPlan(128, 8, 2), DType::kF32, batch,
                                     [](int64_t i) { return 5 + 3 * i; }, 6);
@@ -747,6 +852,8 @@ TEST(GpuExecutor, Fp8KvCacheMatchesCpu) {
   // Computed K/V (GEMMs, rotary, the fused qkv_rotary step into the cache).
   EXPECT_LE(compareBackends(attentionPlan(128, 8, 2, 64, true), DType::kF32, raggedBatch()), 1e-2);
   EXPECT_LE(compareBackends(qkvRotaryPlan(16, 4, 2, 64, true), DType::kF32, raggedBatch()), 1e-2);
+  EXPECT_LE(
+      compareBackends(qkvRotaryPlan(16, 4, 2, 64, true, true), DType::kF32, raggedBatch()), 1e-2);
 }
 
 TEST(GpuExecutor, PagedAttentionMatchesCpu) {

@@ -10,13 +10,13 @@
 # (docs/codegen.md): on an sm_90 GPU the h200 plan loads their cubin and the
 # a100 (sm_80) plan their PTX, which the driver compiles. The demo model also
 # checks greedy agreement with generated_ids.npy. Exit 77 (skipped) without a
-# GPU.
+# GPU. $GPU_FIXTURE_TARGETS (default "h200 a100") picks the targets.
 score=$1 fixtures=$2 work=$3 accelc=$4
 "$score" --probe || exit $?
 mkdir -p "$work" || exit 2
 plans=${ACCEL_GPU_PLAN_DIR:-$work}
 status=0
-for target in h200 a100; do
+for target in ${GPU_FIXTURE_TARGETS:-h200 a100}; do
   suffix=""
   [ "$target" = a100 ] && suffix=".a100"
   for dir in "$fixtures"/models/*/ "$fixtures"/demo/; do

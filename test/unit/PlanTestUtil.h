@@ -139,6 +139,12 @@ public:
     a->set_name(name);
     a->set_s(v);
   }
+  static void attr(accel::plan::Step &s, const std::string &name, const std::vector<float> &v) {
+    auto *a = s.add_attributes();
+    a->set_name(name);
+    for (float f : v)
+      a->mutable_floats()->add_values(f);
+  }
 
   /// The file's bytes.
   std::string bytes() const { return assemblePlan(meta, weights); }
