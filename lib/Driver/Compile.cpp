@@ -230,11 +230,6 @@ llvm::Error accel::compileToPlan(const CompileOptions &options) {
   if (std::string bad = checkPrecisionOptions(options.precision, precisionOptions); !bad.empty())
     return compileError(CompileErrorKind::InvalidArgument, bad);
   const bool w8a8 = options.precision == "w8a8" || options.precision == "w8a8-fp8";
-  if (w8a8 && options.tpSize > 1)
-    return compileError(CompileErrorKind::Unimplemented,
-                        "-precision=" + options.precision +
-                            " plans cannot be partitioned for tensor parallelism yet (-tp=" +
-                            std::to_string(options.tpSize) + "); compile it with -tp=1");
   const bool kvCalibrated = options.kvCacheDtype == "fp8" && !options.calibrationPath.empty();
   if ((w8a8 || kvCalibrated) && !options.calibrationPath.empty() &&
       !llvm::sys::fs::exists(options.calibrationPath))

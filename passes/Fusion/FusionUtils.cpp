@@ -18,7 +18,7 @@ static bool isFloatElement(Type type) {
   return type.isF32() || type.isF16() || type.isBF16();
 }
 
-ElementsAttr accel::fusion::getFloatConstant(Value v) {
+ElementsAttr accel::fusion::getConstant(Value v, llvm::function_ref<bool(Type)> acceptElement) {
   auto c = v ? v.getDefiningOp<onnx::ConstantOp>() : nullptr;
   if (!c)
     return {};
@@ -27,10 +27,12 @@ ElementsAttr accel::fusion::getFloatConstant(Value v) {
     return {};
   auto type = dyn_cast<RankedTensorType>(value.getType());
   if (!type || !type.hasStaticShape() || type != c.getType() ||
-      !isFloatElement(type.getElementType()))
+      !acceptElement(type.getElementType()))
     return {};
   return value;
 }
+
+ElementsAttr accel::fusion::getFloatConstant(Value v) { return getConstant(v, isFloatElement); }
 
 std::optional<SmallVector<char>> accel::fusion::rawBytes(ElementsAttr attr, size_t width,
                                                         int64_t count) {

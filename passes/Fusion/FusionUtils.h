@@ -17,9 +17,14 @@
 namespace accel::fusion {
 
 /// The value of the onnx.Constant defining `v` when it is an inline dense or
-/// a dense_resource tensor of statically known shape with f32, f16 or bf16
-/// elements; null otherwise (a function argument, a computed weight, a
-/// quantised or non-float tensor).
+/// a dense_resource tensor of statically known shape whose element type
+/// `acceptElement` takes; null otherwise (a function argument, a computed
+/// weight).
+mlir::ElementsAttr getConstant(mlir::Value v,
+                               llvm::function_ref<bool(mlir::Type)> acceptElement);
+
+/// getConstant for f32, f16 or bf16 elements (not a quantised or non-float
+/// tensor).
 mlir::ElementsAttr getFloatConstant(mlir::Value v);
 
 /// A new onnx.Constant holding `parts` (each accepted by getFloatConstant,

@@ -242,7 +242,18 @@ LogicalResult accel::partition::normalizeHeadLayout(Context &ctx, tf::AttentionO
       consumer = &use;
     }
   }
-  auto proj = consumer ? dyn_cast<tf::LinearOp>(consumer->getOwner()) : tf::LinearOp();
+  // The projection reads the result, or (W8A8) its quantised form.
+  Operation *owner = consumer ? consumer->getOwner() : nullptr;
+  tf::LinearOp proj;
+  if (owner && isa<tf::QuantizeOp, tf::DynamicQuantizeOp>(owner)) {
+    Value q = owner->getResult(0);
+    if (q.hasOneUse())
+      proj = dyn_cast<tf::LinearOp>(*q.getUsers().begin());
+    if (proj && proj.getX() != q)
+      proj = {};
+  } else if (owner) {
+    proj = dyn_cast<tf::LinearOp>(owner);
+  }
   std::optional<ColumnView> outView = consumer ? columnView(consumer->get()) : std::nullopt;
   auto qType = cast<RankedTensorType>(attention.getQ().getType());
   int64_t width = qType.getDimSize(1) * qType.getDimSize(2);

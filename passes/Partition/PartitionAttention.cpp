@@ -40,11 +40,6 @@ struct Chain {
   SmallVector<Operation *> headwise; // rotary, per-head norms, in order
 };
 
-bool quantised(tf::LinearOp op) {
-  return op.getWeightScale() || op.getWeightZeroPoint() || op.getInputScale() ||
-         op.hasQuantizedWeight();
-}
-
 } // namespace
 
 LogicalResult accel::partition::checkHeads(Context &ctx, tf::AttentionOp attention) {
@@ -141,10 +136,6 @@ LogicalResult accel::partition::partitionAttention(Context &ctx, tf::AttentionOp
     auto linear = out.getDefiningOp<tf::LinearOp>();
     if (!linear)
       return fail("q, k and v must come from linear layers");
-    if (quantised(linear))
-      return linear.emitError() << "tensor parallelism of quantised linear layers is not "
-                                   "supported yet (the q/k/v projection of "
-                                << layer << ")";
     byLinear[linear].push_back(&c);
   }
   for (auto &[op, parts] : byLinear) {
@@ -178,12 +169,10 @@ LogicalResult accel::partition::partitionAttention(Context &ctx, tf::AttentionOp
       ranges = roleRanges(parts.front()->role);
       local = localWidth(parts.front()->role);
     }
-    rewriter.setInsertionPoint(linear);
-    Value oldWeight = linear.getWeight(), oldBias = linear.getBias();
-    FailureOr<Value> w = shardConstant(ctx, linear, oldWeight, 0, ranges, "q/k/v weight");
-    if (failed(w))
+    if (failed(shardLinearWeight(ctx, linear, 0, ranges, "q/k/v weight")))
       return failure();
-    linear.getWeightMutable().assign(*w);
+    rewriter.setInsertionPoint(linear);
+    Value oldBias = linear.getBias();
     if (oldBias) {
       FailureOr<Value> b = shardConstant(ctx, linear, oldBias, 0, ranges, "q/k/v bias");
       if (failed(b))
@@ -191,7 +180,6 @@ LogicalResult accel::partition::partitionAttention(Context &ctx, tf::AttentionOp
       linear.getBiasMutable().assign(*b);
     }
     linear.getResult().setType(withDim(linear.getType(), 1, local));
-    eraseIfDead(rewriter, oldWeight);
     eraseIfDead(rewriter, oldBias);
   }
   for (Chain &c : chains) {
@@ -213,28 +201,35 @@ LogicalResult accel::partition::partitionAttention(Context &ctx, tf::AttentionOp
   auto merge = dyn_cast<tf::MergeHeadsOp>(*out.getUsers().begin());
   if (!merge || !merge.getResult().hasOneUse())
     return fail("its result must reach the output projection through merge_heads");
-  auto proj = dyn_cast<tf::LinearOp>(*merge.getResult().getUsers().begin());
-  if (!proj || proj.getX() != merge.getResult())
+  // W8A8: the rank's columns are quantised on their way in (a static scale
+  // quantises them as TP=1 does; a dynamic one takes each token's range
+  // over the rank's columns only).
+  Value projIn = merge.getResult();
+  Operation *quantize = *projIn.getUsers().begin();
+  if (isa<tf::QuantizeOp, tf::DynamicQuantizeOp>(quantize) && quantize->getOperand(0) == projIn) {
+    if (!quantize->getResult(0).hasOneUse())
+      return fail("its quantised result has more than one reader");
+    projIn = quantize->getResult(0);
+  } else {
+    quantize = nullptr;
+  }
+  auto proj = dyn_cast<tf::LinearOp>(*projIn.getUsers().begin());
+  if (!proj || proj.getX() != projIn)
     return fail("its result must feed a linear output projection");
-  if (quantised(proj))
-    return proj.emitError() << "tensor parallelism of quantised linear layers is not "
-                               "supported yet (the output projection of "
-                            << layer << ")";
   merge.getResult().setType(withDim(merge.getType(), 1, headsPerRank * d));
-  rewriter.setInsertionPoint(proj);
-  Value oldWeight = proj.getWeight(), oldBias = proj.getBias();
-  FailureOr<Value> w = shardConstant(ctx, proj, oldWeight, 1,
-                                     evenBlocks(tp, heads * d), "output projection weight");
-  if (failed(w))
+  if (quantize)
+    projIn.setType(withDim(projIn.getType(), 1, headsPerRank * d));
+  if (failed(shardLinearWeight(ctx, proj, 1, evenBlocks(tp, heads * d),
+                               "output projection weight")))
     return failure();
-  proj.getWeightMutable().assign(*w);
+  rewriter.setInsertionPoint(proj);
+  Value oldBias = proj.getBias();
   if (oldBias) {
     FailureOr<Value> b = rankZeroConstant(ctx, proj, oldBias);
     if (failed(b))
       return failure();
     proj.getBiasMutable().assign(*b);
   }
-  eraseIfDead(rewriter, oldWeight);
   eraseIfDead(rewriter, oldBias);
   allReduceAfter(ctx, proj);
   return success();

@@ -33,11 +33,6 @@ RankRanges gateUpRows(int64_t tp, int64_t inter) {
   return ranges;
 }
 
-bool quantised(tf::LinearOp op) {
-  return op.getWeightScale() || op.getWeightZeroPoint() || op.getInputScale() ||
-         op.hasQuantizedWeight();
-}
-
 LogicalResult checkIntermediate(Context &ctx, Operation *op, int64_t inter) {
   if (inter % ctx.tp != 0)
     return op->emitError() << "-tp=" << ctx.tp << " does not divide the intermediate size "
@@ -104,19 +99,25 @@ LogicalResult accel::partition::partitionLinearMlp(Context &ctx, Operation *act)
   auto up = fused ? fused : in.getDefiningOp<tf::LinearOp>();
   if (!up || !in.hasOneUse() || !out.hasOneUse())
     return success();
-  auto down = dyn_cast<tf::LinearOp>(*out.getUsers().begin());
-  if (!down || down.getX() != out)
+  // W8A8: the activation's rank columns are quantised on their way into
+  // down (see PartitionAttention.cpp's output projection).
+  Value downIn = out;
+  Operation *quantize = *out.getUsers().begin();
+  if (isa<tf::QuantizeOp, tf::DynamicQuantizeOp>(quantize) && quantize->getOperand(0) == out &&
+      quantize->getResult(0).hasOneUse())
+    downIn = quantize->getResult(0);
+  else
+    quantize = nullptr;
+  auto down = dyn_cast<tf::LinearOp>(*downIn.getUsers().begin());
+  if (!down || down.getX() != downIn)
     return success();
-  if (quantised(up) || quantised(down))
-    return act->emitError() << "tensor parallelism of quantised linear layers is not "
-                               "supported yet (this MLP's projections)";
   const bool gated = isa<tf::GatedActOp>(act);
   auto outType = cast<RankedTensorType>(out.getType());
   int64_t inter = outType.getDimSize(1);
   if (ShapedType::isDynamic(inter) || failed(checkIntermediate(ctx, act, inter)))
     return failure();
   RankRanges rows = gated ? gateUpRows(ctx.tp, inter) : evenBlocks(ctx.tp, inter);
-  if (failed(shardOperand(ctx, up, up.getWeightMutable(), 0, rows, "MLP input weight")))
+  if (failed(shardLinearWeight(ctx, up, 0, rows, "MLP input weight")))
     return failure();
   if (up.getBias() &&
       failed(shardOperand(ctx, up, up.getBiasMutable()[0], 0, rows, "MLP input bias")))
@@ -124,8 +125,9 @@ LogicalResult accel::partition::partitionLinearMlp(Context &ctx, Operation *act)
   int64_t local = inter / ctx.tp;
   up.getResult().setType(withDim(up.getType(), 1, gated ? 2 * local : local));
   out.setType(withDim(out.getType(), 1, local));
-  if (failed(shardOperand(ctx, down, down.getWeightMutable(), 1, evenBlocks(ctx.tp, inter),
-                          "MLP output weight")))
+  if (quantize)
+    downIn.setType(withDim(downIn.getType(), 1, local));
+  if (failed(shardLinearWeight(ctx, down, 1, evenBlocks(ctx.tp, inter), "MLP output weight")))
     return failure();
   if (down.getBias() && failed(rankZeroOperand(ctx, down, down.getBiasMutable()[0])))
     return failure();

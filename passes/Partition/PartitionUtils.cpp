@@ -19,20 +19,24 @@ using namespace mlir;
 using namespace accel;
 using namespace accel::partition;
 
+/// Whether `v` is defined by a constant that is already sharded.
+static bool sharded(Value v) {
+  Operation *def = v ? v.getDefiningOp() : nullptr;
+  return def && def->hasAttr(kShardsAttr);
+}
+
 ElementsAttr accel::partition::floatConstant(Value v) {
-  auto c = v ? v.getDefiningOp<onnx::ConstantOp>() : nullptr;
-  if (!c || c->hasAttr(kShardsAttr))
+  return sharded(v) ? ElementsAttr() : fusion::getFloatConstant(v);
+}
+
+/// floatConstant, or an 8-bit (i8, fp8) one: what shardConstant slices.
+static ElementsAttr shardableConstant(Value v) {
+  if (sharded(v))
     return {};
-  ElementsAttr value = c.getValueAttr();
-  if (!value || !isa<DenseElementsAttr, DenseResourceElementsAttr>(value))
-    return {};
-  auto type = dyn_cast<RankedTensorType>(value.getType());
-  if (!type || !type.hasStaticShape() || type != c.getType())
-    return {};
-  Type elem = type.getElementType();
-  if (!elem.isF32() && !elem.isF16() && !elem.isBF16())
-    return {};
-  return value;
+  return fusion::getConstant(v, [](Type t) {
+    return t.isF32() || t.isF16() || t.isBF16() ||
+           (t.isIntOrFloat() && t.getIntOrFloatBitWidth() == 8);
+  });
 }
 
 
@@ -75,11 +79,11 @@ static Value createSharded(Context &ctx, Location loc, RankedTensorType type,
 FailureOr<Value> accel::partition::shardConstant(Context &ctx, Operation *user, Value weight,
                                                  int64_t axis, const RankRanges &ranges,
                                                  StringRef what) {
-  ElementsAttr attr = floatConstant(weight);
+  ElementsAttr attr = shardableConstant(weight);
   if (!attr)
     return user->emitError() << "tensor parallelism needs the " << what
-                             << " to be a float constant (f32, f16 or bf16) that it can "
-                                "slice per rank",
+                             << " to be a constant (f32, f16, bf16, or 8-bit quantised) that "
+                                "it can slice per rank",
            failure();
   auto type = cast<RankedTensorType>(attr.getType());
   if (axis >= type.getRank() || type.getRank() > 2)
@@ -138,6 +142,62 @@ FailureOr<Value> accel::partition::shardConstant(Context &ctx, Operation *user, 
                                key + ".tp" + std::to_string(r), out));
   }
   return createSharded(ctx, suffixed(weight.getLoc(), ".tp"), shardType, shards);
+}
+
+LogicalResult accel::partition::shardLinearWeight(Context &ctx, Operation *op, int64_t axis,
+                                                  const RankRanges &ranges, StringRef what) {
+  auto linear = cast<transformer::LinearOp>(op);
+  auto weightType = cast<RankedTensorType>(linear.getWeight().getType());
+  if (weightType.getElementType().getIntOrFloatBitWidth() < 8)
+    return linear.emitError() << "tensor parallelism of "
+                              << weightType.getElementType().getIntOrFloatBitWidth()
+                              << "-bit weights is not supported yet (the " << what << ")";
+  auto shard = [&](OpOperand &operand, int64_t ax, const RankRanges &rr,
+                   const Twine &name) -> LogicalResult {
+    Value old = operand.get();
+    ctx.rewriter.setInsertionPoint(linear);
+    FailureOr<Value> v = shardConstant(ctx, linear, old, ax, rr, name.str());
+    if (failed(v))
+      return failure();
+    operand.set(*v);
+    eraseIfDead(ctx.rewriter, old);
+    return success();
+  };
+  if (failed(shard(linear.getWeightMutable(), axis, ranges, what)))
+    return failure();
+  // The scale and zero point: [] per tensor, [N] per channel, [N, K / g]
+  // per group.
+  SmallVector<std::pair<OpOperand *, const char *>> quant;
+  if (linear.getWeightScale())
+    quant.push_back({&linear.getWeightScaleMutable()[0], " scale"});
+  if (linear.getWeightZeroPoint())
+    quant.push_back({&linear.getWeightZeroPointMutable()[0], " zero point"});
+  for (auto [operand, suffix] : quant) {
+    const int64_t rank = cast<RankedTensorType>(operand->get().getType()).getRank();
+    const std::string name = (what + suffix).str();
+    if (rank == 0 || (rank == 1 && axis == 1))
+      continue; // per tensor, or per channel of a row-parallel weight: whole
+    if (axis == 0) {
+      if (failed(shard(*operand, 0, ranges, name)))
+        return failure();
+      continue;
+    }
+    // Per group, row-parallel: the groups of the rank's columns.
+    const int64_t g = int64_t(linear.getGroupSize().value_or(0));
+    RankRanges groups = ranges;
+    for (auto &rr : groups)
+      for (Range &r : rr) {
+        if (g <= 0 || r.first % g || r.second % g)
+          return linear.emitError() << "tensor parallelism cannot split the " << what
+                                    << "'s groups of " << g << " input columns across -tp="
+                                    << ctx.tp << " ranks: columns [" << r.first << ", "
+                                    << r.second << ") of a rank are not whole groups";
+        r = {r.first / g, r.second / g};
+      }
+    if (failed(shard(*operand, 1, groups, name)))
+      return failure();
+  }
+  return success();
 }
 
 FailureOr<Value> accel::partition::rankZeroConstant(Context &ctx, Operation *user, Value bias) {

@@ -48,12 +48,24 @@ struct Context {
 /// float constant defining `weight`. Along axis 0 a range may reach past
 /// the last row: the rows past it are zeros (a padded vocabulary, see
 /// paddedVocab). Fails, with an error at `user`, when
-/// `weight` is not a float onnx.Constant (an f32/f16/bf16 dense or
-/// dense_resource tensor of static shape).
+/// `weight` is not an onnx.Constant of f32/f16/bf16 or of an 8-bit type
+/// (i8, f8E4M3FN, f8E5M2: quantised weights, their zero points), dense or
+/// dense_resource, of static shape.
 mlir::FailureOr<mlir::Value> shardConstant(Context &ctx, mlir::Operation *user,
                                            mlir::Value weight, int64_t axis,
                                            const RankRanges &ranges,
                                            llvm::StringRef what);
+
+/// Shards the weight of a linear along `axis` (0: its rows, column-parallel;
+/// 1: its columns, row-parallel) by `ranges`, with its quantisation
+/// operands: per-channel and per-group scales and zero points follow the
+/// rows they belong to along axis 0; along axis 1 per-channel ones stay
+/// whole on every rank and per-group ones are cut by group (every range
+/// must start and end on a group boundary); per-tensor ones and a static
+/// input scale stay whole. The bias is the caller's. Fails, with an error
+/// at the linear, for 4-bit weights.
+mlir::LogicalResult shardLinearWeight(Context &ctx, mlir::Operation *linear, int64_t axis,
+                                      const RankRanges &ranges, llvm::StringRef what);
 
 /// The vocabulary `vocab` padded to the next multiple of `tp` (Megatron's
 /// and vLLM's vocabulary padding, at the smallest multiple): the sharded

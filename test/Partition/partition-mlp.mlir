@@ -133,3 +133,35 @@ func.func @activation_with_shared_input(%x: tensor<?x2xf32>, %cache: !transforme
   %y = transformer.linear %a, %w2 : (tensor<?x4xf32>, tensor<2x4xf32>) -> tensor<?x2xf32>
   return %y, %h : tensor<?x2xf32>, tensor<?x4xf32>
 }
+
+// -----
+
+// W8A8 (static i8, per-channel scales): the column-parallel linear takes
+// its rows and their scales; the activation's rank columns are quantised
+// (the static input scale, whole on every rank) into the row-parallel
+// linear, which takes its columns and keeps every per-channel scale (its
+// outputs are not split); an all_reduce follows.
+// CHECK-LABEL: func.func @w8a8_mlp
+// CHECK-DAG: %[[W1:.+]] = onnx.Constant {accel.tp_shards = [dense<{{\[}}[0, 0], [1, 1]]> : tensor<2x2xi8>, dense<{{\[}}[2, 2], [3, 3]]> : tensor<2x2xi8>]
+// CHECK-DAG: %[[S1:.+]] = onnx.Constant {accel.tp_shards = [dense<[1.000000e+00, 2.000000e+00]> : tensor<2xf32>, dense<[3.000000e+00, 4.000000e+00]> : tensor<2xf32>]
+// CHECK-DAG: %[[S2:.+]] = onnx.Constant {value = dense<[5.000000e-01, 2.500000e-01]> : tensor<2xf32>}
+// CHECK-DAG: %[[XS:.+]] = onnx.Constant {value = dense<1.250000e-01> : tensor<f32>}
+// CHECK: %[[H:.+]] = transformer.linear %{{.+}}, %[[W1]] weight_scale(%[[S1]]) granularity = per_channel : (tensor<?x2xf32>, tensor<2x2xi8>, tensor<2xf32>) -> tensor<?x2xf32>
+// CHECK: %[[A:.+]] = transformer.activation %[[H]] kind = gelu_tanh : tensor<?x2xf32>
+// CHECK: %[[Q:.+]] = transformer.quantize %[[A]], %[[XS]] : (tensor<?x2xf32>, tensor<f32>) -> tensor<?x2xi8>
+// CHECK: %[[W2:.+]] = onnx.Constant {accel.tp_shards = [dense<{{\[}}[0, 1], [10, 11]]> : tensor<2x2xi8>, dense<{{\[}}[2, 3], [12, 13]]> : tensor<2x2xi8>]
+// CHECK: %[[Y:.+]] = transformer.linear %[[Q]], %[[W2]] weight_scale(%[[S2]]) input_scale(%[[XS]]) granularity = per_channel : (tensor<?x2xi8>, tensor<2x2xi8>, tensor<2xf32>, tensor<f32>) -> tensor<?x2xf32>
+// CHECK: %[[R:.+]] = transformer.all_reduce %[[Y]] kind = sum {group_size = 2 : i64} : tensor<?x2xf32>
+// CHECK: return %[[R]]
+func.func @w8a8_mlp(%x: tensor<?x2xf32>, %cache: !transformer.kv_cache<layers = 1, kv_heads = 2, head_dim = 2, block_size = 16, f32>) -> tensor<?x2xf32> {
+  %w1 = onnx.Constant {value = dense<[[0, 0], [1, 1], [2, 2], [3, 3]]> : tensor<4x2xi8>} : () -> tensor<4x2xi8>
+  %s1 = onnx.Constant {value = dense<[1.0, 2.0, 3.0, 4.0]> : tensor<4xf32>} : () -> tensor<4xf32>
+  %w2 = onnx.Constant {value = dense<[[0, 1, 2, 3], [10, 11, 12, 13]]> : tensor<2x4xi8>} : () -> tensor<2x4xi8>
+  %s2 = onnx.Constant {value = dense<[0.5, 0.25]> : tensor<2xf32>} : () -> tensor<2xf32>
+  %xs = onnx.Constant {value = dense<0.125> : tensor<f32>} : () -> tensor<f32>
+  %h = transformer.linear %x, %w1 weight_scale(%s1) granularity = per_channel : (tensor<?x2xf32>, tensor<4x2xi8>, tensor<4xf32>) -> tensor<?x4xf32>
+  %a = transformer.activation %h kind = gelu_tanh : tensor<?x4xf32>
+  %q = transformer.quantize %a, %xs : (tensor<?x4xf32>, tensor<f32>) -> tensor<?x4xi8>
+  %y = transformer.linear %q, %w2 weight_scale(%s2) input_scale(%xs) granularity = per_channel : (tensor<?x4xi8>, tensor<2x4xi8>, tensor<2xf32>, tensor<f32>) -> tensor<?x2xf32>
+  return %y : tensor<?x2xf32>
+}

@@ -3,7 +3,8 @@
 
 usage: check_tp_fixtures.py <accelc> <accel-run> <fixtures dir> <work dir>
                             [--ranks 2 4 8] [--pp M] [--only NAME ...]
-                            [--vocab-cut K] [--tp1-rtol R]
+                            [--vocab-cut K] [--tp1-rtol R] [--hf-rtol R]
+                            [--flags "-precision=fp8 ..."]
 
 For every fixture (test/fixtures/models/*, and the demo model) it compiles
 the TP=1 plan and, for each N in --ranks, `accelc -tp=N`:
@@ -30,6 +31,10 @@ With --pp M every plan is also split into M pipeline stages (`-pp=M`; --ranks
 may then include 1, a pipeline of one rank per stage): run as M x N threads,
 it must give the same logits; a model with fewer than M layers must be
 refused in one sentence.
+
+With --flags every plan (TP=1 too) is compiled with those accelc flags
+(a -precision mode, say): the TP=N plans must then equal that TP=1 plan,
+and HF within --hf-rtol (the mode's own error).
 
 Head counts are read from the TP=1 plan (accel-run --describe), never from
 the partitioned one. Prints one line per fixture and rank count, and the
@@ -86,7 +91,10 @@ def main():
     p.add_argument("--only", nargs="*")
     p.add_argument("--vocab-cut", type=int, default=0)
     p.add_argument("--tp1-rtol", type=float, default=TP1_RTOL)
+    p.add_argument("--hf-rtol", type=float, default=HF_RTOL)
+    p.add_argument("--flags", default="")
     a = p.parse_args()
+    flags = a.flags.split()
     os.makedirs(a.work, exist_ok=True)
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
@@ -120,7 +128,7 @@ def main():
                 failures.append(f"{name}: shrink_vocab.py failed: {r.stderr.strip()}")
                 continue
             hf = hf[..., :vocab]
-        r = run([a.accelc, onnx, "-o", base + ".tp1.plan"])
+        r = run([a.accelc, onnx, *flags, "-o", base + ".tp1.plan"])
         if r.returncode != 0:
             failures.append(f"{name}: TP=1 compile failed: {r.stderr.strip()}")
             continue
@@ -131,7 +139,7 @@ def main():
         for n in a.ranks:
             tag = f"pp={a.pp} tp={n}" if a.pp > 1 else f"tp={n}"
             plan = f"{base}.pp{a.pp}.tp{n}.plan" if a.pp > 1 else f"{base}.tp{n}.plan"
-            r = run([a.accelc, onnx, f"-tp={n}", f"-pp={a.pp}", "-o", plan])
+            r = run([a.accelc, onnx, *flags, f"-tp={n}", f"-pp={a.pp}", "-o", plan])
             def expect_refusal(pattern, what, context):
                 # One error line matching `pattern`, a non-zero exit, no plan.
                 msg = r.stderr.strip()
@@ -171,16 +179,16 @@ def main():
                 if e1 > a.tp1_rtol:
                     failures.append(f"{name} {tag} chunk {c}: {e1:.3g} of max |logit| from TP=1 "
                                     f"(limit {a.tp1_rtol:g})")
-                if e2 > HF_RTOL:
+                if e2 > a.hf_rtol:
                     failures.append(f"{name} {tag} chunk {c}: {e2:.3g} of max |logit| from HF "
-                                    f"(limit {HF_RTOL:g})")
+                                    f"(limit {a.hf_rtol:g})")
             stages = f", {layers} layers" if a.pp > 1 else ""
             padded = -(-vocab // n) * n
             vocabs = f", vocab {vocab} padded to {padded}" if padded != vocab else ""
             print(f"{name} {tag}: {heads} heads, {kv} KV heads{stages}{vocabs}: rel. error vs "
                   "TP=1 / vs HF: " + ", ".join(errs))
     print(f"{divided} partitioned plans checked, {refused} refused; worst relative error "
-          f"{worst_tp1:.3g} vs TP=1 (limit {a.tp1_rtol:g}), {worst_hf:.3g} vs HF (limit {HF_RTOL:g})")
+          f"{worst_tp1:.3g} vs TP=1 (limit {a.tp1_rtol:g}), {worst_hf:.3g} vs HF (limit {a.hf_rtol:g})")
     for f in failures:
         print("FAIL:", f)
     sys.exit(1 if failures or divided == 0 else 0)
