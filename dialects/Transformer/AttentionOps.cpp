@@ -3,6 +3,8 @@
 
 #include "VerifyUtils.h"
 
+#include "mlir/Interfaces/FunctionInterfaces.h"
+
 #include <cmath>
 
 using namespace mlir;
@@ -145,12 +147,21 @@ LogicalResult AttentionOp::verify() {
       if (!getKHeadScales() || !getVHeadScales() || getKScale() || getVScale())
         return emitOpError("per-head kv scales need both k_head_scales and "
                            "v_head_scales, and no k_scale or v_scale");
+      // In a function partitioned for N tensor-parallel ranks
+      // (accel.tp_size = N) the lists hold every rank's heads, rank-major.
+      int64_t ranks = 1;
+      if (auto fn = (*this)->getParentOfType<FunctionOpInterface>())
+        if (auto tp = fn->getAttrOfType<IntegerAttr>("accel.tp_size"))
+          ranks = std::max<int64_t>(tp.getInt(), 1);
       for (auto [name, list] :
            {std::pair<const char *, ArrayRef<double>>{"k_head_scales", *getKHeadScales()},
             {"v_head_scales", *getVHeadScales()}}) {
-        if (int64_t(list.size()) != numKvHeads)
+        if (int64_t(list.size()) != numKvHeads * ranks)
           return emitOpError(name) << " has " << list.size() << " entries for "
-                                   << numKvHeads << " kv heads";
+                                   << numKvHeads << " kv heads"
+                                   << (ranks > 1 ? " on each of " + std::to_string(ranks) +
+                                                       " tensor-parallel ranks"
+                                                 : std::string());
         for (double s : list)
           if (!(s > 0.0) || !std::isfinite(s))
             return emitOpError(name) << " must be positive and finite, got " << s;

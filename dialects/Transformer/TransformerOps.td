@@ -469,7 +469,10 @@ def Transformer_AttentionOp : Transformer_Op<"attention", [
       (Gemma 2's `attn_logit_softcapping`).
     - A quantised cache (f8E4M3FN, f8E5M2, i8) needs `k_scale` and
       `v_scale` (one per layer) or `k_head_scales` and `v_head_scales` (one
-      per KV head, calibrated): stored = value / scale. A float cache has q's
+      per KV head, calibrated): stored = value / scale. In a function
+      partitioned for N tensor-parallel ranks (`accel.tp_size = N`) the
+      lists hold N x `num_kv_heads` entries, rank r's at
+      `[r * num_kv_heads, (r + 1) * num_kv_heads)`. A float cache has q's
       element type.
 
     The op declares a read and a write effect on `cache`: attention ops keep

@@ -235,13 +235,6 @@ llvm::Error accel::compileToPlan(const CompileOptions &options) {
       !llvm::sys::fs::exists(options.calibrationPath))
     return compileError(CompileErrorKind::NotFound,
                         "cannot read the calibration tokens '" + options.calibrationPath + "'");
-  if (kvCalibrated && options.tpSize > 1)
-    return compileError(CompileErrorKind::Unimplemented,
-                        "per-KV-head cache scales (-kv-cache-dtype=fp8 with -calibration) cannot "
-                        "be partitioned for tensor parallelism yet (-tp=" +
-                            std::to_string(options.tpSize) +
-                            "); compile with -tp=1, or without -calibration for per-layer "
-                            "scales");
   // GPU targets share the CPU schedule (issue 5: the GPU backend runs the same
   // steps); the plan names the SM they are for.
   plan::PlanOptions opts;

@@ -189,9 +189,23 @@ LogicalResult accel::partition::partitionAttention(Context &ctx, tf::AttentionOp
       op->getResult(0).setType(withDim(op->getResult(0).getType(), 1, n));
   }
 
-  // Attention on the rank's heads.
+  // Attention on the rank's heads. Per-KV-head FP8 cache scales list every
+  // rank's heads, rank-major (one attribute for every rank; the runtime
+  // reads its rank's part).
   attention->setAttr("num_heads", rewriter.getI64IntegerAttr(headsPerRank));
   attention->setAttr("num_kv_heads", rewriter.getI64IntegerAttr(kvPerRank));
+  for (StringRef name : {"k_head_scales", "v_head_scales"})
+    if (auto list = attention->getAttrOfType<DenseF64ArrayAttr>(name)) {
+      if (int64_t(list.size()) != kvHeads)
+        return attention.emitError() << "internal error: " << name << " of " << layer
+                                     << " has " << list.size() << " entries for " << kvHeads
+                                     << " KV heads";
+      SmallVector<double> ranked;
+      for (int64_t r = 0; r < tp; ++r)
+        for (int64_t j = 0; j < kvPerRank; ++j)
+          ranked.push_back(list[size_t(kvStart(r) + j)]);
+      attention->setAttr(name, rewriter.getDenseF64ArrayAttr(ranked));
+    }
   attention.getResult().setType(withDim(attention.getType(), 1, headsPerRank));
 
   // o_proj, row-parallel.

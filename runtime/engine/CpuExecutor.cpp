@@ -65,7 +65,7 @@ CpuExecutor::create(std::shared_ptr<const plan::PlanFile> plan, int rank, int st
     } else {
       if (step.stage() != stage)
         continue;
-      StatusOr<Kernel> k = prepareCpuStep(*plan, step);
+      StatusOr<Kernel> k = prepareCpuStep(*plan, step, rank);
       if (!k)
         return Status(k.status().code(),
                       plan->path() + ": " + p.what + ": " + k.status().message());

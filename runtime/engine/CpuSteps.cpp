@@ -309,8 +309,8 @@ StatusOr<Kernel> prepareLaunch(const plan::PlanFile &plan, const pb::Step &step,
 
 } // namespace
 
-StatusOr<Kernel> prepareCpuStep(const plan::PlanFile &plan, const pb::Step &step) {
-  Attrs a(plan, step);
+StatusOr<Kernel> prepareCpuStep(const plan::PlanFile &plan, const pb::Step &step, int tpRank) {
+  Attrs a(plan, step, tpRank);
   const std::string &kind = step.kind();
 
   if (kind == "launch")

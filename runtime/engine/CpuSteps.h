@@ -12,10 +12,11 @@
 
 namespace accel::rt::engine {
 
-/// The call for `step`, or why the CPU backend cannot run it (one sentence,
-/// without the step's name, which the caller adds).
+/// The call for `step` on tensor-parallel rank `tpRank`, or why the CPU
+/// backend cannot run it (one sentence, without the step's name, which the
+/// caller adds).
 StatusOr<CpuExecutor::Kernel> prepareCpuStep(const plan::PlanFile &plan,
-                                            const accel::plan::Step &step);
+                                            const accel::plan::Step &step, int tpRank = 0);
 
 } // namespace accel::rt::engine
 

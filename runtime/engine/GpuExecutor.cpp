@@ -269,6 +269,7 @@ GpuExecutor::create(std::shared_ptr<const plan::PlanFile> plan, const GpuExecuto
   pctx.gpu = im.gpu.get();
   pctx.dtype = options.dtype;
   pctx.numLayers = meta.kv_cache().num_layers();
+  pctx.tpRank = rank;
   pctx.planKernels = im.planKernels.get();
   for (int i = 0; i < s.steps_size(); ++i) {
     const pb::Step &step = s.steps(i);

@@ -1565,7 +1565,7 @@ StatusOr<GpuKernel> prepareCollective(const plan::PlanFile &plan, const pb::Step
 
 StatusOr<GpuKernel> prepareGpuStep(const plan::PlanFile &plan, const pb::Step &step,
                                    const GpuPrepareContext &ctx) {
-  Attrs a(plan, step);
+  Attrs a(plan, step, ctx.tpRank);
   const std::string &kind = step.kind();
   if (kind == "launch")
     return prepareLaunch(plan, step, a, ctx);

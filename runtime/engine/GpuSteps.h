@@ -139,6 +139,8 @@ struct GpuPrepareContext {
   gpu::GpuContext *gpu = nullptr;
   DType dtype = DType::kF32;
   int64_t numLayers = 0;
+  /// The tensor-parallel rank the steps are prepared for (StepAttrs).
+  int tpRank = 0;
   /// The plan's generated kernels (GpuPlanKernels.h); a step that names one
   /// runs it. Null: every step runs the hand-written kernels.
   const GpuPlanKernels *planKernels = nullptr;

@@ -1,6 +1,7 @@
 //===- StepAttrs.cpp - reading a plan step's operands and attributes ------===//
 #include "runtime/engine/StepAttrs.h"
 
+#include <algorithm>
 #include <map>
 
 namespace accel::rt::engine {
@@ -12,10 +13,13 @@ namespace {
 Status invalid(const std::string &msg) { return Status(StatusCode::kDataLoss, msg); }
 } // namespace
 
-StepAttrs::StepAttrs(const plan::PlanFile &plan, const pb::Step &step) : plan_(plan) {
+StepAttrs::StepAttrs(const plan::PlanFile &plan, const pb::Step &step, int tpRank)
+    : plan_(plan), tpRank_(tpRank) {
   for (const pb::Attribute &a : step.attributes())
     map_.emplace(a.name(), &a);
 }
+
+int64_t StepAttrs::tpSize() const { return std::max<int64_t>(plan_.metadata().tp_size(), 1); }
 
 const pb::Attribute *StepAttrs::get(const std::string &name) const {
   auto it = map_.find(name);
@@ -80,6 +84,21 @@ StatusOr<cpu::transformer::KVScales> readKvScales(const StepAttrs &a) {
     return invalid("attributes 'k_head_scales' and 'v_head_scales' must both be lists of floats");
   s.kHeads.assign(kh->floats().values().begin(), kh->floats().values().end());
   s.vHeads.assign(vh->floats().values().begin(), vh->floats().values().end());
+  const int64_t ranks = a.tpSize();
+  if (ranks > 1) {
+    // Every rank's heads, rank-major: this rank's part.
+    if (s.kHeads.size() != s.vHeads.size() || s.kHeads.size() % size_t(ranks) != 0 ||
+        a.tpRank() < 0 || a.tpRank() >= ranks)
+      return invalid("attributes 'k_head_scales' and 'v_head_scales' of a plan for " +
+                     std::to_string(ranks) + " tensor-parallel ranks must list each rank's KV "
+                     "heads, got " + std::to_string(s.kHeads.size()) + " and " +
+                     std::to_string(s.vHeads.size()) + " entries");
+    const size_t per = s.kHeads.size() / size_t(ranks), first = per * size_t(a.tpRank());
+    s.kHeads = std::vector<float>(s.kHeads.begin() + long(first),
+                                  s.kHeads.begin() + long(first + per));
+    s.vHeads = std::vector<float>(s.vHeads.begin() + long(first),
+                                  s.vHeads.begin() + long(first + per));
+  }
   if (s.kHeads.size() != s.vHeads.size() || s.kHeads.empty())
     return invalid("attributes 'k_head_scales' and 'v_head_scales' must have one entry per KV "
                    "head each, got " +

@@ -24,7 +24,9 @@ namespace accel::rt::engine {
 
 class StepAttrs {
 public:
-  StepAttrs(const plan::PlanFile &plan, const accel::plan::Step &step);
+  /// `tpRank`: the tensor-parallel rank the step is prepared for (its
+  /// per-rank attributes: readKvScales).
+  StepAttrs(const plan::PlanFile &plan, const accel::plan::Step &step, int tpRank = 0);
   const accel::plan::Attribute *get(const std::string &name) const;
   StatusOr<int64_t> i(const std::string &name, std::optional<int64_t> dflt = {}) const;
   StatusOr<double> f(const std::string &name, std::optional<double> dflt = {}) const;
@@ -35,14 +37,21 @@ public:
   /// bookkeeping left out).
   StatusOr<onnx::AttrMap> onnxAttrs() const;
 
+  int tpRank() const { return tpRank_; }
+  /// The plan's tensor-parallel rank count (1 when unpartitioned).
+  int64_t tpSize() const;
+
 private:
   const plan::PlanFile &plan_;
+  int tpRank_ = 0;
   std::map<std::string, const accel::plan::Attribute *> map_;
 };
 
 /// An FP8 cache's scales of a kv_write / attention step: `k_scale` and
 /// `v_scale` (default 1), or `k_head_scales` and `v_head_scales` (f32 lists,
-/// one per KV head: both or neither, every entry positive).
+/// one per KV head: both or neither, every entry positive). A plan
+/// partitioned for N ranks lists every rank's heads, rank-major: the step's
+/// rank (StepAttrs::tpRank) gets its own.
 StatusOr<cpu::transformer::KVScales> readKvScales(const StepAttrs &a);
 
 /// A rotary step's style, rotary_dim, theta and `scaling.*` attributes; a

@@ -99,3 +99,29 @@ func.func @separate_qkv_with_bias(%x: tensor<?x2xf32>, %pos: tensor<?xi64>, %bat
   %y = transformer.linear %m, %wo bias(%bo) : (tensor<?x8xf32>, tensor<2x8xf32>, tensor<2xf32>) -> tensor<?x2xf32>
   return %y : tensor<?x2xf32>
 }
+
+// -----
+
+// Per-KV-head FP8 cache scales (-kv-cache-dtype=fp8 -calibration): one
+// attribute serves every rank, so it lists every rank's KV heads, rank-major:
+// TP=2 rank r's head r; TP=4 replicates head r/2, and its scales with it.
+
+// TP2-LABEL: func.func @per_head_kv_scales
+// TP2: transformer.attention {{.*}}k_head_scales = array<f64: 5.000000e-01, 2.500000e-01>, {{.*}}num_kv_heads = 1 : i64{{.*}}v_head_scales = array<f64: 2.000000e+00, 4.000000e+00>
+// TP4-LABEL: func.func @per_head_kv_scales
+// TP4: transformer.attention {{.*}}k_head_scales = array<f64: 5.000000e-01, 5.000000e-01, 2.500000e-01, 2.500000e-01>, {{.*}}num_kv_heads = 1 : i64{{.*}}v_head_scales = array<f64: 2.000000e+00, 2.000000e+00, 4.000000e+00, 4.000000e+00>
+// TP1-LABEL: func.func @per_head_kv_scales
+// TP1: transformer.attention {{.*}}k_head_scales = array<f64: 5.000000e-01, 2.500000e-01>, {{.*}}num_kv_heads = 2 : i64{{.*}}v_head_scales = array<f64: 2.000000e+00, 4.000000e+00>
+func.func @per_head_kv_scales(%x: tensor<?x2xf32>, %batch: !transformer.batch, %cache: !transformer.kv_cache<layers = 1, kv_heads = 2, head_dim = 2, block_size = 16, f8E4M3FN>) -> tensor<?x2xf32> {
+  %w = onnx.Constant {value = dense<1.0> : tensor<16x2xf32>} : () -> tensor<16x2xf32>
+  %wo = onnx.Constant {value = dense<1.0> : tensor<2x8xf32>} : () -> tensor<2x8xf32>
+  %qkv = transformer.linear %x, %w : (tensor<?x2xf32>, tensor<16x2xf32>) -> tensor<?x16xf32>
+  %q, %k, %v = transformer.split %qkv : tensor<?x16xf32> -> tensor<?x8xf32>, tensor<?x4xf32>, tensor<?x4xf32>
+  %q3 = transformer.split_heads %q : tensor<?x8xf32> -> tensor<?x4x2xf32>
+  %k3 = transformer.split_heads %k : tensor<?x4xf32> -> tensor<?x2x2xf32>
+  %v3 = transformer.split_heads %v : tensor<?x4xf32> -> tensor<?x2x2xf32>
+  %o = transformer.attention %q3, %k3, %v3, %cache[0], %batch {causal, head_dim = 2 : i64, k_head_scales = array<f64: 0.5, 0.25>, num_heads = 4 : i64, num_kv_heads = 2 : i64, scale = 0.5 : f64, v_head_scales = array<f64: 2.0, 4.0>} : tensor<?x4x2xf32>, tensor<?x2x2xf32>, !transformer.kv_cache<layers = 1, kv_heads = 2, head_dim = 2, block_size = 16, f8E4M3FN>
+  %m = transformer.merge_heads %o : tensor<?x4x2xf32> -> tensor<?x8xf32>
+  %y = transformer.linear %m, %wo : (tensor<?x8xf32>, tensor<2x8xf32>) -> tensor<?x2xf32>
+  return %y : tensor<?x2xf32>
+}

@@ -978,6 +978,19 @@ func.func @attention_head_scales_positive(%q: tensor<?x4x128xbf16>, %k: tensor<?
 
 // -----
 
+// In a function partitioned for 2 tensor-parallel ranks the lists hold both
+// ranks' KV heads (2 x 2 here), not one rank's.
+!cache = !transformer.kv_cache<layers = 32, kv_heads = 2, head_dim = 128, block_size = 16, f8E4M3FN>
+
+func.func @attention_head_scales_tp(%q: tensor<?x4x128xbf16>, %k: tensor<?x2x128xbf16>, %c: !cache, %b: !transformer.batch) attributes {accel.tp_size = 2 : i64} {
+  // expected-error @+1 {{k_head_scales has 2 entries for 2 kv heads on each of 2 tensor-parallel ranks}}
+  %0 = transformer.attention %q, %k, %k, %c[0], %b {causal, num_heads = 4, num_kv_heads = 2, head_dim = 128, scale = 0.125, k_head_scales = array<f64: 0.5, 0.25>, v_head_scales = array<f64: 0.5, 0.25>}
+         : tensor<?x4x128xbf16>, tensor<?x2x128xbf16>, !cache
+  return
+}
+
+// -----
+
 !cache = !transformer.kv_cache<layers = 32, kv_heads = 2, head_dim = 128, block_size = 16, f8E4M3FN>
 
 func.func @attention_head_scales_mixed(%q: tensor<?x4x128xbf16>, %k: tensor<?x2x128xbf16>, %c: !cache, %b: !transformer.batch) {
