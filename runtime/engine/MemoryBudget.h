@@ -42,6 +42,21 @@ inline std::string formatGiB(int64_t bytes) {
   return buf;
 }
 
+/// `bytes` in the largest unit that keeps it at 1 or more (GiB, MiB, KiB,
+/// bytes), so that a small model's sizes do not all read "0.00 GiB".
+inline std::string formatBytes(int64_t bytes) {
+  const char *units[] = {"GiB", "MiB", "KiB"};
+  for (int i = 0; i < 3; ++i) {
+    const double unit = double(int64_t(1) << (30 - 10 * i));
+    if (double(bytes) >= unit) {
+      char buf[32];
+      std::snprintf(buf, sizeof(buf), "%.2f %s", double(bytes) / unit, units[i]);
+      return buf;
+    }
+  }
+  return std::to_string(bytes) + (bytes == 1 ? " byte" : " bytes");
+}
+
 /// The KV blocks that fit, or kResourceExhausted (one sentence) when not even
 /// one sequence of maxModelLen tokens fits.
 inline StatusOr<MemoryBudget> kvMemoryBudget(const MemoryBudgetInput &in) {
@@ -60,12 +75,12 @@ inline StatusOr<MemoryBudget> kvMemoryBudget(const MemoryBudgetInput &in) {
   b.numBlocks = std::min<int64_t>(b.numBlocks, INT32_MAX / in.blockSize); // slots are i32
   if (b.numBlocks < needBlocks)
     return Status(StatusCode::kResourceExhausted,
-                  "the GPU has " + formatGiB(std::max<int64_t>(avail, 0)) +
+                  "the GPU has " + formatBytes(std::max<int64_t>(avail, 0)) +
                       " left for the KV cache at --gpu-memory-utilization " +
                       std::to_string(in.utilization).substr(0, 4) + " (" +
-                      formatGiB(used + in.reserveBytes) + " of " + formatGiB(in.totalBytes) +
+                      formatBytes(used + in.reserveBytes) + " of " + formatBytes(in.totalBytes) +
                       " already used by weights, activations and others), less than the " +
-                      formatGiB(needBlocks * in.bytesPerBlock) + " one sequence of " +
+                      formatBytes(needBlocks * in.bytesPerBlock) + " one sequence of " +
                       std::to_string(in.maxModelLen) +
                       " tokens needs; raise --gpu-memory-utilization or lower --max-model-len");
   b.kvBytes = b.numBlocks * in.bytesPerBlock;

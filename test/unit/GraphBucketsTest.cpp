@@ -128,7 +128,19 @@ TEST(MemoryBudget, TooLittleForOneSequenceIsOneClearSentence) {
   in.freeBytes = 1 * kGiB;
   b = kvMemoryBudget(in);
   ASSERT_FALSE(b);
-  EXPECT_NE(b.status().message().find("0.00 GiB left"), std::string::npos) << b.status().message();
+  EXPECT_NE(b.status().message().find("has 0 bytes left"), std::string::npos)
+      << b.status().message();
+  EXPECT_NE(b.status().message().find("less than the 1.00 GiB one sequence of 8193 tokens needs"),
+            std::string::npos)
+      << b.status().message();
+  // A small model's sizes keep their digits (MiB, KiB), not "0.00 GiB".
+  in.bytesPerBlock = 4096; // 128 blocks of 4 KiB: 512 KiB
+  in.maxModelLen = 2048;
+  b = kvMemoryBudget(in);
+  ASSERT_FALSE(b);
+  EXPECT_NE(b.status().message().find("less than the 512.00 KiB one sequence of 2048 tokens"),
+            std::string::npos)
+      << b.status().message();
   in.utilization = 1.5;
   EXPECT_EQ(kvMemoryBudget(in).status().code(), StatusCode::kInvalidArgument);
 }
