@@ -63,6 +63,89 @@ struct Group {
   std::vector<const Tensor *> inputs;
 };
 
+Status sameTypes(const std::vector<const Tensor *> &inputs, int self, const char *what) {
+  const Tensor &x = *inputs[size_t(self)];
+  for (size_t r = 0; r < inputs.size(); ++r) {
+    const Tensor *t = inputs[r];
+    if (t->dtype() != x.dtype() || t->shape() != x.shape())
+      return Status(StatusCode::kInvalidArgument,
+                    std::string(what) + ": rank " + std::to_string(r) + " brings " +
+                        t->describe() + " and rank " + std::to_string(self) + " " +
+                        x.describe());
+  }
+  return Status::ok();
+}
+
+} // namespace
+
+StatusOr<Tensor> sumInRankOrder(const std::vector<const Tensor *> &inputs, int self) {
+  ACCEL_RT_RETURN_IF_ERROR(sameTypes(inputs, self, "all_reduce"));
+  const Tensor &x = *inputs[size_t(self)];
+  const int size = int(inputs.size());
+  const DType dt = x.dtype();
+  if (dt != DType::kF32 && dt != DType::kF64 && dt != DType::kF16 && dt != DType::kBF16)
+    return Status(StatusCode::kUnimplemented,
+                  "all_reduce of " + x.describe() + ": only float tensors are summed");
+  const int64_t n = x.numElements();
+  if (dt == DType::kF64) {
+    ACCEL_RT_ASSIGN_OR_RETURN(Tensor out, Tensor::allocate(dt, x.shape()));
+    double *o = out.data<double>();
+    std::memcpy(o, inputs[0]->rawData(), x.byteSize());
+    for (int r = 1; r < size; ++r) {
+      const double *in = inputs[size_t(r)]->data<double>();
+      for (int64_t i = 0; i < n; ++i)
+        o[i] += in[i];
+    }
+    return out;
+  }
+  ACCEL_RT_ASSIGN_OR_RETURN(Tensor out, Tensor::allocate(DType::kF32, x.shape()));
+  float *o = out.data<float>();
+  for (int r = 0; r < size; ++r) {
+    const Tensor *t = inputs[size_t(r)];
+    Tensor f = t->dtype() == DType::kF32 ? *t : t->toF32();
+    if (!f.defined() && n != 0)
+      return Status(StatusCode::kResourceExhausted, "all_reduce: cannot convert to f32");
+    const float *in = f.data<float>();
+    if (r == 0)
+      std::memcpy(o, in, size_t(n) * sizeof(float));
+    else
+      for (int64_t i = 0; i < n; ++i)
+        o[i] += in[i];
+  }
+  if (dt == DType::kF32)
+    return out;
+  Tensor back = out.astype(dt);
+  if (!back.defined() && n != 0)
+    return Status(StatusCode::kResourceExhausted, "all_reduce: cannot convert the sum");
+  return back;
+}
+
+StatusOr<Tensor> gatherInRankOrder(const std::vector<const Tensor *> &inputs, int64_t axis,
+                                   int self) {
+  ACCEL_RT_RETURN_IF_ERROR(sameTypes(inputs, self, "all_gather"));
+  const Tensor &x = *inputs[size_t(self)];
+  const int size = int(inputs.size());
+  if (axis < 0 || axis >= x.rank())
+    return Status(StatusCode::kInvalidArgument, "all_gather axis " + std::to_string(axis) +
+                                                    " is out of range for " + x.describe());
+  Shape shape(x.shape().begin(), x.shape().end());
+  shape[size_t(axis)] *= size;
+  ACCEL_RT_ASSIGN_OR_RETURN(Tensor out, Tensor::allocate(x.dtype(), shape));
+  int64_t outer = 1;
+  for (int64_t i = 0; i < axis; ++i)
+    outer *= x.dim(i);
+  const size_t chunk = outer ? x.byteSize() / size_t(outer) : 0;
+  char *o = static_cast<char *>(out.rawData());
+  for (int64_t i = 0; i < outer; ++i)
+    for (int r = 0; r < size; ++r)
+      std::memcpy(o + (size_t(i) * size_t(size) + size_t(r)) * chunk,
+                  static_cast<const char *>(inputs[size_t(r)]->rawData()) + size_t(i) * chunk,
+                  chunk);
+  return out;
+}
+
+namespace {
+
 class InProcessCommunicator final : public Communicator {
 public:
   InProcessCommunicator(std::shared_ptr<Group> group, int rank)
@@ -73,86 +156,14 @@ public:
   void abort(const Status &why) override { group_->abort(why); }
 
   StatusOr<Tensor> allReduceSum(const Tensor &x) override {
-    return collective(x, [&]() -> StatusOr<Tensor> {
-      ACCEL_RT_RETURN_IF_ERROR(sameTypes(x, "all_reduce"));
-      const DType dt = x.dtype();
-      if (dt != DType::kF32 && dt != DType::kF64 && dt != DType::kF16 && dt != DType::kBF16)
-        return Status(StatusCode::kUnimplemented,
-                      "all_reduce of " + x.describe() + ": only float tensors are summed");
-      const int64_t n = x.numElements();
-      if (dt == DType::kF64) {
-        ACCEL_RT_ASSIGN_OR_RETURN(Tensor out, Tensor::allocate(dt, x.shape()));
-        double *o = out.data<double>();
-        std::memcpy(o, group_->inputs[0]->rawData(), x.byteSize());
-        for (int r = 1; r < size(); ++r) {
-          const double *in = group_->inputs[size_t(r)]->data<double>();
-          for (int64_t i = 0; i < n; ++i)
-            o[i] += in[i];
-        }
-        return out;
-      }
-      ACCEL_RT_ASSIGN_OR_RETURN(Tensor out, Tensor::allocate(DType::kF32, x.shape()));
-      float *o = out.data<float>();
-      for (int r = 0; r < size(); ++r) {
-        const Tensor *t = group_->inputs[size_t(r)];
-        Tensor f = t->dtype() == DType::kF32 ? *t : t->toF32();
-        if (!f.defined() && n != 0)
-          return Status(StatusCode::kResourceExhausted, "all_reduce: cannot convert to f32");
-        const float *in = f.data<float>();
-        if (r == 0)
-          std::memcpy(o, in, size_t(n) * sizeof(float));
-        else
-          for (int64_t i = 0; i < n; ++i)
-            o[i] += in[i];
-      }
-      if (dt == DType::kF32)
-        return out;
-      Tensor back = out.astype(dt);
-      if (!back.defined() && n != 0)
-        return Status(StatusCode::kResourceExhausted, "all_reduce: cannot convert the sum");
-      return back;
-    });
+    return collective(x, [&]() { return sumInRankOrder(group_->inputs, rank_); });
   }
 
   StatusOr<Tensor> allGather(const Tensor &x, int64_t axis) override {
-    return collective(x, [&]() -> StatusOr<Tensor> {
-      ACCEL_RT_RETURN_IF_ERROR(sameTypes(x, "all_gather"));
-      if (axis < 0 || axis >= x.rank())
-        return Status(StatusCode::kInvalidArgument,
-                      "all_gather axis " + std::to_string(axis) + " is out of range for " +
-                          x.describe());
-      Shape shape(x.shape().begin(), x.shape().end());
-      shape[size_t(axis)] *= size();
-      ACCEL_RT_ASSIGN_OR_RETURN(Tensor out, Tensor::allocate(x.dtype(), shape));
-      int64_t outer = 1;
-      for (int64_t i = 0; i < axis; ++i)
-        outer *= x.dim(i);
-      const size_t chunk = outer ? x.byteSize() / size_t(outer) : 0;
-      char *o = static_cast<char *>(out.rawData());
-      for (int64_t i = 0; i < outer; ++i)
-        for (int r = 0; r < size(); ++r)
-          std::memcpy(o + (size_t(i) * size_t(size()) + size_t(r)) * chunk,
-                      static_cast<const char *>(group_->inputs[size_t(r)]->rawData()) +
-                          size_t(i) * chunk,
-                      chunk);
-      return out;
-    });
+    return collective(x, [&]() { return gatherInRankOrder(group_->inputs, axis, rank_); });
   }
 
 private:
-  /// Every rank's input has x's dtype and shape.
-  Status sameTypes(const Tensor &x, const char *what) const {
-    for (int r = 0; r < size(); ++r) {
-      const Tensor *t = group_->inputs[size_t(r)];
-      if (t->dtype() != x.dtype() || t->shape() != x.shape())
-        return Status(StatusCode::kInvalidArgument,
-                      std::string(what) + ": rank " + std::to_string(r) + " brings " +
-                          t->describe() + " and rank " + std::to_string(rank_) + " " +
-                          x.describe());
-    }
-    return Status::ok();
-  }
-
   template <typename Fn> StatusOr<Tensor> collective(const Tensor &x, Fn compute) {
     ACCEL_RT_RETURN_IF_ERROR(group_->barrier(rank_, &x));
     StatusOr<Tensor> result = compute();

@@ -40,6 +40,14 @@ public:
   virtual void abort(const Status &why) = 0;
 };
 
+/// The result of all_reduce (sum) / all_gather given every rank's input, in
+/// rank order (`self`: the calling rank, for the error naming a mismatch):
+/// what every Communicator computes, so that every kind of group gives the
+/// same bits. 16-bit floats are summed in f32 and rounded once.
+StatusOr<Tensor> sumInRankOrder(const std::vector<const Tensor *> &inputs, int self);
+StatusOr<Tensor> gatherInRankOrder(const std::vector<const Tensor *> &inputs, int64_t axis,
+                                   int self);
+
 /// A group of `size` ranks in one process (threads): element r is rank r's
 /// communicator. They share the group's state; each is used by one thread.
 std::vector<std::unique_ptr<Communicator>> createInProcessGroup(int size);

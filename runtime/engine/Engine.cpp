@@ -1,6 +1,7 @@
 //===- Engine.cpp - a loaded plan, its KV cache and its executor -----------===//
 #include "runtime/engine/Engine.h"
 
+#include "runtime/comm/SocketGroup.h"
 #include "runtime/engine/TpCpuExecutor.h"
 #include "runtime/kv/SequenceKV.h"
 
@@ -36,6 +37,27 @@ StatusOr<std::unique_ptr<Engine>> Engine::create(std::shared_ptr<const plan::Pla
                   plan->path() + ": the plan is split into " + std::to_string(plan->ppSize()) +
                       " pipeline stages; the GPU runtime runs one (compile with -target=cpu "
                       "to run it on the CPU)");
+  // One rank per process.
+  const bool oneRank = options.tpRank >= 0;
+  if (oneRank) {
+    if (!cpu)
+      return Status(StatusCode::kUnimplemented,
+                    plan->path() + ": one process per tensor-parallel rank (--tp-rank) runs CPU "
+                                   "plans; a GPU plan runs its ranks on the GPUs of one process");
+    if (meta.tp_size() < 2 || plan->ppSize() != 1)
+      return Status(StatusCode::kInvalidArgument,
+                    plan->path() + ": --tp-rank needs a plan partitioned for tensor parallelism "
+                                   "(accelc -tp=N, no -pp); this one has tp " +
+                        std::to_string(meta.tp_size()) + " and pp " +
+                        std::to_string(plan->ppSize()));
+    if (options.tpRank >= meta.tp_size())
+      return Status(StatusCode::kInvalidArgument,
+                    "--tp-rank " + std::to_string(options.tpRank) + " is not a rank of " +
+                        plan->path() + ", which has " + std::to_string(meta.tp_size()));
+    if (options.tpMaster.empty())
+      return Status(StatusCode::kInvalidArgument,
+                    "--tp-rank needs --tp-master HOST:PORT (rank 0's address)");
+  }
   std::unique_ptr<Engine> e(new Engine());
   e->vocab_ = meta.model().vocab_size();
   if (e->vocab_ <= 0)
@@ -96,10 +118,34 @@ StatusOr<std::unique_ptr<Engine>> Engine::create(std::shared_ptr<const plan::Pla
   // A tensor-parallel or pipelined CPU plan: the executor keeps one KV
   // shard per rank and stage; the engine's pool only allocates blocks and
   // queues their copies.
-  if (cpu && partitioned)
+  if (cpu && partitioned && !oneRank)
     e->kvStorage_ = kv::KvStorage::kDevice;
   ACCEL_RT_ASSIGN_OR_RETURN(e->pool_, kv::BlockPool::create(config, e->kvStorage_));
-  if (cpu && partitioned) {
+  if (oneRank) {
+    // This rank's executor over its weights section; the engine's pool
+    // holds its KV shard (the plan's kv_cache is one rank's).
+    ACCEL_RT_ASSIGN_OR_RETURN(std::unique_ptr<CpuExecutor> ex,
+                              CpuExecutor::create(plan, options.tpRank));
+    comm::SocketGroupOptions g;
+    g.rank = options.tpRank;
+    g.size = int(meta.tp_size());
+    g.master = options.tpMaster;
+    g.fingerprint = "a plan of " + std::to_string(plan->fileSize()) + " bytes for " +
+                    std::to_string(meta.tp_size()) + " ranks (vocab " +
+                    std::to_string(e->vocab_) + ")";
+    g.timeoutSeconds = options.tpTimeoutSeconds;
+    ACCEL_RT_ASSIGN_OR_RETURN(std::unique_ptr<comm::Communicator> group,
+                              comm::joinSocketGroup(g));
+    std::shared_ptr<CpuExecutor> shared = std::move(ex);
+    std::shared_ptr<comm::Communicator> sharedGroup = std::move(group);
+    e->run_ = [shared, sharedGroup](const Tensor &ids, kv::BlockPool &pool,
+                                    const kv::StepMetadata &m) -> StatusOr<Tensor> {
+      StatusOr<Tensor> out = shared->run(ids, pool, m, sharedGroup.get(), nullptr);
+      if (!out)
+        sharedGroup->abort(out.status()); // the other processes stop too
+      return out;
+    };
+  } else if (cpu && partitioned) {
     ACCEL_RT_ASSIGN_OR_RETURN(std::unique_ptr<TpCpuExecutor> ex, TpCpuExecutor::create(plan));
     std::shared_ptr<TpCpuExecutor> shared = std::move(ex);
     e->run_ = [shared](const Tensor &ids, kv::BlockPool &pool, const kv::StepMetadata &m) {

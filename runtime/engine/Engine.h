@@ -57,6 +57,16 @@ struct EngineOptions {
   /// The GPU backend (accel-run passes runtime/engine/GpuExecutor's); without
   /// one, plans for GPU targets are refused in one sentence.
   GpuBackend gpuBackend;
+  /// A tensor-parallel CPU plan run as one process per rank (accel-run
+  /// --tp-rank, docs/gpu-backend.md "Several processes"): this process is
+  /// rank `tpRank` (>= 0; -1: every rank, as threads of this process) of a
+  /// group that meets at `tpMaster` ("host:port", rank 0 listens there;
+  /// runtime/comm/SocketGroup.h), waiting up to tpTimeoutSeconds for it.
+  /// Every rank runs the same steps: the same requests, and greedy or
+  /// seeded sampling on the all-gathered logits.
+  int tpRank = -1;
+  std::string tpMaster;
+  double tpTimeoutSeconds = 120.0;
 };
 
 /// One sequence of a batched step: `numTokens` new tokens `ids` (a prefill

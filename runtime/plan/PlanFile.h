@@ -42,6 +42,8 @@ public:
   fromBytes(std::string_view bytes, const std::string &name, const LoadOptions &options = {});
 
   const std::string &path() const { return path_; }
+  /// The file's size in bytes.
+  uint64_t fileSize() const { return size_; }
   const Header &header() const { return header_; }
   const accel::plan::PlanMetadata &metadata() const { return metadata_; }
   const accel::plan::Schedule &schedule() const { return metadata_.schedule(); }

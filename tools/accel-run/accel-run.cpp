@@ -73,6 +73,12 @@ void printUsage() {
       "  --dtype f32|bf16|f16     GPU plans: the compute dtype (default: the plan's, from\n"
       "                           accelc -precision; f32 when it records none)\n"
       "  --device <N>             GPU plans: the CUDA device (default 0)\n"
+      "  --tp-master <host:port>  a tensor-parallel CPU plan as one process per rank:\n"
+      "                           rank 0 listens there, the others connect\n"
+      "  --tp-rank <R>            this process's rank (default: $OMPI_COMM_WORLD_RANK,\n"
+      "                           $PMI_RANK, $SLURM_PROCID or $RANK); rank 0 alone\n"
+      "                           writes --logits-out and prints\n"
+      "  --tp-timeout <s>         how long ranks wait for each other (default 120)\n"
       "  --gpu-memory-utilization <F>  GPU plans: the fraction of the GPU's memory to\n"
       "                           use; the KV cache gets what weights and activations\n"
       "                           leave (default 0.9; --kv-cache-memory and\n"
@@ -136,6 +142,9 @@ struct Flags {
   DType dtype = DType::kF32; // GPU plans: the compute dtype
   bool dtypeGiven = false;    // else the plan's compute_dtype
   int64_t device = 0;
+  int64_t tpRank = -1;     // one process per tensor-parallel rank (--tp-rank)
+  std::string tpMaster;    // rank 0's host:port
+  double tpTimeout = 120.0;
   double gpuMemoryUtilization = 0.9;
   bool enforceEager = false;
   int64_t cudaGraphMaxBs = 0; // 0: --max-num-seqs
@@ -182,6 +191,8 @@ int runScore(engine::Engine &e, const Flags &f) {
   StatusOr<Tensor> shaped = logits->reshaped({1, logits->dim(0), logits->dim(1)});
   if (!shaped)
     return fail(shaped.status());
+  if (f.tpRank > 0)
+    return 0; // rank 0 writes the logits
   if (Status s = writeNpy(f.logitsOut, *shaped); !s.isOk())
     return fail(s);
   std::fprintf(stderr, "accel-run: wrote logits %s to %s\n", shaped->describe().c_str(),
@@ -331,6 +342,22 @@ int main(int argc, char **argv) {
         return needValue();
       if (!parseInt(v, f.device) || f.device < 0)
         return badValue();
+    } else if (arg == "--tp-rank") {
+      if (!value(v))
+        return needValue();
+      if (!parseInt(v, f.tpRank) || f.tpRank < 0)
+        return usageError("option '--tp-rank' must be a rank (0, 1, ...), got '" +
+                          std::string(v) + "'");
+    } else if (arg == "--tp-master") {
+      if (!value(v))
+        return needValue();
+      f.tpMaster = v;
+    } else if (arg == "--tp-timeout") {
+      if (!value(v))
+        return needValue();
+      if (!parseDouble(v, f.tpTimeout) || !(f.tpTimeout > 0))
+        return usageError("option '--tp-timeout' must be a positive number of seconds, got '" +
+                          std::string(v) + "'");
     } else if (arg == "--stop") {
       if (!value(v))
         return needValue();
@@ -463,6 +490,26 @@ int main(int argc, char **argv) {
     return usageError("--chunk goes with --score");
   if (f.anyServeFlag && (scoring || generating || f.describe))
     return usageError("serving options go without --score, --prompt and --describe");
+  // One process per tensor-parallel rank: the rank from the flag or from
+  // the launcher's environment (mpirun, srun, torchrun-style RANK).
+  if (!f.tpMaster.empty() && f.tpRank < 0)
+    for (const char *var : {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "SLURM_PROCID", "RANK"})
+      if (const char *env = std::getenv(var)) {
+        if (!parseInt(env, f.tpRank) || f.tpRank < 0)
+          return usageError(std::string("$") + var + " is '" + env + "', not a rank");
+        break;
+      }
+  if (f.tpRank >= 0 && f.tpMaster.empty())
+    return usageError("--tp-rank needs --tp-master HOST:PORT (rank 0's address)");
+  if (!f.tpMaster.empty() && f.tpRank < 0)
+    return usageError("--tp-master needs --tp-rank (or $OMPI_COMM_WORLD_RANK, $PMI_RANK, "
+                      "$SLURM_PROCID or $RANK from the launcher)");
+  if (f.tpRank >= 0 && !scoring && !generating)
+    return usageError("one process per tensor-parallel rank runs --score or --prompt; serving "
+                      "runs a tensor-parallel plan's ranks as threads of one process");
+  if (f.tpRank >= 0 && f.temperature > 0.0 && !f.seed)
+    return usageError("sampling with --tp-rank needs --seed, so that every rank draws the same "
+                      "tokens");
 
   plan::LoadOptions load;
   load.verifyChecksums = f.verify;
@@ -477,6 +524,13 @@ int main(int argc, char **argv) {
   engine::EngineOptions options;
   options.maxModelLen = f.maxModelLen;
   options.load = load;
+  options.tpRank = int(f.tpRank);
+  options.tpMaster = f.tpMaster;
+  options.tpTimeoutSeconds = f.tpTimeout;
+  // Ranks other than 0 compute the same steps and keep quiet.
+  if (f.tpRank > 0 && !std::freopen("/dev/null", "w", stdout))
+    return fail(Status(StatusCode::kUnavailable, "cannot silence rank " +
+                                                     std::to_string(f.tpRank) + "'s output"));
   // Plans for a GPU target run on runtime/engine/GpuExecutor.
   engine::GpuExecutorOptions gpu;
   gpu.dtype = f.dtype;

@@ -1,0 +1,49 @@
+//===- SocketGroup.h - a tensor-parallel group across processes -*- C++ -*-===//
+//
+// The CPU backend's group when its ranks are separate processes, on one
+// machine or several (accel-run --tp-rank R --tp-master HOST:PORT; under
+// mpirun the rank comes from its environment, docs/gpu-backend.md "Several
+// processes"). Rank 0 listens on PORT; every other rank connects to
+// HOST:PORT, retrying until the timeout, and says its rank, the group size
+// and the plan it runs (a fingerprint), which must match rank 0's.
+//
+// Collectives go through rank 0 (a star): each rank sends its input, rank 0
+// computes the result exactly as the in-process group does
+// (sumInRankOrder, gatherInRankOrder) and sends it back, so every rank gets
+// the same bits, and the same bits as the threads of one process. A rank
+// that fails or exits closes its connection: the others' pending and later
+// collectives fail with one sentence naming it.
+//
+// GPU plans use NCCL instead (TpGpuExecutor, one process); NCCL across
+// processes is not wired yet.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ACCEL_RUNTIME_COMM_SOCKETGROUP_H
+#define ACCEL_RUNTIME_COMM_SOCKETGROUP_H
+
+#include "runtime/comm/Communicator.h"
+
+#include <string>
+
+namespace accel::rt::comm {
+
+struct SocketGroupOptions {
+  int rank = 0;
+  int size = 1;
+  /// Rank 0's address ("host:port", "[v6]:port"); rank 0 binds the port on
+  /// every interface.
+  std::string master;
+  /// What every rank must agree on (the plan's path and size, say).
+  std::string fingerprint;
+  /// How long ranks wait for each other to join.
+  double timeoutSeconds = 120.0;
+};
+
+/// This process's rank of the group, once every rank has joined; one
+/// sentence naming what failed (a bad address, a port in use, a rank that
+/// never came, a rank with another plan or group size) otherwise.
+StatusOr<std::unique_ptr<Communicator>> joinSocketGroup(const SocketGroupOptions &options);
+
+} // namespace accel::rt::comm
+
+#endif // ACCEL_RUNTIME_COMM_SOCKETGROUP_H
