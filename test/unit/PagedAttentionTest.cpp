@@ -260,16 +260,22 @@ TEST(PagedAttention, HalfPrecisionCacheAndQuery) {
   sc.check({3, 7}, p, 1e-2, DType::kBF16, &k, &v);
 }
 
-TEST(PagedAttention, Fp8CacheWithScales) {
-  Geometry g;
-  g.cacheType = DType::kF8E4M3FN;
-  const float ks = 0.01f, vs = 0.02f;
+/// An 8-block pool of `g`'s geometry and cache type.
+static KVCacheConfig poolConfig(const Geometry &g) {
   KVCacheConfig c;
   c.numKvHeads = g.kvHeads;
   c.headDim = g.headDim;
   c.blockSize = g.blockSize;
   c.numBlocks = 8;
   c.dtype = g.cacheType;
+  return c;
+}
+
+TEST(PagedAttention, Fp8CacheWithScales) {
+  Geometry g;
+  g.cacheType = DType::kF8E4M3FN;
+  const float ks = 0.01f, vs = 0.02f;
+  const KVCacheConfig c = poolConfig(g);
   auto pool = std::move(BlockPool::create(c).value());
   SequenceKV seq;
   std::vector<int32_t> slots;
@@ -304,12 +310,7 @@ TEST(PagedAttention, Fp8CacheWithScales) {
 TEST(PagedAttention, Fp8CacheWithPerHeadScales) {
   Geometry g; // 4 query heads over 2 KV heads
   g.cacheType = DType::kF8E4M3FN;
-  KVCacheConfig c;
-  c.numKvHeads = g.kvHeads;
-  c.headDim = g.headDim;
-  c.blockSize = g.blockSize;
-  c.numBlocks = 8;
-  c.dtype = g.cacheType;
+  const KVCacheConfig c = poolConfig(g);
   const int64_t len = 11, D = g.headDim, KVH = g.kvHeads, H = g.heads;
   const float mag[2] = {1000.0f, 1e-3f};
   std::vector<float> k = randomFloats(size_t(len * KVH * D), 40),
