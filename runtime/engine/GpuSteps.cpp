@@ -418,7 +418,7 @@ StatusOr<DeviceTensor> quantGemm(GpuRunState &st, const DeviceTensor &x, const D
 /// decode step 6.33 ms against 5.03 (cuBLASLt's scaled FP8 kernels are slow
 /// at small M; so are PyTorch's _scaled_mm there, docs/performance.md).
 /// $ACCEL_GPU_FP8_OUTER_SCALES=0 never uses them, =1 always (A/B switches,
-/// read at each GEMM: a CUDA graph keeps what its capture chose).
+/// read when the step is prepared).
 int64_t fp8OuterScalesMinRows() {
   const char *e = std::getenv("ACCEL_GPU_FP8_OUTER_SCALES");
   if (e && std::string(e) == "0")
@@ -438,7 +438,7 @@ int64_t fp8OuterScalesMinRows() {
 /// f32 sums rescaled by w8a8_rescale_*.
 StatusOr<DeviceTensor> w8a8Gemm(GpuRunState &st, const DeviceTensor &x, const DeviceTensor &w,
                                 const DeviceTensor &scale, const DeviceTensor *inputScale,
-                                DType outType) {
+                                DType outType, int64_t outerScalesMinRows) {
   if (w.dtype != DType::kI8 && w.dtype != DType::kF8E4M3FN)
     return Status(StatusCode::kUnimplemented,
                   "W8A8 on the GPU runs i8 and f8E4M3FN weights; this one is " + w.describe());
@@ -485,7 +485,7 @@ StatusOr<DeviceTensor> w8a8Gemm(GpuRunState &st, const DeviceTensor &x, const De
                                         int(sh.ks)));
     return y;
   }
-  if (fp8 && perChannel && rows >= fp8OuterScalesMinRows()) {
+  if (fp8 && perChannel && rows >= outerScalesMinRows) {
     Status direct = st.blas->scaledLinearFp8(xq.ptr, w.ptr, xs.ptr, scale.ptr, y.ptr, rows, n, k,
                                              outType);
     if (direct.isOk() || direct.code() != StatusCode::kUnimplemented)
@@ -547,8 +547,9 @@ StatusOr<GpuKernel> prepareGemm(const GpuPrepareContext &ctx, const pb::Step &st
     if (w8a8 && (!quantised || staticX == (inputQuant == "dynamic_per_token")))
       return invalid("a W8A8 gemm needs a weight scale and either an input scale or "
                      "input_quant = dynamic_per_token");
-    return one([cdt, act, quantised, w8a8](GpuRunState &st,
-                                           Inputs &in) -> StatusOr<DeviceTensor> {
+    const int64_t outerScalesMinRows = fp8OuterScalesMinRows();
+    return one([cdt, act, quantised, w8a8, outerScalesMinRows](
+                   GpuRunState &st, Inputs &in) -> StatusOr<DeviceTensor> {
       ACCEL_RT_ASSIGN_OR_RETURN(DeviceTensor x, st.toDevice(*in[0], cdt));
       DeviceTensor y;
       if (w8a8) {
@@ -558,7 +559,8 @@ StatusOr<GpuKernel> prepareGemm(const GpuPrepareContext &ctx, const pb::Step &st
         if (GpuValue *s = at(in, 5)) {
           ACCEL_RT_ASSIGN_OR_RETURN(xs, st.toDevice(*s, DType::kF32));
         }
-        ACCEL_RT_ASSIGN_OR_RETURN(y, w8a8Gemm(st, x, w, scale, xs.defined() ? &xs : nullptr, cdt));
+        ACCEL_RT_ASSIGN_OR_RETURN(
+            y, w8a8Gemm(st, x, w, scale, xs.defined() ? &xs : nullptr, cdt, outerScalesMinRows));
       } else if (quantised) {
         ACCEL_RT_ASSIGN_OR_RETURN(DeviceTensor w, st.toDevice(*in[1]));
         ACCEL_RT_ASSIGN_OR_RETURN(DeviceTensor scale, st.toDevice(*in[3], DType::kF32));
