@@ -170,10 +170,11 @@ GpuExecutor::create(std::shared_ptr<const plan::PlanFile> plan, const GpuExecuto
                     plan->path() + ": the plan's KV cache is " + kvd +
                         "; the GPU backend keeps f8E4M3FN or the compute dtype");
   }
-  // Weight-only quantised linears (accelc -precision=int8-weight|fp8, ONNX
-  // QDQ) run on the GPU with i8, f8E4M3FN or f8E5M2 weights and per-channel
-  // or per-tensor scales; zero points, per-group scales and 4-bit weights
-  // run on the CPU only (docs/precision.md).
+  // Quantised linears run on the GPU with per-channel or per-tensor scales:
+  // weight-only ones (accelc -precision=int8-weight|fp8, ONNX QDQ) with i8,
+  // f8E4M3FN or f8E5M2 weights, W8A8 ones (-precision=w8a8|w8a8-fp8) with
+  // i8 or f8E4M3FN; zero points, per-group scales and 4-bit weights run on
+  // the CPU only (docs/precision.md).
   for (const pb::Step &step : plan->schedule().steps()) {
     if (step.kind() != "gemm" || step.inputs_size() <= 3 || step.inputs(3) < 0)
       continue;
