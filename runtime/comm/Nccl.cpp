@@ -83,6 +83,12 @@ StatusOr<const Nccl *> Nccl::get() {
   return static_cast<const Nccl *>(nccl.get());
 }
 
+StatusOr<NcclUniqueId> Nccl::uniqueId() const {
+  NcclUniqueId id{};
+  ACCEL_RT_RETURN_IF_ERROR(check(api_.ncclGetUniqueId(&id), "ncclGetUniqueId"));
+  return id;
+}
+
 std::string Nccl::versionString() const {
   // NCCL_VERSION(X, Y, Z): X * 10000 + Y * 100 + Z since 2.9, X * 1000 +
   // Y * 100 + Z before.
@@ -138,12 +144,34 @@ StatusOr<std::unique_ptr<NcclGroup>> NcclGroup::create(const Nccl &nccl,
   g->comms_.assign(size_t(n), nullptr);
   ACCEL_RT_RETURN_IF_ERROR(nccl.check(
       nccl.api().ncclCommInitAll(g->comms_.data(), n, devices.data()), "ncclCommInitAll"));
+  g->size_ = n;
   g->locks_ = std::make_unique<std::timed_mutex[]>(size_t(n));
   g->ranks_.resize(size_t(n));
   for (int r = 0; r < n; ++r) {
     g->ranks_[size_t(r)].group_ = g.get();
     g->ranks_[size_t(r)].rank_ = r;
+    g->ranks_[size_t(r)].local_ = r;
   }
+  return g;
+}
+
+StatusOr<std::unique_ptr<NcclGroup>> NcclGroup::createRank(const Nccl &nccl, int rank, int size,
+                                                           const NcclUniqueId &id) {
+  if (size < 1 || rank < 0 || rank >= size)
+    return Status(StatusCode::kInvalidArgument, "NCCL rank " + std::to_string(rank) +
+                                                    " is not in a group of " +
+                                                    std::to_string(size));
+  std::unique_ptr<NcclGroup> g(new NcclGroup());
+  g->nccl_ = &nccl;
+  g->size_ = size;
+  g->comms_.assign(1, nullptr);
+  ACCEL_RT_RETURN_IF_ERROR(nccl.check(nccl.api().ncclCommInitRank(&g->comms_[0], size, id, rank),
+                                      "ncclCommInitRank"));
+  g->locks_ = std::make_unique<std::timed_mutex[]>(1);
+  g->ranks_.resize(1);
+  g->ranks_[0].group_ = g.get();
+  g->ranks_[0].rank_ = rank;
+  g->ranks_[0].local_ = 0;
   return g;
 }
 
@@ -175,6 +203,13 @@ void NcclGroup::abort(const Status &why) {
   aborted_.store(true);
 }
 
+Status NcclGroup::stopped() {
+  if (!aborted_.load())
+    return Status::ok();
+  std::lock_guard<std::mutex> lock(whyMu_);
+  return why_;
+}
+
 void NcclGroup::abortCommunicators() {
   for (size_t r = 0; r < comms_.size(); ++r) {
     // A rank inside an NCCL call holds its lock; enqueueing returns at
@@ -190,16 +225,16 @@ void NcclGroup::abortCommunicators() {
   }
 }
 
-template <typename Fn> Status NcclGroup::onComm(int r, const char *what, Fn call) {
-  std::unique_lock<std::timed_mutex> lock(locks_[size_t(r)]);
-  if (aborted_.load() || !comms_[size_t(r)]) {
+template <typename Fn> Status NcclGroup::onComm(int local, const char *what, Fn call) {
+  std::unique_lock<std::timed_mutex> lock(locks_[size_t(local)]);
+  if (aborted_.load() || !comms_[size_t(local)]) {
     std::lock_guard<std::mutex> w(whyMu_);
     if (!why_.isOk())
       return why_;
     return Status(StatusCode::kUnavailable,
                   std::string("the tensor-parallel group stopped before ") + what);
   }
-  return nccl_->check(call(comms_[size_t(r)]), what);
+  return nccl_->check(call(comms_[size_t(local)]), what);
 }
 
 int NcclRank::size() const { return group_->size(); }
@@ -208,7 +243,7 @@ Status NcclRank::allReduceSum(unsigned long long send, unsigned long long recv,
                               std::size_t count, DType dtype, void *stream) {
   ACCEL_RT_ASSIGN_OR_RETURN(int type, ncclDataType(dtype));
   const NcclApi &a = group_->nccl_->api();
-  return group_->onComm(rank_, "ncclAllReduce", [&](NcclCommHandle c) {
+  return group_->onComm(local_, "ncclAllReduce", [&](NcclCommHandle c) {
     return a.ncclAllReduce(reinterpret_cast<const void *>(send), reinterpret_cast<void *>(recv),
                            count, type, kNcclSum, c, stream);
   });
@@ -218,7 +253,7 @@ Status NcclRank::allGather(unsigned long long send, unsigned long long recv, std
                            DType dtype, void *stream) {
   ACCEL_RT_ASSIGN_OR_RETURN(int type, ncclDataType(dtype));
   const NcclApi &a = group_->nccl_->api();
-  return group_->onComm(rank_, "ncclAllGather", [&](NcclCommHandle c) {
+  return group_->onComm(local_, "ncclAllGather", [&](NcclCommHandle c) {
     return a.ncclAllGather(reinterpret_cast<const void *>(send), reinterpret_cast<void *>(recv),
                            count, type, c, stream);
   });

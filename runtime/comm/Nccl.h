@@ -8,7 +8,10 @@
 // and reduction ops ints), so that the runtime builds without NCCL's headers.
 //
 // NcclGroup holds the communicators of one process's group, one per GPU
-// (ncclCommInitAll), and what a rank calls at a `collective` step: all_reduce
+// (ncclCommInitAll), or the one communicator of a process that runs one rank
+// of a group spread over processes and machines (ncclCommInitRank, the
+// unique id handed out by rank 0 over the tensor-parallel rendezvous,
+// runtime/engine/GpuProcessRank), and what a rank calls at a `collective` step: all_reduce
 // (sum) and all_gather (along the leading dimension, as NCCL gathers) on the
 // rank's stream, asynchronously, in the tensor's own dtype (f32, bf16, f16).
 //
@@ -74,6 +77,9 @@ public:
   /// opened once. kUnavailable in one sentence naming the library, the
   /// loader's reason and how to point ACCEL_LIBNCCL at it.
   static StatusOr<const Nccl *> get();
+  /// A new group's id (ncclGetUniqueId), what rank 0 of a group spread over
+  /// processes hands every other rank.
+  StatusOr<NcclUniqueId> uniqueId() const;
   /// Opens the NCCL library at `path` (not cached; get() uses it).
   static StatusOr<std::unique_ptr<Nccl>> open(const std::string &path);
   ~Nccl();
@@ -105,6 +111,7 @@ class NcclGroup;
 /// Rank r's side of an NcclGroup: what its executor's collective steps call.
 class NcclRank {
 public:
+  /// The rank in the whole group (across processes).
   int rank() const { return rank_; }
   int size() const;
   /// recv[i] = the sum over ranks of send[i], `count` elements of `dtype`
@@ -120,6 +127,7 @@ private:
   friend class NcclGroup;
   NcclGroup *group_ = nullptr;
   int rank_ = 0;
+  int local_ = 0; // its communicator in the group's process
 };
 
 class NcclGroup {
@@ -128,18 +136,30 @@ public:
   /// devices[r]), from the calling thread.
   static StatusOr<std::unique_ptr<NcclGroup>> create(const Nccl &nccl,
                                                      const std::vector<int> &devices);
+  /// This process's one rank `rank` of a group of `size` ranks that meet
+  /// through `id` (ncclGetUniqueId on rank 0, handed to every rank), on the
+  /// device whose context is current on the calling thread
+  /// (ncclCommInitRank: returns once every rank has called it).
+  static StatusOr<std::unique_ptr<NcclGroup>> createRank(const Nccl &nccl, int rank, int size,
+                                                         const NcclUniqueId &id);
   /// Destroys the communicators (aborts them when the group was aborted).
   ~NcclGroup();
   NcclGroup(const NcclGroup &) = delete;
   NcclGroup &operator=(const NcclGroup &) = delete;
 
-  int size() const { return int(ranks_.size()); }
-  NcclRank *rank(int r) { return &ranks_[size_t(r)]; }
+  /// Ranks of the whole group (across processes).
+  int size() const { return size_; }
+  /// This process's ranks: all of them (create), or the one of createRank.
+  int numLocalRanks() const { return int(ranks_.size()); }
+  NcclRank *rank(int local) { return &ranks_[size_t(local)]; }
 
   /// Makes every later collective of every rank fail with `why` (the first
   /// reason wins). Thread-safe; does not touch NCCL.
   void abort(const Status &why);
   bool aborted() const { return aborted_.load(); }
+  /// Why the group stopped ("the tensor-parallel group stopped: ..."); ok
+  /// while it has not.
+  Status stopped();
   /// ncclCommAbort on every communicator still open (after abort()): the
   /// NCCL kernels that wait for a rank that will never come stop, and the
   /// streams they hold drain. Called by the thread that watches the ranks.
@@ -148,11 +168,12 @@ public:
 private:
   friend class NcclRank;
   NcclGroup() = default;
-  /// Runs `call(comm)` on rank r's communicator under its lock, unless the
-  /// group was aborted.
-  template <typename Fn> Status onComm(int r, const char *what, Fn call);
+  /// Runs `call(comm)` on this process's communicator `local` under its
+  /// lock, unless the group was aborted.
+  template <typename Fn> Status onComm(int local, const char *what, Fn call);
 
   const Nccl *nccl_ = nullptr;
+  int size_ = 0;
   std::vector<NcclRank> ranks_;
   std::vector<NcclCommHandle> comms_;
   std::unique_ptr<std::timed_mutex[]> locks_; // one per rank

@@ -138,6 +138,58 @@ public:
         ::shutdown(fd, SHUT_RDWR);
   }
 
+  /// watchSocketGroup's body.
+  Status watch(const std::atomic<bool> &stop, int pollMs) {
+    std::vector<int> ranks; // the peers still watched
+    for (int r = 0; r < size_; ++r)
+      if (r != rank_ && (rank_ == 0 || r == 0))
+        ranks.push_back(r);
+    while (!stop.load()) {
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        if (aborted_)
+          return why_;
+      }
+      if (ranks.empty()) { // every peer is in the last barrier
+        std::this_thread::sleep_for(std::chrono::milliseconds(pollMs));
+        continue;
+      }
+      std::vector<pollfd> fds;
+      for (int r : ranks)
+        fds.push_back(pollfd{fds_[size_t(rank_ == 0 ? r : 0)], POLLIN, 0});
+      int n = ::poll(fds.data(), fds.size(), pollMs);
+      if (n < 0 && errno != EINTR)
+        return ioError("rank " + std::to_string(rank_) + " cannot watch its tensor-parallel group");
+      if (n <= 0)
+        continue;
+      std::vector<int> still;
+      for (size_t i = 0; i < fds.size(); ++i) {
+        if (!fds[i].revents) {
+          still.push_back(ranks[i]);
+          continue;
+        }
+        char c;
+        ssize_t k = ::recv(fds[i].fd, &c, 1, MSG_PEEK | MSG_DONTWAIT);
+        if (k > 0)
+          continue; // in the last barrier: its data is the barrier's
+        if (k < 0 && (errno == EAGAIN || errno == EINTR)) {
+          still.push_back(ranks[i]);
+          continue;
+        }
+        {
+          std::lock_guard<std::mutex> lock(mu_);
+          if (aborted_) // our own abort shut the sockets
+            return why_;
+        }
+        const std::string who = ranks[i] == 0 ? "rank 0 (" + master_ + ")"
+                                              : "rank " + std::to_string(ranks[i]);
+        return Status(StatusCode::kUnavailable, who + " left the tensor-parallel group");
+      }
+      ranks = std::move(still);
+    }
+    return Status::ok();
+  }
+
   StatusOr<Tensor> allReduceSum(const Tensor &x) override { return collective(kOpSum, 0, x); }
   StatusOr<Tensor> allGather(const Tensor &x, int64_t axis) override {
     return collective(kOpGather, axis, x);
@@ -367,6 +419,14 @@ StatusOr<std::unique_ptr<Communicator>> joinAsRank(const SocketGroupOptions &o,
 }
 
 } // namespace
+
+Status watchSocketGroup(Communicator &group, const std::atomic<bool> &stop, int pollMs) {
+  auto *socket = dynamic_cast<SocketCommunicator *>(&group);
+  if (!socket)
+    return Status(StatusCode::kInvalidArgument,
+                  "only a group of processes (joinSocketGroup) can be watched");
+  return socket->watch(stop, pollMs);
+}
 
 StatusOr<std::unique_ptr<Communicator>> joinSocketGroup(const SocketGroupOptions &o) {
   if (o.size < 1 || o.rank < 0 || o.rank >= o.size)

@@ -14,8 +14,11 @@
 // that fails or exits closes its connection: the others' pending and later
 // collectives fail with one sentence naming it.
 //
-// GPU plans use NCCL instead (TpGpuExecutor, one process); NCCL across
-// processes is not wired yet.
+// GPU ranks in their own processes (runtime/engine/GpuProcessRank) meet
+// here once: rank 0 hands out NCCL's unique id with an all_gather, NCCL
+// carries every collective after that, and watchSocketGroup turns a rank
+// that leaves (fails, exits, is killed) into an abort of the others' NCCL
+// work, which would otherwise wait for it forever.
 //
 //===----------------------------------------------------------------------===//
 #ifndef ACCEL_RUNTIME_COMM_SOCKETGROUP_H
@@ -23,6 +26,7 @@
 
 #include "runtime/comm/Communicator.h"
 
+#include <atomic>
 #include <string>
 
 namespace accel::rt::comm {
@@ -43,6 +47,15 @@ struct SocketGroupOptions {
 /// sentence naming what failed (a bad address, a port in use, a rank that
 /// never came, a rank with another plan or group size) otherwise.
 StatusOr<std::unique_ptr<Communicator>> joinSocketGroup(const SocketGroupOptions &options);
+
+/// Waits, while `stop` is false (checked every `pollMs`), until a peer of
+/// `group` (a joinSocketGroup communicator; rank 0 watches every rank, the
+/// others rank 0) closes its connection or the group is aborted, and says
+/// who left in one sentence; ok once `stop` is set. A peer that sends data
+/// meanwhile is in a collective (the last barrier) and is no longer
+/// watched. kInvalidArgument for another kind of communicator. Meant for
+/// a thread of its own while the group carries no collectives.
+Status watchSocketGroup(Communicator &group, const std::atomic<bool> &stop, int pollMs = 100);
 
 } // namespace accel::rt::comm
 

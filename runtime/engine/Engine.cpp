@@ -40,10 +40,6 @@ StatusOr<std::unique_ptr<Engine>> Engine::create(std::shared_ptr<const plan::Pla
   // One rank per process.
   const bool oneRank = options.tpRank >= 0;
   if (oneRank) {
-    if (!cpu)
-      return Status(StatusCode::kUnimplemented,
-                    plan->path() + ": one process per tensor-parallel rank (--tp-rank) runs CPU "
-                                   "plans; a GPU plan runs its ranks on the GPUs of one process");
     if (meta.tp_size() < 2 || plan->ppSize() != 1)
       return Status(StatusCode::kInvalidArgument,
                     plan->path() + ": --tp-rank needs a plan partitioned for tensor parallelism "
@@ -97,11 +93,33 @@ StatusOr<std::unique_ptr<Engine>> Engine::create(std::shared_ptr<const plan::Pla
   } else {
     config.numBlocks = (e->maxModelLen_ + config.blockSize - 1) / config.blockSize;
   }
+  // One process per rank: the group of processes meets first (its
+  // collectives on the CPU; a GPU rank hands out NCCL's id through it).
+  std::shared_ptr<comm::Communicator> processGroup;
+  if (oneRank) {
+    comm::SocketGroupOptions g;
+    g.rank = options.tpRank;
+    g.size = int(meta.tp_size());
+    g.master = options.tpMaster;
+    // The plan and what sizes the KV cache: every rank must hand out the
+    // same blocks to the same steps.
+    g.fingerprint = "a plan of " + std::to_string(plan->fileSize()) + " bytes for " +
+                    std::to_string(meta.tp_size()) + " ranks (vocab " +
+                    std::to_string(e->vocab_) + ", target " + meta.target() +
+                    ") with --max-model-len " + std::to_string(e->maxModelLen_) +
+                    (options.numKvBlocks > 0
+                         ? ", --num-kv-blocks " + std::to_string(options.numKvBlocks)
+                     : options.kvCacheBytes > 0
+                         ? ", --kv-cache-memory " + std::to_string(options.kvCacheBytes)
+                         : std::string());
+    g.timeoutSeconds = options.tpTimeoutSeconds;
+    ACCEL_RT_ASSIGN_OR_RETURN(processGroup, comm::joinSocketGroup(g));
+  }
   // GPU plans: the backend first; it keeps the KV cache on the device and,
   // unless a size was given, sizes it (--gpu-memory-utilization).
   StepBackend gpu;
   if (!cpu) {
-    ACCEL_RT_ASSIGN_OR_RETURN(gpu, options.gpuBackend(plan));
+    ACCEL_RT_ASSIGN_OR_RETURN(gpu, options.gpuBackend(plan, processGroup));
     if (gpu.deviceKvCache) {
       e->kvStorage_ = kv::KvStorage::kDevice;
       if (gpu.kvCacheDType)
@@ -121,28 +139,17 @@ StatusOr<std::unique_ptr<Engine>> Engine::create(std::shared_ptr<const plan::Pla
   if (cpu && partitioned && !oneRank)
     e->kvStorage_ = kv::KvStorage::kDevice;
   ACCEL_RT_ASSIGN_OR_RETURN(e->pool_, kv::BlockPool::create(config, e->kvStorage_));
-  if (oneRank) {
+  if (oneRank && cpu) {
     // This rank's executor over its weights section; the engine's pool
     // holds its KV shard (the plan's kv_cache is one rank's).
     ACCEL_RT_ASSIGN_OR_RETURN(std::unique_ptr<CpuExecutor> ex,
                               CpuExecutor::create(plan, options.tpRank));
-    comm::SocketGroupOptions g;
-    g.rank = options.tpRank;
-    g.size = int(meta.tp_size());
-    g.master = options.tpMaster;
-    g.fingerprint = "a plan of " + std::to_string(plan->fileSize()) + " bytes for " +
-                    std::to_string(meta.tp_size()) + " ranks (vocab " +
-                    std::to_string(e->vocab_) + ")";
-    g.timeoutSeconds = options.tpTimeoutSeconds;
-    ACCEL_RT_ASSIGN_OR_RETURN(std::unique_ptr<comm::Communicator> group,
-                              comm::joinSocketGroup(g));
     std::shared_ptr<CpuExecutor> shared = std::move(ex);
-    std::shared_ptr<comm::Communicator> sharedGroup = std::move(group);
-    e->run_ = [shared, sharedGroup](const Tensor &ids, kv::BlockPool &pool,
-                                    const kv::StepMetadata &m) -> StatusOr<Tensor> {
-      StatusOr<Tensor> out = shared->run(ids, pool, m, sharedGroup.get(), nullptr);
+    e->run_ = [shared, processGroup](const Tensor &ids, kv::BlockPool &pool,
+                                     const kv::StepMetadata &m) -> StatusOr<Tensor> {
+      StatusOr<Tensor> out = shared->run(ids, pool, m, processGroup.get(), nullptr);
       if (!out)
-        sharedGroup->abort(out.status()); // the other processes stop too
+        processGroup->abort(out.status()); // the other processes stop too
       return out;
     };
   } else if (cpu && partitioned) {

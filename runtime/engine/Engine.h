@@ -40,8 +40,12 @@ struct StepBackend {
   std::function<std::string()> describe;
 };
 /// Makes the backend of a plan built for a GPU target ("sm_80", "sm_90").
-using GpuBackend =
-    std::function<StatusOr<StepBackend>(std::shared_ptr<const plan::PlanFile> plan)>;
+/// `processGroup` is null when this process runs every tensor-parallel
+/// rank of the plan; else it runs rank processGroup->rank() only, and the
+/// group of processes (runtime/comm/SocketGroup.h) has met already.
+using GpuBackend = std::function<StatusOr<StepBackend>(
+    std::shared_ptr<const plan::PlanFile> plan,
+    std::shared_ptr<comm::Communicator> processGroup)>;
 
 struct EngineOptions {
   /// Longest sequence (prompt + generated) the engine accepts; 0: the
@@ -57,8 +61,10 @@ struct EngineOptions {
   /// The GPU backend (accel-run passes runtime/engine/GpuExecutor's); without
   /// one, plans for GPU targets are refused in one sentence.
   GpuBackend gpuBackend;
-  /// A tensor-parallel CPU plan run as one process per rank (accel-run
-  /// --tp-rank, docs/gpu-backend.md "Several processes"): this process is
+  /// A tensor-parallel plan run as one process per rank (accel-run
+  /// --tp-rank, docs/gpu-backend.md "Several processes"; a GPU plan's rank
+  /// runs on GpuExecutorOptions::device and NCCL carries its collectives):
+  /// this process is
   /// rank `tpRank` (>= 0; -1: every rank, as threads of this process) of a
   /// group that meets at `tpMaster` ("host:port", rank 0 listens there;
   /// runtime/comm/SocketGroup.h), waiting up to tpTimeoutSeconds for it.

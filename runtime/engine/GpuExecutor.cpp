@@ -3,6 +3,7 @@
 
 #include "runtime/engine/GpuPlanKernels.h"
 #include "runtime/engine/GpuGraphs.h"
+#include "runtime/engine/GpuProcessRank.h"
 #include "runtime/engine/GpuSteps.h"
 #include "runtime/engine/MemoryBudget.h"
 #include "runtime/engine/TpGpuExecutor.h"
@@ -519,6 +520,8 @@ void GpuExecutor::setCommunicator(comm::NcclRank *comm) {
   impl_->comm = comm;
 }
 
+Status GpuExecutor::makeCurrent() { return impl_->gpu->makeCurrent(); }
+
 StatusOr<Tensor> GpuExecutor::run(const Tensor &tokenIds, kv::BlockPool &pool,
                                   const kv::StepMetadata &meta) {
   return impl_->runStep(tokenIds, pool, meta, nullptr);
@@ -773,12 +776,15 @@ StepBackend stepBackend(std::shared_ptr<Executor> shared, DType kvCacheDType) {
 } // namespace
 
 GpuBackend makeGpuBackend(const GpuExecutorOptions &options) {
-  return [options](std::shared_ptr<const plan::PlanFile> plan) -> StatusOr<StepBackend> {
+  return [options](std::shared_ptr<const plan::PlanFile> plan,
+                   std::shared_ptr<comm::Communicator> processGroup) -> StatusOr<StepBackend> {
+    if (processGroup)
+      return makeGpuProcessRank(std::move(plan), options, std::move(processGroup));
     if (plan->tpSize() > 1) {
       ACCEL_RT_ASSIGN_OR_RETURN(std::unique_ptr<TpGpuExecutor> tp,
                                 TpGpuExecutor::create(std::move(plan), options));
       std::shared_ptr<TpGpuExecutor> shared = std::move(tp);
-      return stepBackend(shared, shared->computeDType());
+      return stepBackend(shared, shared->kvCacheDType());
     }
     ACCEL_RT_ASSIGN_OR_RETURN(std::unique_ptr<GpuExecutor> ex,
                               GpuExecutor::create(std::move(plan), options));

@@ -109,6 +109,9 @@ public:
   /// later step; a new one drops the captured CUDA graphs (they hold the old
   /// one's NCCL kernels).
   void setCommunicator(comm::NcclRank *comm);
+  /// Makes the executor's device context current on the calling thread
+  /// (what ncclCommInitRank needs, runtime/engine/GpuProcessRank).
+  Status makeCurrent();
 
   /// Sizes the paged KV cache as vLLM does: a profiling step of
   /// maxNumBatchedTokens tokens reserves the activations' peak, the CUDA
@@ -145,8 +148,10 @@ private:
 /// The Engine's GPU backend: a GpuExecutor with `options` for each plan
 /// built for a GPU target (EngineOptions::gpuBackend), a TpGpuExecutor over
 /// GPUs options.device, options.device + 1, ... for a plan partitioned by
-/// accelc -tp=N; it keeps the KV cache on the device and sizes it with
-/// planKvCache.
+/// accelc -tp=N, or, when the Engine runs one rank per process, that rank's
+/// GpuExecutor on options.device with an NCCL communicator across the
+/// processes (GpuProcessRank.h); it keeps the KV cache on the device and
+/// sizes it with planKvCache.
 GpuBackend makeGpuBackend(const GpuExecutorOptions &options);
 
 } // namespace accel::rt::engine

@@ -56,6 +56,8 @@ public:
   StatusOr<int64_t> planKvCache(const kv::KVCacheConfig &geometry);
 
   DType computeDType() const { return ranks_[0]->computeDType(); }
+  /// The device KV pools' element type (every rank's is the same).
+  DType kvCacheDType() const { return ranks_[0]->kvCacheDType(); }
   /// Rank 0's description and the group: "..., tensor-parallel over 2 GPUs
   /// (0-1) with NCCL 2.28.3".
   std::string describe() const;

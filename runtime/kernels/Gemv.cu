@@ -212,17 +212,13 @@ __device__ __forceinline__ void decode4(WeightE5M2, uint32_t v, float (&f)[4]) {
   decodeFp8x4<__NV_E5M2>(v, f);
 }
 
-/// rowDot for 8-bit weights: a 16-byte chunk holds 16 weights, matched by
-/// two 16-byte chunks of x.
-template <typename T, typename W>
-__device__ __forceinline__ float rowDotQ(const T *x, const uint8_t *w, i64 row, i64 k, int ks,
-                                         int slice, int lane) {
-  const i64 chunks = k / 16;
-  i64 begin, end;
-  sliceOf(chunks, ks, slice, begin, end);
-  const uint4 *wr = reinterpret_cast<const uint4 *>(w + row * k);
-  const uint4 *xr = reinterpret_cast<const uint4 *>(x);
-  float acc = 0.0f;
+/// The loop of the 8-bit rowDots for one lane: the 16-byte weight chunks
+/// c = begin + lane, + 32, ... < end of row `wr`, a round of kUnroll chunks
+/// loaded ahead of the one in use (the first before the PDL wait), each
+/// handed to body(c, chunk).
+template <typename Body>
+__device__ __forceinline__ void forEachChunk(const uint4 *wr, i64 begin, i64 end, int lane,
+                                             Body body) {
   uint4 raw[kUnroll];
   loadRound(raw, wr, begin + lane, end);
   pdlWait();
@@ -238,22 +234,37 @@ __device__ __forceinline__ float rowDotQ(const T *x, const uint8_t *w, i64 row, 
       const i64 c = c0 + i64(u) * 32;
       if (c >= end)
         break;
-      const uint4 x0 = __ldg(xr + 2 * c), x1 = __ldg(xr + 2 * c + 1);
-      const T *xs0 = reinterpret_cast<const T *>(&x0);
-      const T *xs1 = reinterpret_cast<const T *>(&x1);
-      const uint32_t words[4] = {cur[u].x, cur[u].y, cur[u].z, cur[u].w};
-#pragma unroll
-      for (int q = 0; q < 4; ++q) {
-        float f[4];
-        decode4(W{}, words[q], f);
-#pragma unroll
-        for (int j = 0; j < 4; ++j) {
-          const int e = 4 * q + j;
-          acc += f[j] * toF32(e < 8 ? xs0[e] : xs1[e - 8]);
-        }
-      }
+      body(c, cur[u]);
     }
   }
+}
+
+/// rowDot for 8-bit weights: a 16-byte chunk holds 16 weights, matched by
+/// two 16-byte chunks of x.
+template <typename T, typename W>
+__device__ __forceinline__ float rowDotQ(const T *x, const uint8_t *w, i64 row, i64 k, int ks,
+                                         int slice, int lane) {
+  i64 begin, end;
+  sliceOf(k / 16, ks, slice, begin, end);
+  const uint4 *xr = reinterpret_cast<const uint4 *>(x);
+  float acc = 0.0f;
+  forEachChunk(reinterpret_cast<const uint4 *>(w + row * k), begin, end, lane,
+               [&](i64 c, const uint4 &chunk) {
+                 const uint4 x0 = __ldg(xr + 2 * c), x1 = __ldg(xr + 2 * c + 1);
+                 const T *xs0 = reinterpret_cast<const T *>(&x0);
+                 const T *xs1 = reinterpret_cast<const T *>(&x1);
+                 const uint32_t words[4] = {chunk.x, chunk.y, chunk.z, chunk.w};
+#pragma unroll
+                 for (int q = 0; q < 4; ++q) {
+                   float f[4];
+                   decode4(W{}, words[q], f);
+#pragma unroll
+                   for (int j = 0; j < 4; ++j) {
+                     const int e = 4 * q + j;
+                     acc += f[j] * toF32(e < 8 ? xs0[e] : xs1[e - 8]);
+                   }
+                 }
+               });
 #pragma unroll
   for (int o = 16; o > 0; o >>= 1)
     acc += __shfl_xor_sync(0xffffffffu, acc, o);
@@ -298,46 +309,30 @@ template <typename W>
 __device__ __forceinline__ float rowDotW8A8(const uint8_t *xq, const uint8_t *w, i64 row, i64 k,
                                             int ks, int slice, int lane) {
   constexpr bool kInt = std::is_same<W, WeightI8>::value;
-  const i64 chunks = k / 16;
   i64 begin, end;
-  sliceOf(chunks, ks, slice, begin, end);
-  const uint4 *wr = reinterpret_cast<const uint4 *>(w + row * k);
+  sliceOf(k / 16, ks, slice, begin, end);
   const uint4 *xr = reinterpret_cast<const uint4 *>(xq);
   float acc = 0.0f;
   int iacc = 0;
-  uint4 raw[kUnroll];
-  loadRound(raw, wr, begin + lane, end);
-  pdlWait();
-  for (i64 c0 = begin + lane; c0 < end; c0 += 32 * kUnroll) {
-    uint4 cur[kUnroll];
+  forEachChunk(reinterpret_cast<const uint4 *>(w + row * k), begin, end, lane,
+               [&](i64 c, const uint4 &chunk) {
+                 const uint4 xv = __ldg(xr + c);
+                 const uint32_t xw[4] = {xv.x, xv.y, xv.z, xv.w};
+                 const uint32_t ww[4] = {chunk.x, chunk.y, chunk.z, chunk.w};
 #pragma unroll
-    for (int u = 0; u < kUnroll; ++u)
-      cur[u] = raw[u];
-    if (c0 + 32 * kUnroll < end)
-      loadRound(raw, wr, c0 + 32 * kUnroll, end);
+                 for (int q = 0; q < 4; ++q) {
+                   if constexpr (kInt) {
+                     iacc = dot4(W{}, xw[q], ww[q], iacc);
+                   } else {
+                     float fx[4], fw[4];
+                     decode4(W{}, xw[q], fx);
+                     decode4(W{}, ww[q], fw);
 #pragma unroll
-    for (int u = 0; u < kUnroll; ++u) {
-      const i64 c = c0 + i64(u) * 32;
-      if (c >= end)
-        break;
-      const uint4 xv = __ldg(xr + c);
-      const uint32_t xw[4] = {xv.x, xv.y, xv.z, xv.w};
-      const uint32_t ww[4] = {cur[u].x, cur[u].y, cur[u].z, cur[u].w};
-#pragma unroll
-      for (int q = 0; q < 4; ++q) {
-        if constexpr (kInt) {
-          iacc = dot4(W{}, xw[q], ww[q], iacc);
-        } else {
-          float fx[4], fw[4];
-          decode4(W{}, xw[q], fx);
-          decode4(W{}, ww[q], fw);
-#pragma unroll
-          for (int j = 0; j < 4; ++j)
-            acc = fmaf(fx[j], fw[j], acc);
-        }
-      }
-    }
-  }
+                     for (int j = 0; j < 4; ++j)
+                       acc = fmaf(fx[j], fw[j], acc);
+                   }
+                 }
+               });
   if constexpr (kInt) {
 #pragma unroll
     for (int o = 16; o > 0; o >>= 1)

@@ -53,6 +53,7 @@ add_library(accel_gpu STATIC
   device/DevicePool.cpp
   device/CublasLt.cpp
   engine/GpuExecutor.cpp
+  engine/GpuProcessRank.cpp
   engine/TpGpuExecutor.cpp
   engine/GpuPlanKernels.cpp
   engine/GpuGraphs.cpp

@@ -10,6 +10,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cstring>
+
 #include <cstdlib>
 #include <fstream>
 
@@ -54,6 +56,7 @@ TEST(Nccl, ARealLibraryResolvesEveryEntryPoint) {
   std::vector<std::string> candidates;
   if (const char *e = std::getenv("ACCEL_TEST_LIBNCCL"); e && *e)
     candidates.push_back(e);
+  candidates.push_back("/usr/local/cuda/lib64/libnccl.so.2");
   candidates.push_back("/usr/local/cuda/lib/libnccl.so.2");
   candidates.push_back("/usr/local/cuda-13.0/lib/libnccl.so.2");
   candidates.push_back("/usr/lib/x86_64-linux-gnu/libnccl.so.2");
@@ -74,6 +77,12 @@ TEST(Nccl, ARealLibraryResolvesEveryEntryPoint) {
   Status bad = (*n)->check(4, "ncclAllReduce");
   EXPECT_EQ(bad.message().rfind("ncclAllReduce failed with NCCL error 4 (", 0), 0u)
       << bad.message();
+  // What rank 0 of a group of processes hands out (no GPU needed): a new
+  // id each time.
+  StatusOr<comm::NcclUniqueId> a = (*n)->uniqueId(), b = (*n)->uniqueId();
+  ASSERT_TRUE(a.isOk()) << a.status().message();
+  ASSERT_TRUE(b.isOk()) << b.status().message();
+  EXPECT_NE(std::memcmp(a->internal, b->internal, sizeof(a->internal)), 0);
 }
 
 } // namespace

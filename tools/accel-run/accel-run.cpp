@@ -72,9 +72,12 @@ void printUsage() {
       "  --no-verify-checksums    skip the CRC check of the weights at load\n"
       "  --dtype f32|bf16|f16     GPU plans: the compute dtype (default: the plan's, from\n"
       "                           accelc -precision; f32 when it records none)\n"
-      "  --device <N>             GPU plans: the CUDA device (default 0)\n"
-      "  --tp-master <host:port>  a tensor-parallel CPU plan as one process per rank:\n"
-      "                           rank 0 listens there, the others connect\n"
+      "  --device <N>             GPU plans: the CUDA device (default 0; with --tp-rank:\n"
+      "                           $LOCAL_RANK, $OMPI_COMM_WORLD_LOCAL_RANK, $SLURM_LOCALID\n"
+      "                           or $MPI_LOCALRANKID, else the rank modulo the GPUs)\n"
+      "  --tp-master <host:port>  a tensor-parallel plan as one process per rank (GPU\n"
+      "                           plans: one GPU each, NCCL between them): rank 0\n"
+      "                           listens there, the others connect\n"
       "  --tp-rank <R>            this process's rank (default: $OMPI_COMM_WORLD_RANK,\n"
       "                           $PMI_RANK, $SLURM_PROCID or $RANK); rank 0 alone\n"
       "                           writes --logits-out and prints\n"
@@ -142,6 +145,7 @@ struct Flags {
   DType dtype = DType::kF32; // GPU plans: the compute dtype
   bool dtypeGiven = false;    // else the plan's compute_dtype
   int64_t device = 0;
+  bool deviceGiven = false;
   int64_t tpRank = -1;     // one process per tensor-parallel rank (--tp-rank)
   std::string tpMaster;    // rank 0's host:port
   double tpTimeout = 120.0;
@@ -342,6 +346,7 @@ int main(int argc, char **argv) {
         return needValue();
       if (!parseInt(v, f.device) || f.device < 0)
         return badValue();
+      f.deviceGiven = true;
     } else if (arg == "--tp-rank") {
       if (!value(v))
         return needValue();
@@ -536,6 +541,19 @@ int main(int argc, char **argv) {
   gpu.dtype = f.dtype;
   gpu.dtypeFromPlan = !f.dtypeGiven;
   gpu.device = int(f.device);
+  // One GPU rank per process: the launcher's local rank picks the GPU,
+  // else the rank modulo the GPUs the process sees (GpuProcessRank.h).
+  if (f.tpRank >= 0 && !f.deviceGiven) {
+    gpu.device = -1;
+    for (const char *var :
+         {"LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_RANK", "SLURM_LOCALID", "MPI_LOCALRANKID"})
+      if (const char *env = std::getenv(var)) {
+        if (!parseInt(env, f.device) || f.device < 0)
+          return usageError(std::string("$") + var + " is '" + env + "', not a local rank");
+        gpu.device = int(f.device);
+        break;
+      }
+  }
   gpu.cudaGraphs = !f.enforceEager;
   gpu.graphMaxBatch = f.cudaGraphMaxBs > 0 ? f.cudaGraphMaxBs : f.serve.scheduler.maxNumSeqs;
   gpu.maxModelLen = f.maxModelLen;
