@@ -301,6 +301,9 @@ llvm::Error accel::compileToPlan(const CompileOptions &options) {
       mlir::failed(accel::buildPrecisionPipeline(pm, options.precision, /*beforeFusion=*/false,
                                                  pipelineError, precisionOptions)))
     return compileError(CompileErrorKind::Internal, "internal error: " + pipelineError);
+  if (mlir::failed(accel::buildLayoutPipeline(pm, options.target, options.padGemmDims,
+                                              options.tpSize, pipelineError)))
+    return compileError(CompileErrorKind::InvalidArgument, pipelineError);
   if (mlir::failed(accel::buildKVCacheDtypePipeline(pm, options.kvCacheDtype, pipelineError,
                                                     options.calibrationPath)))
     return compileError(CompileErrorKind::InvalidArgument, pipelineError);

@@ -1,12 +1,15 @@
 //===- Pipeline.cpp - the pass pipelines behind accelc --------------------===//
 #include "accel/Driver/Pipeline.h"
 
+#include "accel/Target/Target.h"
 #include "accel/passes/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 
 #include "mlir/Pass/PassRegistry.h"
 #include "llvm/Support/raw_ostream.h"
+
+#include <algorithm>
 
 using namespace mlir;
 
@@ -182,6 +185,28 @@ LogicalResult accel::buildKVCacheDtypePipeline(OpPassManager &pm, const std::str
   kv.tokens = calibration;
   pm.nest<func::FuncOp>().addPass(createKVCacheDtype(kv));
   return success();
+}
+
+LogicalResult accel::buildLayoutPipeline(OpPassManager &pm, const std::string &target,
+                                         int64_t padOverride, int64_t tpSize,
+                                         std::string &error) {
+  const accel::target::TargetDesc *t = accel::target::lookup(target);
+  if (!t) {
+    error = "unknown target '" + target + "' (expected " + accel::target::describeNames() + ")";
+    return failure();
+  }
+  if (padOverride < -1) {
+    error = "-pad-gemm-dims must be 0 (no padding) or more, got " + std::to_string(padOverride);
+    return failure();
+  }
+  const int64_t multiple = (padOverride >= 0 ? padOverride : t->gemmDimMultiple) *
+                           std::max<int64_t>(tpSize, 1);
+  if (multiple <= 1)
+    return success();
+  //   accel-opt --pass-pipeline='builtin.module(<this>)' fused.mlir
+  std::string passes = "func.func(accel-pad-gemm-dims{multiple=" + std::to_string(multiple) + "})";
+  llvm::raw_string_ostream os(error);
+  return parsePassPipeline(passes, pm, os);
 }
 
 LogicalResult accel::buildMemoryPlanPipeline(OpPassManager &pm, int64_t maxTokens,

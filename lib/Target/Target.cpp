@@ -51,6 +51,7 @@ TargetDesc nvidiaCommon() {
   d.maxThreadsPerSm = 2048;
   d.maxThreadsPerBlock = 1024;
   d.warpSize = 32;
+  d.gemmDimMultiple = 64; // [CUDA-PG] 16-byte vectors; cuBLASLt/CUTLASS K tiles (Target.h)
   return d;
 }
 

@@ -66,6 +66,23 @@ static Location suffixed(Location loc, StringRef suffix) {
   return loc;
 }
 
+ElementsAttr accel::fusion::makeValue(MLIRContext *context, RankedTensorType type, bool resource,
+                                     const std::string &key,
+                                     const std::optional<SmallVector<char>> &bytes) {
+  if (!resource && bytes)
+    return DenseElementsAttr::getFromRawBuffer(type, *bytes);
+  if (!bytes) {
+    auto &manager = DenseResourceElementsHandle::getManagerInterface(context);
+    return DenseResourceElementsAttr::get(type, manager.insert(key));
+  }
+  size_t width = type.getElementType().getIntOrFloatBitWidth() / 8;
+  AsmResourceBlob blob = HeapAsmResourceBlob::allocate(
+      bytes->size(), std::max<size_t>(width, 64), /*dataIsMutable=*/true);
+  if (!bytes->empty())
+    std::memcpy(blob.getMutableData().data(), bytes->data(), bytes->size());
+  return DenseResourceElementsAttr::get(type, key, std::move(blob));
+}
+
 FailureOr<Value> accel::fusion::concatConstants(RewriterBase &rewriter,
                                                 ArrayRef<Value> parts,
                                                 StringRef suffix) {
@@ -109,28 +126,14 @@ FailureOr<Value> accel::fusion::concatConstants(RewriterBase &rewriter,
     bytes->append(part->begin(), part->end());
   }
 
-  ElementsAttr value;
-  if (!anyResource) {
-    value = DenseElementsAttr::getFromRawBuffer(type, *bytes);
-  } else {
-    std::string key;
-    for (ElementsAttr attr : attrs)
-      if (auto resource = dyn_cast<DenseResourceElementsAttr>(attr)) {
-        key = resource.getRawHandle().getKey().str();
-        break;
-      }
-    key += suffix.str();
-    if (bytes) {
-      AsmResourceBlob blob = HeapAsmResourceBlob::allocate(
-          bytes->size(), std::max<size_t>(width, 64), /*dataIsMutable=*/true);
-      std::memcpy(blob.getMutableData().data(), bytes->data(), bytes->size());
-      value = DenseResourceElementsAttr::get(type, key, std::move(blob));
-    } else {
-      auto &manager =
-          DenseResourceElementsHandle::getManagerInterface(rewriter.getContext());
-      value = DenseResourceElementsAttr::get(type, manager.insert(key));
+  std::string key;
+  for (ElementsAttr attr : attrs)
+    if (auto resource = dyn_cast<DenseResourceElementsAttr>(attr)) {
+      key = resource.getRawHandle().getKey().str();
+      break;
     }
-  }
+  ElementsAttr value = makeValue(rewriter.getContext(), type, anyResource, key + suffix.str(),
+                                 bytes);
   Location loc = suffixed(parts.front().getLoc(), suffix);
   auto constant = onnx::ConstantOp::create(rewriter, loc, type, value, FloatAttr(),
                                            DenseF32ArrayAttr(), IntegerAttr(),
@@ -142,4 +145,61 @@ void accel::fusion::eraseIfDead(RewriterBase &rewriter, Value v) {
   Operation *op = v ? v.getDefiningOp() : nullptr;
   if (op && op->use_empty() && isMemoryEffectFree(op))
     rewriter.eraseOp(op);
+}
+
+FailureOr<Value> accel::fusion::insertZeros(RewriterBase &rewriter, Value v, int64_t axis,
+                                            ArrayRef<std::pair<int64_t, int64_t>> inserts,
+                                            StringRef suffix) {
+  ElementsAttr attr = getFloatConstant(v);
+  if (!attr)
+    return failure();
+  auto type = cast<RankedTensorType>(attr.getType());
+  if (type.getRank() < 1 || type.getRank() > 2 || axis < 0 || axis >= type.getRank())
+    return failure();
+  const int64_t rows = type.getDimSize(0);
+  const int64_t cols = type.getRank() == 2 ? type.getDimSize(1) : 1;
+  const int64_t along = type.getDimSize(axis);
+  int64_t added = 0, last = 0;
+  for (auto [position, count] : inserts) {
+    if (position < last || position > along || count < 0)
+      return failure();
+    last = position;
+    added += count;
+  }
+  SmallVector<int64_t> shape(type.getShape());
+  shape[size_t(axis)] += added;
+  auto padded = RankedTensorType::get(shape, type.getElementType());
+  const size_t width = type.getElementType().getIntOrFloatBitWidth() / 8;
+  std::optional<SmallVector<char>> bytes = rawBytes(attr, width, type.getNumElements());
+  std::optional<SmallVector<char>> out;
+  if (bytes) {
+    out.emplace();
+    out->reserve(size_t(padded.getNumElements()) * width);
+    // Copies the source indices [from, to) of the padded axis, then `zeros`
+    // zero slices, for one row (axis 1) or the whole tensor (axis 0).
+    auto emit = [&](const char *base, int64_t stride, int64_t from, int64_t to, int64_t zeros) {
+      out->append(base + from * stride, base + to * stride);
+      out->append(size_t(zeros * stride), 0);
+    };
+    const int64_t outer = axis == 0 ? 1 : rows;
+    const int64_t stride = axis == 0 ? cols * int64_t(width) : int64_t(width);
+    for (int64_t o = 0; o < outer; ++o) {
+      const char *base = bytes->data() + (axis == 0 ? 0 : o * cols * int64_t(width));
+      int64_t from = 0;
+      for (auto [position, count] : inserts) {
+        emit(base, stride, from, position, count);
+        from = position;
+      }
+      emit(base, stride, from, along, 0);
+    }
+  }
+  const bool resource = isa<DenseResourceElementsAttr>(attr);
+  std::string key =
+      resource ? cast<DenseResourceElementsAttr>(attr).getRawHandle().getKey().str() : "";
+  ElementsAttr value =
+      makeValue(rewriter.getContext(), padded, resource, key + suffix.str(), out);
+  auto constant = onnx::ConstantOp::create(rewriter, suffixed(v.getLoc(), suffix), padded, value,
+                                           FloatAttr(), DenseF32ArrayAttr(), IntegerAttr(),
+                                           DenseI64ArrayAttr());
+  return constant.getResult();
 }

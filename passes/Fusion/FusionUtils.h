@@ -14,6 +14,9 @@
 #include "mlir/IR/BuiltinAttributeInterfaces.h"
 #include "mlir/IR/PatternMatch.h"
 
+#include <optional>
+#include <string>
+
 namespace accel::fusion {
 
 /// The value of the onnx.Constant defining `v` when it is an inline dense or
@@ -37,6 +40,23 @@ mlir::ElementsAttr getFloatConstant(mlir::Value v);
 mlir::FailureOr<mlir::Value> concatConstants(mlir::RewriterBase &rewriter,
                                              llvm::ArrayRef<mlir::Value> parts,
                                              llvm::StringRef suffix);
+
+/// A new onnx.Constant: the float constant `v` (rank 1 or 2) with zero
+/// slices inserted along `axis`: for each (position, count) of `inserts`
+/// (positions ascending, in `v`'s indices), `count` zero rows (axis 0) or
+/// columns (axis 1) before index `position` (`position` = the size appends).
+/// Kind, key (with `suffix`) and location as concatConstants; failure when
+/// `v` is not a float constant.
+mlir::FailureOr<mlir::Value>
+insertZeros(mlir::RewriterBase &rewriter, mlir::Value v, int64_t axis,
+            llvm::ArrayRef<std::pair<int64_t, int64_t>> inserts, llvm::StringRef suffix);
+
+/// A constant value of `type` holding `bytes` (row-major): an inline dense
+/// unless `resource`, else a dense_resource blob named `key` (64-byte
+/// aligned), an elided one when `bytes` is absent.
+mlir::ElementsAttr makeValue(mlir::MLIRContext *context, mlir::RankedTensorType type,
+                             bool resource, const std::string &key,
+                             const std::optional<llvm::SmallVector<char>> &bytes);
 
 /// The bytes of `attr` (row-major, `count` elements of `width` bytes), or
 /// nullopt for an elided blob. A splat is expanded.

@@ -40,23 +40,7 @@ static ElementsAttr shardableConstant(Value v) {
 }
 
 
-/// A constant value of `type` holding `bytes` (an elided blob when `bytes`
-/// is absent): a dense_resource named `key` when `blob`, inline otherwise.
-static ElementsAttr makeValue(MLIRContext *context, RankedTensorType type, bool blob,
-                              const std::string &key,
-                              const std::optional<SmallVector<char>> &bytes) {
-  if (!blob && bytes)
-    return DenseElementsAttr::getFromRawBuffer(type, *bytes);
-  auto &manager = DenseResourceElementsHandle::getManagerInterface(context);
-  if (!bytes)
-    return DenseResourceElementsAttr::get(type, manager.insert(key));
-  size_t width = type.getElementType().getIntOrFloatBitWidth() / 8;
-  AsmResourceBlob data = HeapAsmResourceBlob::allocate(
-      bytes->size(), std::max<size_t>(width, 64), /*dataIsMutable=*/true);
-  if (!bytes->empty())
-    std::memcpy(data.getMutableData().data(), bytes->data(), bytes->size());
-  return DenseResourceElementsAttr::get(type, key, std::move(data));
-}
+using accel::fusion::makeValue;
 
 static Location suffixed(Location loc, StringRef suffix) {
   if (auto name = dyn_cast<NameLoc>(loc))

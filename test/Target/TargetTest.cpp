@@ -53,6 +53,7 @@ TEST(Target, A100) {
   EXPECT_EQ(t.registersPerSm, 65536);
   EXPECT_EQ(t.maxThreadsPerSm, 2048);
   EXPECT_EQ(t.warpSize, 32);
+  EXPECT_EQ(t.gemmDimMultiple, 64);
 }
 
 TEST(Target, HopperShareTheChip) {
@@ -64,6 +65,7 @@ TEST(Target, HopperShareTheChip) {
     EXPECT_EQ(t->sharedMemoryPerBlockOptIn, 227 * 1024);
     EXPECT_EQ(t->l2Bytes, 50ll << 20);
     EXPECT_TRUE(t->supports(ElementKind::kFP8));
+    EXPECT_EQ(t->gemmDimMultiple, 64);
     // Dense: half the datasheets' sparsity figures.
     EXPECT_NEAR(t->peakTflops(ElementKind::kBF16), 989.5, 0.1);
     EXPECT_NEAR(t->peakTflops(ElementKind::kFP8), 1979, 0.1);
@@ -86,6 +88,7 @@ TEST(Target, Cpu) {
   EXPECT_EQ(t.smCount, 0);
   EXPECT_TRUE(t.supports(ElementKind::kFP8));
   EXPECT_EQ(t.ridgePoint(ElementKind::kF32), 0);
+  EXPECT_EQ(t.gemmDimMultiple, 0); // no layout padding by default
 }
 
 TEST(Target, ElementKindNames) {

@@ -129,6 +129,12 @@ cl::opt<int64_t> ppSize(cl::cat(accelcCategory), "pp",
                         cl::desc("Pipeline stages to split the model into by decoder layers "
                                  "(docs/passes/partition.md; default 1; combines with -tp)"),
                         cl::init(1));
+cl::opt<int64_t> padGemmDims(
+    cl::cat(accelcCategory), "pad-gemm-dims",
+    cl::desc("Pad each MLP's intermediate size to a multiple of N elements with zero weights "
+             "(docs/passes/layout.md; default: the target's rule, 64 on GPUs and none on the "
+             "CPU; 0: no padding; times -tp)"),
+    cl::init(-1));
 cl::opt<bool> noCodegen(cl::cat(accelcCategory), "no-codegen",
                         cl::desc("GPU plans: carry no generated kernels (every step runs the "
                                  "runtime's hand-written kernels; docs/codegen.md)"),
@@ -405,6 +411,7 @@ static int emitPlan() {
   options.cudaPath = cudaPath;
   options.tpSize = tpSize;
   options.ppSize = ppSize;
+  options.padGemmDims = padGemmDims;
   options.applyPassManagerCLOptions = true;
   options.onDiagnostic = [](const std::string &line) { llvm::errs() << line << "\n"; };
   if (llvm::Error e = accel::compileToPlan(options)) {
@@ -511,6 +518,11 @@ int main(int argc, char **argv) {
         mlir::failed(accel::buildPrecisionPipeline(pm, precision, /*beforeFusion=*/false, error,
                                                    precisionOptions)))
       return fail("internal error: " + error);
+    // The target's layout rules (docs/passes/layout.md).
+    if (fused && mlir::failed(accel::buildLayoutPipeline(
+                     pm, target, padGemmDims, emitLevel == EmitLevel::Partitioned ? tpSize : 1,
+                     error)))
+      return fail(error);
     if (emitLevel == EmitLevel::Partitioned &&
         mlir::failed(accel::buildPartitionPipeline(pm, tpSize, ppSize, error)))
       return fail(error);

@@ -65,6 +65,10 @@ struct CompileOptions {
   /// accelc's -tp: tensor-parallel ranks the plan is partitioned for
   /// (docs/passes/partition.md); 1: not partitioned.
   int64_t tpSize = 1;
+  /// accelc's -pad-gemm-dims: pad MLP intermediate sizes to this multiple
+  /// (docs/passes/layout.md); -1: the target's rule (64 on GPUs, none on the
+  /// CPU); 0: no padding.
+  int64_t padGemmDims = -1;
   /// accelc's -pp: pipeline stages the plan is split into by decoder layers
   /// (docs/passes/partition.md); 1: one stage.
   int64_t ppSize = 1;

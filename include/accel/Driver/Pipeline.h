@@ -72,6 +72,15 @@ std::string checkPrecisionMode(const std::string &mode);
 mlir::LogicalResult buildPartitionPipeline(mlir::OpPassManager &pm, int64_t tpSize,
                                            int64_t ppSize, std::string &error);
 
+/// The layout rules of the target for `accelc` (docs/passes/layout.md),
+/// after fusion and precision, before partitioning:
+/// accel-pad-gemm-dims{multiple=M}, with M the target's gemmDimMultiple
+/// (or `padOverride` when it is 0 or more) times `tpSize`. Adds nothing when
+/// that is 0 or 1; an unknown target or a negative override is an error.
+mlir::LogicalResult buildLayoutPipeline(mlir::OpPassManager &pm, const std::string &target,
+                                        int64_t padOverride, int64_t tpSize,
+                                        std::string &error);
+
 /// `accelc -print-memory-plan -max-tokens=N` (docs/passes/layout.md), after
 /// fusion (and partitioning): accel-plan-memory{max-tokens=N}. N < 1 is an
 /// error.

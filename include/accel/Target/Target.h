@@ -63,6 +63,15 @@ struct TargetDesc {
   int maxThreadsPerBlock = 0;
   int warpSize = 0;
 
+  /// The layout rule for GEMM dimensions (accel-pad-gemm-dims): a
+  /// feed-forward block's intermediate size, N of its first GEMM and K of
+  /// its second, is padded to a multiple of this many elements. 64 on the
+  /// GPUs: Gemv.cu's batch-1 kernels read K in 16-byte vectors (8 bf16/f16,
+  /// 16 int8/fp8 elements) and fall back to cuBLASLt otherwise, and
+  /// cuBLASLt's and CUTLASS's tensor-core kernels take K in tiles of 32-64
+  /// (bf16) and N in tiles of 64 or more. 0 on the CPU: OpenBLAS and the
+  /// reference kernels take any size.
+  int64_t gemmDimMultiple = 0;
   /// Peak dense throughput in TFLOPS (TOPS for int8); 0 where the target
   /// has no hardware path for the type (fp8 on sm_80) or it is unknown
   /// (cpu).
