@@ -87,6 +87,8 @@ Status CudaDriver::load(const std::string &path) {
   opt(api_.cuGraphLaunch, "cuGraphLaunch");
   opt(api_.cuGraphExecDestroy, "cuGraphExecDestroy");
   opt(api_.cuGraphDestroy, "cuGraphDestroy");
+  sym(api_.cuDeviceCanAccessPeer, "cuDeviceCanAccessPeer");
+  sym(api_.cuCtxEnablePeerAccess, "cuCtxEnablePeerAccess");
   if (Status s = check(cuInit_(0), "cuInit"); !s.isOk())
     return s;
   return check(cuDriverGetVersion_(&driverVersion_), "cuDriverGetVersion");

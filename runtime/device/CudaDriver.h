@@ -113,6 +113,10 @@ struct CudaApi {
   int (*cuGraphLaunch)(CuGraphExec, CuStream) = nullptr;
   int (*cuGraphExecDestroy)(CuGraphExec) = nullptr;
   int (*cuGraphDestroy)(CuGraph) = nullptr;
+  // Peer access between the GPUs of one process (the one-shot all-reduce,
+  // runtime/device/P2pAllReduce.h); optional.
+  int (*cuDeviceCanAccessPeer)(int *, int, int) = nullptr;
+  int (*cuCtxEnablePeerAccess)(CuContext, unsigned) = nullptr;
 };
 
 class CudaDriver {

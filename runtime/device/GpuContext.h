@@ -74,6 +74,9 @@ public:
 
   /// Makes this context current on the calling thread.
   Status makeCurrent();
+  /// The device's primary context and ordinal.
+  CuContext context() const { return ctx_; }
+  int device() const { return device_; }
 
   /// A kernel of the module by its (extern "C") name; cached.
   StatusOr<CuFunction> function(const std::string &name);

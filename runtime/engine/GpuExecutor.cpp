@@ -66,6 +66,7 @@ struct GpuExecutorImpl {
   int64_t weightsBytes = 0;  // device bytes after create(): weights, workspace
   std::unique_ptr<DecodeGraphs> graphs; // after gpu: destroyed first
   comm::NcclRank *comm = nullptr;       // the rank's group (TpGpuExecutor)
+  gpu::P2pAllReduce *p2p = nullptr;     // its one-shot all-reduce, when peer access works
 
   Status ensureKvPool(const kv::KVCacheConfig &c, GpuRunState &st);
   GpuRunState baseState();
@@ -370,6 +371,7 @@ GpuRunState GpuExecutorImpl::baseState() {
   st.fallbacks = &fallbacks;
   st.logFallbacks = options.logFallbacks;
   st.comm = comm;
+  st.p2p = p2p;
   if (const char *e = std::getenv("ACCEL_GPU_DECODE_SPLIT"); e && *e)
     st.decodeSplit = std::max<int64_t>(0, std::atoll(e));
   st.splitTargetBlocks = 2 * int64_t(gpu->info().multiprocessors);
@@ -514,11 +516,14 @@ DecodeGraphs::Schedule GpuExecutorImpl::graphSchedule() {
   };
 }
 
-void GpuExecutor::setCommunicator(comm::NcclRank *comm) {
-  if (impl_->comm != comm && impl_->graphs)
+void GpuExecutor::setCommunicator(comm::NcclRank *comm, gpu::P2pAllReduce *p2p) {
+  if ((impl_->comm != comm || impl_->p2p != p2p) && impl_->graphs)
     impl_->graphs->clear();
   impl_->comm = comm;
+  impl_->p2p = comm ? p2p : nullptr;
 }
+
+gpu::GpuContext &GpuExecutor::context() { return *impl_->gpu; }
 
 Status GpuExecutor::makeCurrent() { return impl_->gpu->makeCurrent(); }
 

@@ -43,6 +43,11 @@
 #include <string>
 #include <vector>
 
+namespace accel::rt::gpu {
+class GpuContext;
+class P2pAllReduce;
+} // namespace accel::rt::gpu
+
 namespace accel::rt::engine {
 
 struct GpuExecutorOptions {
@@ -108,7 +113,12 @@ public:
   /// The rank's tensor-parallel communicator (null: none), used by every
   /// later step; a new one drops the captured CUDA graphs (they hold the old
   /// one's NCCL kernels).
-  void setCommunicator(comm::NcclRank *comm);
+  /// `p2p` (optional, TpGpuExecutor): the one-shot all-reduce of the
+  /// ranks of this process, for the all_reduce steps it takes.
+  void setCommunicator(comm::NcclRank *comm, gpu::P2pAllReduce *p2p = nullptr);
+  /// The executor's GPU (TpGpuExecutor makes the one-shot all-reduce over
+  /// its ranks' contexts).
+  gpu::GpuContext &context();
   /// Makes the executor's device context current on the calling thread
   /// (what ncclCommInitRank needs, runtime/engine/GpuProcessRank).
   Status makeCurrent();

@@ -1515,7 +1515,9 @@ StatusOr<GpuKernel> prepareCollective(const plan::PlanFile &plan, const pb::Step
     GpuValue v;
     if (!gather) {
       ACCEL_RT_ASSIGN_OR_RETURN(v.dev, st.empty(x.dtype, x.shape));
-      if (count)
+      if (count && st.p2p && gpu::P2pAllReduce::takes(count, x.dtype))
+        ACCEL_RT_RETURN_IF_ERROR(st.p2p->run(st.comm->rank(), x.ptr, v.dev.ptr, count, x.dtype));
+      else if (count)
         ACCEL_RT_RETURN_IF_ERROR(
             st.comm->allReduceSum(x.ptr, v.dev.ptr, count, x.dtype, stream));
       out.push_back(std::move(v));

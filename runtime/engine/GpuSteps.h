@@ -12,6 +12,7 @@
 #include "runtime/comm/Nccl.h"
 #include "runtime/device/CublasLt.h"
 #include "runtime/device/GpuContext.h"
+#include "runtime/device/P2pAllReduce.h"
 #include "runtime/engine/GraphBuckets.h"
 #include "runtime/engine/StepAttrs.h"
 #include "runtime/kernels/KvScales.h"
@@ -83,6 +84,10 @@ struct GpuRunState {
   /// vocabulary-parallel embedding of a plan with tp_size > 1: TpGpuExecutor);
   /// null for a single-GPU plan.
   comm::NcclRank *comm = nullptr;
+  /// The one-shot all-reduce over CUDA peer access of the ranks of this
+  /// process (runtime/device/P2pAllReduce.h); null: NCCL carries every
+  /// all_reduce.
+  gpu::P2pAllReduce *p2p = nullptr;
   // ONNX operators that fell back to the CPU; logged once each.
   std::set<std::string> *fallbacks = nullptr;
   bool logFallbacks = true;

@@ -4,6 +4,7 @@
 #include "runtime/device/CudaDriver.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <chrono>
 #include <condition_variable>
 #include <mutex>
@@ -61,6 +62,21 @@ TpGpuExecutor::create(std::shared_ptr<const plan::PlanFile> plan,
     ex->ranks_.push_back(std::move(*rank));
   }
   ex->plan_ = std::move(plan);
+  // Small all_reduces (decode steps) through peer access, unless
+  // $ACCEL_GPU_P2P_ALLREDUCE=0 or the GPUs cannot reach each other.
+  const char *p2pEnv = std::getenv("ACCEL_GPU_P2P_ALLREDUCE");
+  if (p2pEnv && std::string(p2pEnv) == "0") {
+    ex->p2pOff_ = "$ACCEL_GPU_P2P_ALLREDUCE=0";
+  } else {
+    std::vector<gpu::GpuContext *> contexts;
+    for (auto &r : ex->ranks_)
+      contexts.push_back(&r->context());
+    StatusOr<std::unique_ptr<gpu::P2pAllReduce>> p2p = gpu::P2pAllReduce::create(contexts);
+    if (p2p)
+      ex->p2p_ = std::move(*p2p);
+    else
+      ex->p2pOff_ = p2p.status().message();
+  }
   ACCEL_RT_RETURN_IF_ERROR(ex->ensureGroup());
   return ex;
 }
@@ -69,6 +85,7 @@ TpGpuExecutor::~TpGpuExecutor() {
   for (auto &r : ranks_)
     r->setCommunicator(nullptr); // their graphs hold the group's kernels
   group_.reset();
+  p2p_.reset();
   ranks_.clear();
 }
 
@@ -89,7 +106,7 @@ Status TpGpuExecutor::ensureGroup() {
                       " from " + nccl_->path() + "): " + g.status().message());
   group_ = std::move(*g);
   for (int r = 0; r < tpSize(); ++r)
-    ranks_[size_t(r)]->setCommunicator(group_->rank(r));
+    ranks_[size_t(r)]->setCommunicator(group_->rank(r), p2p_.get());
   return Status::ok();
 }
 
@@ -118,9 +135,17 @@ Status TpGpuExecutor::onRanks(const std::function<Status(int)> &fn) {
     std::unique_lock<std::mutex> lock(mu);
     cv.wait(lock, [&] { return done == n || failed; });
     // A rank failed while others still run: they may wait on their streams
-    // for NCCL kernels that wait for it. Give them a moment, then abort.
+    // for NCCL or one-shot all-reduce kernels that wait for it. Give them a
+    // moment, then abort NCCL's and release the one-shot kernels.
     if (done < n && !cv.wait_for(lock, kGraceAfterFailure, [&] { return done == n; })) {
+      std::vector<int> absent;
+      for (int r = 0; r < n; ++r)
+        if (!results[size_t(r)].isOk())
+          absent.push_back(r);
       lock.unlock();
+      if (p2p_)
+        for (int r : absent)
+          (void)p2p_->releaseWaitersFor(r);
       if (group)
         group->abortCommunicators();
       lock.lock();
@@ -138,6 +163,9 @@ Status TpGpuExecutor::onRanks(const std::function<Status(int)> &fn) {
   for (auto &r : ranks_)
     r->setCommunicator(nullptr);
   group_.reset();
+  // The one-shot kernels' epochs may differ between ranks now: start over.
+  if (p2p_ && !p2p_->reset().isOk())
+    p2p_.reset(), p2pOff_ = "its reset after a failed step failed";
   auto named = [&](int r) {
     const Status &s = results[size_t(r)];
     return Status(s.code(), "rank " + std::to_string(r) + ": " + s.message());
@@ -186,7 +214,9 @@ std::string TpGpuExecutor::describe() const {
   const int first = options_.device, last = options_.device + tpSize() - 1;
   return ranks_[0]->describe() + ", tensor-parallel over " + std::to_string(tpSize()) +
          " GPUs (" + std::to_string(first) + "-" + std::to_string(last) + ") with NCCL " +
-         nccl_->versionString() + " from " + nccl_->path();
+         nccl_->versionString() + " from " + nccl_->path() +
+         (p2p_ ? ", small all_reduces over peer access"
+               : ", every all_reduce through NCCL (" + p2pOff_ + ")");
 }
 
 } // namespace accel::rt::engine

@@ -31,6 +31,7 @@
 #ifndef ACCEL_RUNTIME_ENGINE_TPGPUEXECUTOR_H
 #define ACCEL_RUNTIME_ENGINE_TPGPUEXECUTOR_H
 
+#include "runtime/device/P2pAllReduce.h"
 #include "runtime/engine/GpuExecutor.h"
 
 #include <functional>
@@ -75,6 +76,10 @@ private:
   const comm::Nccl *nccl_ = nullptr;
   std::vector<std::unique_ptr<GpuExecutor>> ranks_;
   std::unique_ptr<comm::NcclGroup> group_;
+  /// The one-shot all-reduce over peer access (null: NCCL only; why in
+  /// p2pOff_).
+  std::unique_ptr<gpu::P2pAllReduce> p2p_;
+  std::string p2pOff_;
 };
 
 } // namespace accel::rt::engine

@@ -11,6 +11,8 @@
 set(ACCEL_GPU_KERNEL_SOURCES
   ${CMAKE_CURRENT_SOURCE_DIR}/kernels/Kernels.cu
   ${CMAKE_CURRENT_SOURCE_DIR}/kernels/Common.cuh
+  ${CMAKE_CURRENT_SOURCE_DIR}/kernels/AllReduce.cu
+  ${CMAKE_CURRENT_SOURCE_DIR}/kernels/P2pAllReduce.h
   ${CMAKE_CURRENT_SOURCE_DIR}/kernels/Attention.cu
   ${CMAKE_CURRENT_SOURCE_DIR}/kernels/DecodeAttention.cu
   ${CMAKE_CURRENT_SOURCE_DIR}/kernels/Dequantize.cu
@@ -52,6 +54,7 @@ add_library(accel_gpu STATIC
   device/GpuContext.cpp
   device/DevicePool.cpp
   device/CublasLt.cpp
+  device/P2pAllReduce.cpp
   engine/GpuExecutor.cpp
   engine/GpuProcessRank.cpp
   engine/TpGpuExecutor.cpp

@@ -4,6 +4,7 @@
 // that the runtime loads one module (runtime/kernels/GpuKernels.cmake).
 //
 //===----------------------------------------------------------------------===//
+#include "runtime/kernels/AllReduce.cu"
 #include "runtime/kernels/Attention.cu"
 #include "runtime/kernels/DecodeAttention.cu"
 #include "runtime/kernels/Dequantize.cu"
