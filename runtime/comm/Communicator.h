@@ -38,6 +38,9 @@ public:
   /// fail with `why`: what a rank whose step failed calls, so that the
   /// others do not wait for it forever.
   virtual void abort(const Status &why) = 0;
+  /// Why the group stopped (after abort() or a lost rank); ok while it
+  /// works. Groups that cannot tell answer ok.
+  virtual Status stopped() const { return Status::ok(); }
 };
 
 /// The result of all_reduce (sum) / all_gather given every rank's input, in

@@ -5,6 +5,7 @@
 //   answer (rank 0 -> rank r): ok, or an error sentence
 //   input  (rank r -> rank 0): op (1 all_reduce, 2 all_gather), axis, tensor
 //   result (rank 0 -> rank r): ok + tensor, or an error sentence
+//   broadcast (rank 0 -> rank r): op 3, a count, that many tensors
 // A tensor is dtype, rank, dims, byte count, bytes; a sentence a length and
 // its bytes.
 //
@@ -30,7 +31,7 @@ namespace {
 
 constexpr uint32_t kMagic = 0x4C434341; // "ACCL"
 constexpr uint32_t kVersion = 1;
-constexpr uint32_t kOpSum = 1, kOpGather = 2;
+constexpr uint32_t kOpSum = 1, kOpGather = 2, kOpBroadcast = 3;
 
 using Clock = std::chrono::steady_clock;
 
@@ -127,6 +128,11 @@ public:
   int rank() const override { return rank_; }
   int size() const override { return size_; }
 
+  Status stopped() const override {
+    std::lock_guard<std::mutex> lock(mu_);
+    return aborted_ ? why_ : Status::ok();
+  }
+
   void abort(const Status &why) override {
     std::lock_guard<std::mutex> lock(mu_);
     if (aborted_)
@@ -138,44 +144,33 @@ public:
         ::shutdown(fd, SHUT_RDWR);
   }
 
-  /// watchSocketGroup's body.
+  /// watchSocketGroup's body: a closed connection (POLLRDHUP, POLLHUP,
+  /// POLLERR) is a peer that left; bytes waiting to be read (a broadcast,
+  /// the last barrier) are not looked at.
   Status watch(const std::atomic<bool> &stop, int pollMs) {
-    std::vector<int> ranks; // the peers still watched
+    std::vector<pollfd> fds;
+    std::vector<int> ranks;
     for (int r = 0; r < size_; ++r)
-      if (r != rank_ && (rank_ == 0 || r == 0))
+      if (r != rank_ && (rank_ == 0 || r == 0)) {
         ranks.push_back(r);
+        fds.push_back(pollfd{fds_[size_t(rank_ == 0 ? r : 0)], POLLRDHUP, 0});
+      }
     while (!stop.load()) {
       {
         std::lock_guard<std::mutex> lock(mu_);
         if (aborted_)
           return why_;
       }
-      if (ranks.empty()) { // every peer is in the last barrier
-        std::this_thread::sleep_for(std::chrono::milliseconds(pollMs));
-        continue;
-      }
-      std::vector<pollfd> fds;
-      for (int r : ranks)
-        fds.push_back(pollfd{fds_[size_t(rank_ == 0 ? r : 0)], POLLIN, 0});
+      for (pollfd &f : fds)
+        f.revents = 0;
       int n = ::poll(fds.data(), fds.size(), pollMs);
       if (n < 0 && errno != EINTR)
         return ioError("rank " + std::to_string(rank_) + " cannot watch its tensor-parallel group");
       if (n <= 0)
         continue;
-      std::vector<int> still;
       for (size_t i = 0; i < fds.size(); ++i) {
-        if (!fds[i].revents) {
-          still.push_back(ranks[i]);
+        if (!(fds[i].revents & (POLLRDHUP | POLLHUP | POLLERR | POLLNVAL)))
           continue;
-        }
-        char c;
-        ssize_t k = ::recv(fds[i].fd, &c, 1, MSG_PEEK | MSG_DONTWAIT);
-        if (k > 0)
-          continue; // in the last barrier: its data is the barrier's
-        if (k < 0 && (errno == EAGAIN || errno == EINTR)) {
-          still.push_back(ranks[i]);
-          continue;
-        }
         {
           std::lock_guard<std::mutex> lock(mu_);
           if (aborted_) // our own abort shut the sockets
@@ -185,9 +180,24 @@ public:
                                               : "rank " + std::to_string(ranks[i]);
         return Status(StatusCode::kUnavailable, who + " left the tensor-parallel group");
       }
-      ranks = std::move(still);
     }
     return Status::ok();
+  }
+
+  /// broadcastFromRankZero's body.
+  StatusOr<std::vector<Tensor>> broadcast(const std::vector<Tensor> &mine) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (aborted_)
+        return why_;
+    }
+    StatusOr<std::vector<Tensor>> r = rank_ == 0 ? sendAllRanks(mine) : receiveFromHub();
+    if (!r) {
+      abort(r.status());
+      std::lock_guard<std::mutex> lock(mu_);
+      return why_;
+    }
+    return r;
   }
 
   StatusOr<Tensor> allReduceSum(const Tensor &x) override { return collective(kOpSum, 0, x); }
@@ -240,6 +250,36 @@ private:
     return out;
   }
 
+  StatusOr<std::vector<Tensor>> sendAllRanks(const std::vector<Tensor> &mine) {
+    for (int r = 1; r < size_; ++r) {
+      const int fd = fds_[size_t(r)];
+      bool sent = sendPod(fd, kOpBroadcast) && sendPod(fd, uint32_t(mine.size()));
+      for (const Tensor &t : mine)
+        sent = sent && sendTensor(fd, t);
+      if (!sent)
+        return Status(StatusCode::kUnavailable,
+                      "rank " + std::to_string(r) + " left the tensor-parallel group");
+    }
+    return mine;
+  }
+
+  StatusOr<std::vector<Tensor>> receiveFromHub() {
+    const int fd = fds_[0];
+    const std::string hub = "rank 0 (" + master_ + ")";
+    uint32_t op = 0, count = 0;
+    if (!recvPod(fd, op) || !recvPod(fd, count))
+      return Status(StatusCode::kUnavailable, hub + " left the tensor-parallel group");
+    if (op != kOpBroadcast || count > 64)
+      return Status(StatusCode::kInternal,
+                    hub + " sent something else than a broadcast (the ranks run different steps)");
+    std::vector<Tensor> out;
+    for (uint32_t i = 0; i < count; ++i) {
+      ACCEL_RT_ASSIGN_OR_RETURN(Tensor t, recvTensor(fd, hub));
+      out.push_back(std::move(t));
+    }
+    return out;
+  }
+
   /// Rank r > 0: the input to rank 0, the result back.
   StatusOr<Tensor> spoke(uint32_t op, int64_t axis, const Tensor &x) {
     const int fd = fds_[0];
@@ -260,7 +300,7 @@ private:
   const int rank_, size_;
   std::vector<int> fds_; // rank 0: one per rank (fds_[0] unused); others: fds_[0], to rank 0
   const std::string master_;
-  std::mutex mu_;
+  mutable std::mutex mu_;
   bool aborted_ = false;
   Status why_ = Status::ok();
 };
@@ -419,6 +459,15 @@ StatusOr<std::unique_ptr<Communicator>> joinAsRank(const SocketGroupOptions &o,
 }
 
 } // namespace
+
+StatusOr<std::vector<Tensor>> broadcastFromRankZero(Communicator &group,
+                                                    const std::vector<Tensor> &mine) {
+  auto *socket = dynamic_cast<SocketCommunicator *>(&group);
+  if (!socket)
+    return Status(StatusCode::kInvalidArgument,
+                  "only a group of processes (joinSocketGroup) broadcasts");
+  return socket->broadcast(mine);
+}
 
 Status watchSocketGroup(Communicator &group, const std::atomic<bool> &stop, int pollMs) {
   auto *socket = dynamic_cast<SocketCommunicator *>(&group);

@@ -48,13 +48,21 @@ struct SocketGroupOptions {
 /// never came, a rank with another plan or group size) otherwise.
 StatusOr<std::unique_ptr<Communicator>> joinSocketGroup(const SocketGroupOptions &options);
 
+/// Rank 0's `mine` on every rank of `group` (a joinSocketGroup
+/// communicator): rank 0 sends it to each rank and returns it, the others
+/// return what they received (their `mine` is ignored). What a serving rank 0
+/// tells the others before each step (runtime/engine/Engine.h, tpLead).
+/// Every rank must call it at the same point of the group's calls.
+StatusOr<std::vector<Tensor>> broadcastFromRankZero(Communicator &group,
+                                                    const std::vector<Tensor> &mine);
+
 /// Waits, while `stop` is false (checked every `pollMs`), until a peer of
 /// `group` (a joinSocketGroup communicator; rank 0 watches every rank, the
 /// others rank 0) closes its connection or the group is aborted, and says
-/// who left in one sentence; ok once `stop` is set. A peer that sends data
-/// meanwhile is in a collective (the last barrier) and is no longer
-/// watched. kInvalidArgument for another kind of communicator. Meant for
-/// a thread of its own while the group carries no collectives.
+/// who left in one sentence; ok once `stop` is set. Bytes in flight (a
+/// broadcast, the last barrier) are left alone: only a closed connection
+/// counts. kInvalidArgument for another kind of communicator. Meant for a
+/// thread of its own, while other threads may use the group.
 Status watchSocketGroup(Communicator &group, const std::atomic<bool> &stop, int pollMs = 100);
 
 } // namespace accel::rt::comm

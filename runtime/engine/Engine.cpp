@@ -12,6 +12,44 @@
 
 namespace accel::rt::engine {
 
+namespace {
+
+// What a leading rank 0 sends the other ranks (Engine::follow): a header
+// i64 [kind, ...], then for a step the token ids, the five metadata tensors
+// and the KV block copies i64 [copies, 2].
+constexpr int64_t kStep = 1, kResize = 2, kStop = 3;
+
+Tensor header(std::initializer_list<int64_t> values) {
+  Tensor t = *Tensor::allocate(DType::kI64, {int64_t(values.size())});
+  std::copy(values.begin(), values.end(), t.data<int64_t>());
+  return t;
+}
+
+/// An undefined tensor travels as i32 [0].
+Tensor orEmpty(const Tensor &t) {
+  return t.defined() ? t : *Tensor::allocate(DType::kI32, {0});
+}
+
+StatusOr<std::vector<Tensor>> stepMessage(const Tensor &ids, const kv::StepMetadata &m,
+                                          const std::vector<kv::BlockCopy> &copies) {
+  ACCEL_RT_ASSIGN_OR_RETURN(Tensor pairs, Tensor::allocate(DType::kI64, {int64_t(copies.size()), 2}));
+  for (size_t i = 0; i < copies.size(); ++i) {
+    pairs.data<int64_t>()[2 * i] = int64_t(copies[i].src);
+    pairs.data<int64_t>()[2 * i + 1] = int64_t(copies[i].dst);
+  }
+  return std::vector<Tensor>{header({kStep, m.numSeqs, m.numTokens, m.maxBlocksPerSeq,
+                                     m.lastRowsOnly, m.greedy}),
+                             ids,
+                             orEmpty(m.queryStartLoc),
+                             orEmpty(m.seqLens),
+                             orEmpty(m.positions),
+                             orEmpty(m.slotMapping),
+                             orEmpty(m.blockTables),
+                             pairs};
+}
+
+} // namespace
+
 StatusOr<std::unique_ptr<Engine>> Engine::open(const std::string &planPath,
                                                const EngineOptions &options) {
   ACCEL_RT_ASSIGN_OR_RETURN(std::shared_ptr<const plan::PlanFile> plan,
@@ -167,6 +205,30 @@ StatusOr<std::unique_ptr<Engine>> Engine::create(std::shared_ptr<const plan::Pla
   } else {
     e->run_ = std::move(gpu.run);
   }
+  if (oneRank) {
+    e->group_ = processGroup;
+    if (options.tpLead) {
+      if (options.tpRank != 0)
+        return Status(StatusCode::kInvalidArgument,
+                      "only rank 0 leads a tensor-parallel group, not rank " +
+                          std::to_string(options.tpRank));
+      // Before each step: the step to the other ranks (Engine::follow).
+      e->lead_ = true;
+      e->pool_->recordHostCopies(e->pool_->storage() == kv::KvStorage::kHost);
+      StepRunner local = std::move(e->run_);
+      e->run_ = [local, processGroup](const Tensor &ids, kv::BlockPool &pool,
+                                      const kv::StepMetadata &m) -> StatusOr<Tensor> {
+        std::vector<kv::BlockCopy> copies = pool.takePendingCopies();
+        // A device pool applies its copies in the step: back in its queue.
+        if (pool.storage() == kv::KvStorage::kDevice)
+          for (const kv::BlockCopy &c : copies)
+            ACCEL_RT_RETURN_IF_ERROR(pool.copyBlock(c.src, c.dst));
+        ACCEL_RT_ASSIGN_OR_RETURN(std::vector<Tensor> message, stepMessage(ids, m, copies));
+        ACCEL_RT_RETURN_IF_ERROR(comm::broadcastFromRankZero(*processGroup, message).status());
+        return local(ids, pool, m);
+      };
+    }
+  }
   e->plan_ = std::move(plan);
   return e;
 }
@@ -190,6 +252,17 @@ int64_t Engine::kvBlocksForBytes(int64_t bytes) const {
 }
 
 Status Engine::resizeKvCache(int64_t numBlocks) {
+  if (lead_) { // the other ranks' shards take the same size first
+    ACCEL_RT_RETURN_IF_ERROR(
+        comm::broadcastFromRankZero(*group_, {header({kResize, numBlocks})}).status());
+    Status s = resizeLocal(numBlocks);
+    pool_->recordHostCopies(pool_->storage() == kv::KvStorage::kHost);
+    return s;
+  }
+  return resizeLocal(numBlocks);
+}
+
+Status Engine::resizeLocal(int64_t numBlocks) {
   if (numBlocks < 1)
     return Status(StatusCode::kInvalidArgument,
                   "the KV cache needs at least one block, got " + std::to_string(numBlocks));
@@ -219,6 +292,53 @@ Status Engine::resizeKvCache(int64_t numBlocks) {
     }
   }
   return p.status();
+}
+
+Status Engine::follow() {
+  if (!group_ || lead_ || group_->rank() == 0)
+    return Status(StatusCode::kInvalidArgument,
+                  "follow() is for the ranks other than 0 of a group whose rank 0 leads");
+  const std::string from = "rank " + std::to_string(group_->rank()) + ": ";
+  for (;;) {
+    ACCEL_RT_ASSIGN_OR_RETURN(std::vector<Tensor> m, comm::broadcastFromRankZero(*group_, {}));
+    if (m.empty() || m[0].dtype() != DType::kI64 || m[0].numElements() < 1)
+      return Status(StatusCode::kInternal, from + "rank 0 sent a message without a header");
+    const int64_t *h = m[0].data<int64_t>();
+    const int64_t kind = h[0];
+    if (kind == kStop)
+      return Status::ok();
+    if (kind == kResize && m[0].numElements() == 2) {
+      ACCEL_RT_RETURN_IF_ERROR(resizeLocal(h[1]));
+      continue;
+    }
+    if (kind != kStep || m[0].numElements() != 6 || m.size() != 8 ||
+        m[7].dtype() != DType::kI64 || m[7].rank() != 2)
+      return Status(StatusCode::kInternal, from + "rank 0 sent a message of kind " +
+                                               std::to_string(kind) + " this rank cannot read");
+    kv::StepMetadata meta;
+    meta.numSeqs = h[1];
+    meta.numTokens = h[2];
+    meta.maxBlocksPerSeq = h[3];
+    meta.lastRowsOnly = h[4] != 0;
+    meta.greedy = h[5] != 0;
+    meta.queryStartLoc = m[2];
+    meta.seqLens = m[3];
+    meta.positions = m[4];
+    meta.slotMapping = m[5];
+    meta.blockTables = m[6];
+    const int64_t *pairs = m[7].data<int64_t>();
+    for (int64_t i = 0; i < m[7].dim(0); ++i)
+      ACCEL_RT_RETURN_IF_ERROR(
+          pool_->copyBlock(kv::BlockId(pairs[2 * i]), kv::BlockId(pairs[2 * i + 1])));
+    StatusOr<Tensor> out = run_(m[1], *pool_, meta);
+    if (!out)
+      return Status(out.status().code(), from + out.status().message());
+  }
+}
+
+Engine::~Engine() {
+  if (lead_ && group_)
+    (void)comm::broadcastFromRankZero(*group_, {header({kStop})});
 }
 
 int64_t greedyToken(const float *row, int64_t vocab) {

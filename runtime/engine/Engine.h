@@ -73,6 +73,11 @@ struct EngineOptions {
   int tpRank = -1;
   std::string tpMaster;
   double tpTimeoutSeconds = 120.0;
+  /// With tpRank 0: this process alone takes requests (serving) and drives
+  /// the other ranks step by step: before each step it sends them the step
+  /// (token ids, metadata, KV block copies; KV resizes too), and they run
+  /// Engine::follow() instead of requests of their own.
+  bool tpLead = false;
 };
 
 /// One sequence of a batched step: `numTokens` new tokens `ids` (a prefill
@@ -155,6 +160,18 @@ public:
   StatusOr<Tensor> stepBatch(const std::vector<BatchSequence> &batch,
                              LogitsRows rows = LogitsRows::kAll);
 
+  /// A rank other than 0 of a group whose rank 0 leads (tpLead): runs every
+  /// step rank 0 sends, on this rank's weights and KV shard, until rank 0
+  /// says stop (ok) or the group fails (one sentence naming the rank).
+  Status follow();
+
+  /// ok, or why the group of processes this engine is a rank of stopped
+  /// (a rank left): no step can run any more (the server's /health).
+  Status health() const { return group_ ? group_->stopped() : Status::ok(); }
+
+  /// A leading rank 0 tells the others to stop.
+  ~Engine();
+
 private:
   Engine() = default;
   /// Runs one step of `n` tokens starting at ids[start] for `seq`; returns
@@ -166,9 +183,15 @@ private:
   StatusOr<std::vector<int64_t>>
   generateWith(const std::vector<int64_t> &prompt, LogitsRows rows,
                const std::function<StatusOr<int64_t>(const Tensor &)> &choose);
+  /// resizeKvCache on this process's pool only.
+  Status resizeLocal(int64_t numBlocks);
 
   std::shared_ptr<const plan::PlanFile> plan_;
   StepRunner run_;
+  /// One rank per process: the group of processes; lead_: rank 0 sends
+  /// every step (tpLead).
+  std::shared_ptr<comm::Communicator> group_;
+  bool lead_ = false;
   std::function<std::string()> describe_;
   std::unique_ptr<kv::BlockPool> pool_;
   kv::KvStorage kvStorage_ = kv::KvStorage::kHost;

@@ -119,6 +119,8 @@ Status BlockPool::copyBlock(BlockId src, BlockId dst) {
     std::memcpy(valueRow(l, int64_t(dst) * blockSize()),
                 valueRow(l, int64_t(src) * blockSize()), bytes);
   }
+  if (recordHostCopies_)
+    pending_.push_back({src, dst});
   return Status::ok();
 }
 

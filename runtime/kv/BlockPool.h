@@ -106,6 +106,10 @@ public:
   KvStorage storage() const { return storage_; }
   /// The queued copies of a kDevice pool, oldest first; the queue empties.
   std::vector<BlockCopy> takePendingCopies();
+  /// A kHost pool also queues each copy it made (for takePendingCopies):
+  /// what a serving rank 0 sends the other ranks, whose KV shards need the
+  /// same copies (Engine, EngineOptions::tpLead).
+  void recordHostCopies(bool on) { recordHostCopies_ = on; }
 
 private:
   explicit BlockPool(const KVCacheConfig &config);
@@ -113,6 +117,7 @@ private:
   KVCacheConfig config_;
   KvStorage storage_ = KvStorage::kHost;
   std::vector<BlockCopy> pending_;
+  bool recordHostCopies_ = false;
   BlockAllocator allocator_;
   std::vector<Tensor> keys_, values_;
 };

@@ -104,6 +104,7 @@ public:
   void start() override;
   void stop() override;
   SchedulerStats stats() const override;
+  Status health() const override;
 
 private:
   struct Scheduled {
@@ -677,6 +678,8 @@ void SchedulerImpl::refreshStats() {
   stats_.kvBlocksUsed = pool().allocator().numUsed();
   stats_.kvBlocksCached = cache_ ? cache_->numCachedBlocks() : 0;
 }
+
+Status SchedulerImpl::health() const { return engine_.health(); }
 
 SchedulerStats SchedulerImpl::stats() const {
   std::lock_guard<std::mutex> l(mu_);

@@ -138,6 +138,9 @@ public:
   virtual void stop() = 0;
 
   virtual SchedulerStats stats() const = 0;
+  /// ok while steps can run; else why not (Engine::health: a rank of the
+  /// tensor-parallel group of processes left).
+  virtual Status health() const { return Status::ok(); }
 };
 
 } // namespace accel::rt::serve

@@ -203,6 +203,13 @@ void OpenAiApi::handle(HttpRequest request, std::shared_ptr<HttpExchange> ex) {
   if (path == "/health") {
     if (!get)
       return fail(*ex, methodNotAllowed(request), {{"Allow", "GET"}});
+    if (Status h = scheduler_.health(); !h.isOk()) {
+      ApiError e;
+      e.status = 503;
+      e.message = h.message();
+      e.type = "service_unavailable";
+      return fail(*ex, e);
+    }
     return reply(*ex, 200, "", "");
   }
   if (path == "/metrics") {

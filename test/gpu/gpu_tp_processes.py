@@ -12,9 +12,12 @@ start them on two machines:
   2. greedy generation of 48 tokens against HF's generate (generated_ids.npy);
   3. a rank that cannot open its GPU: the other stops with an error naming it;
   4. a rank killed while the other runs its steps: the survivor's NCCL work is aborted and it
-     exits with an error naming the rank within seconds, writing nothing.
+     exits with an error naming the rank within seconds, writing nothing;
+  5. serving: rank 0 serves HTTP and sends each step to rank 1; a greedy completion equals HF's
+     text, and SIGTERM to rank 0 stops both with exit 0.
 Exit 77 (skipped) with fewer than two GPUs or without NCCL ($ACCEL_LIBNCCL).
 """
+import json
 import os
 import re
 import signal
@@ -24,6 +27,7 @@ import sys
 import tempfile
 import threading
 import time
+import urllib.request
 
 import numpy as np
 
@@ -172,6 +176,47 @@ def main():
     elif rc0 in (None, 0) or "rank 1 left the tensor-parallel group" not in text or \
             os.path.exists(out):
         fail("a killed rank: the survivor did not stop with an error naming it")
+
+    # 5. Serving: rank 0 takes the requests, rank 1 runs the steps it sends.
+    text = open(os.path.join(demo, "generated.txt"), encoding="utf-8").read()
+    prompt = re.search(r"^prompt: '(.*)'$", text, re.M).group(1)
+    hf_text = text.split("\ntext:\n", 1)[1].rstrip("\n")[len(prompt):]
+    port = free_port()
+    procs = {}
+    for r in (1, 0):
+        procs[r] = subprocess.Popen(
+            [run, plan, "--tp-rank", str(r), "--tp-master", f"127.0.0.1:{port}", "--port", "0",
+             "--served-model-name", "demo", "--dtype", "f32", "--max-num-seqs", "4"] + common,
+            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    base = None
+    for line in procs[0].stderr:
+        m = re.search(r"at (http://\S+)", line)
+        if m:
+            base = m.group(1)
+            break
+    got = None
+    if base:
+        req = urllib.request.Request(
+            base + "/v1/completions", method="POST", headers={"Content-Type": "application/json"},
+            data=json.dumps({"model": "demo", "prompt": prompt, "max_tokens": 48,
+                             "temperature": 0}).encode())
+        try:
+            with urllib.request.urlopen(req, timeout=120) as resp:
+                got = json.loads(resp.read())["choices"][0]["text"]
+        except Exception as e:  # noqa: BLE001 (reported below)
+            got = f"<{e}>"
+    procs[0].send_signal(signal.SIGTERM)
+    rcs = {}
+    for r, p in procs.items():
+        try:
+            rcs[r] = p.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            rcs[r] = "killed"
+    print(f"serving as 2 GPU processes: greedy completion {'equals' if got == hf_text else 'differs from'}"
+          f" HF's text; exits after SIGTERM {rcs}")
+    if got != hf_text or any(rc != 0 for rc in rcs.values()):
+        fail(f"serving as 2 processes: {got!r} / {rcs}")
 
     print("PASS" if not failures else f"{len(failures)} failure(s)")
     sys.exit(1 if failures else 0)

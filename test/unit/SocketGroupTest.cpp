@@ -154,11 +154,61 @@ TEST(SocketGroup, APeerInTheLastBarrierIsNotALeave) {
   stop = true;
   ASSERT_TRUE(finishes(w));
   EXPECT_TRUE(w.get().isOk());
-  // Rank 0 reaches the barrier: the bytes the watcher peeked at are still there.
+  // Rank 0 reaches the barrier: the bytes the watcher left alone are still there.
   StatusOr<Tensor> b0 = group[0]->allReduceSum(*Tensor::allocate(DType::kF32, {1}));
   ASSERT_TRUE(b0.isOk()) << b0.status().message();
   StatusOr<Tensor> b1 = barrier1.get();
   ASSERT_TRUE(b1.isOk()) << b1.status().message();
+}
+
+TEST(SocketGroup, BroadcastHandsRankZerosTensorsToEveryRank) {
+  auto group = joinAll(3);
+  std::atomic<bool> stop{false};
+  auto w = watch(*group[1], stop); // broadcast bytes are not a departure
+  std::vector<std::future<StatusOr<std::vector<Tensor>>>> outs;
+  for (int r = 0; r < 3; ++r)
+    outs.push_back(std::async(std::launch::async, [&, r] {
+      std::vector<Tensor> mine;
+      if (r == 0) {
+        Tensor a = *Tensor::allocate(DType::kI64, {3});
+        for (int i = 0; i < 3; ++i)
+          a.data<int64_t>()[i] = 10 + i;
+        Tensor b = *Tensor::allocate(DType::kI32, {2, 2});
+        for (int i = 0; i < 4; ++i)
+          b.data<int32_t>()[i] = -i;
+        mine = {a, b, *Tensor::allocate(DType::kI32, {0})};
+      }
+      return comm::broadcastFromRankZero(*group[size_t(r)], mine);
+    }));
+  for (int r = 0; r < 3; ++r) {
+    StatusOr<std::vector<Tensor>> got = outs[size_t(r)].get();
+    ASSERT_TRUE(got.isOk()) << got.status().message();
+    ASSERT_EQ(got->size(), 3u) << "rank " << r;
+    EXPECT_EQ((*got)[0].data<int64_t>()[2], 12);
+    EXPECT_EQ((*got)[1].dim(0), 2);
+    EXPECT_EQ((*got)[1].data<int32_t>()[3], -3);
+    EXPECT_EQ((*got)[2].numElements(), 0);
+  }
+  EXPECT_FALSE(finishes(w, 200));
+  stop = true;
+  ASSERT_TRUE(finishes(w));
+  EXPECT_TRUE(w.get().isOk());
+}
+
+TEST(SocketGroup, ABroadcastToARankThatLeftFails) {
+  auto group = joinAll(2);
+  group[1].reset();
+  StatusOr<std::vector<Tensor>> r =
+      comm::broadcastFromRankZero(*group[0], {*Tensor::allocate(DType::kI64, {1})});
+  // The closed connection shows at once or at a later send (the first may
+  // only fill the socket's buffer).
+  for (int i = 0; r.isOk() && i < 100; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    r = comm::broadcastFromRankZero(*group[0], {*Tensor::allocate(DType::kI64, {1})});
+  }
+  ASSERT_FALSE(r.isOk());
+  EXPECT_EQ(r.status().message(),
+            "the tensor-parallel group stopped: rank 1 left the tensor-parallel group");
 }
 
 TEST(SocketGroup, OnlyAGroupOfProcessesCanBeWatched) {

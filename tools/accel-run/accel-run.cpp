@@ -80,7 +80,8 @@ void printUsage() {
       "                           listens there, the others connect\n"
       "  --tp-rank <R>            this process's rank (default: $OMPI_COMM_WORLD_RANK,\n"
       "                           $PMI_RANK, $SLURM_PROCID or $RANK); rank 0 alone\n"
-      "                           writes --logits-out and prints\n"
+      "                           writes --logits-out and prints; serving: rank 0\n"
+      "                           serves and the others run the steps it sends\n"
       "  --tp-timeout <s>         how long ranks wait for each other (default 120)\n"
       "  --gpu-memory-utilization <F>  GPU plans: the fraction of the GPU's memory to\n"
       "                           use; the KV cache gets what weights and activations\n"
@@ -509,9 +510,6 @@ int main(int argc, char **argv) {
   if (!f.tpMaster.empty() && f.tpRank < 0)
     return usageError("--tp-master needs --tp-rank (or $OMPI_COMM_WORLD_RANK, $PMI_RANK, "
                       "$SLURM_PROCID or $RANK from the launcher)");
-  if (f.tpRank >= 0 && !scoring && !generating)
-    return usageError("one process per tensor-parallel rank runs --score or --prompt; serving "
-                      "runs a tensor-parallel plan's ranks as threads of one process");
   if (f.tpRank >= 0 && f.temperature > 0.0 && !f.seed)
     return usageError("sampling with --tp-rank needs --seed, so that every rank draws the same "
                       "tokens");
@@ -565,8 +563,20 @@ int main(int argc, char **argv) {
     options.numKvBlocks = f.serve.scheduler.numKvBlocks;
     options.kvCacheBytes = f.serve.scheduler.numKvBlocks ? 0 : f.serve.scheduler.kvCacheBytes;
   }
+  if (!scoring && !generating && f.tpRank > 0) {
+    // Serving with one process per rank: rank 0 serves and sends every
+    // step; this rank runs them until rank 0 stops.
+    StatusOr<std::unique_ptr<engine::Engine>> e = engine::Engine::open(f.plan, options);
+    if (!e)
+      return fail(e.status());
+    if (Status s = (*e)->follow(); !s.isOk())
+      return fail(s);
+    return 0;
+  }
   if (!scoring && !generating) {
-    // Serve mode: the OpenAI-compatible HTTP server (docs/serving.md).
+    // Serve mode: the OpenAI-compatible HTTP server (docs/serving.md); with
+    // --tp-rank 0, it leads the other ranks' processes.
+    options.tpLead = f.tpRank == 0;
     f.serve.planPath = f.plan;
     f.serve.engine = options;
     if (Status s = server::serve(f.serve); !s.isOk())
