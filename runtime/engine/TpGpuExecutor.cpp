@@ -22,6 +22,67 @@ bool secondary(const Status &s) {
 }
 } // namespace
 
+/// One thread per rank, kept for the executor's life: start(fn) calls fn(r)
+/// on thread r; wait() returns once every thread has returned from fn.
+/// Thread r always serves rank r, so a rank's CUDA context stays current on
+/// one thread.
+class TpGpuExecutor::RankThreads {
+public:
+  explicit RankThreads(int n) : n_(n) {
+    for (int r = 0; r < n; ++r)
+      threads_.emplace_back([this, r] { loop(r); });
+  }
+  ~RankThreads() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      quit_ = true;
+    }
+    cv_.notify_all();
+    for (std::thread &t : threads_)
+      t.join();
+  }
+  void start(const std::function<void(int)> &fn) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      fn_ = &fn;
+      finished_ = 0;
+      ++generation_;
+    }
+    cv_.notify_all();
+  }
+  void wait() {
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.wait(lock, [&] { return finished_ == n_; });
+  }
+
+private:
+  void loop(int r) {
+    uint64_t seen = 0;
+    std::unique_lock<std::mutex> lock(mu_);
+    for (;;) {
+      cv_.wait(lock, [&] { return quit_ || generation_ != seen; });
+      if (quit_)
+        return;
+      seen = generation_;
+      const std::function<void(int)> *fn = fn_;
+      lock.unlock();
+      (*fn)(r);
+      lock.lock();
+      ++finished_;
+      cv_.notify_all();
+    }
+  }
+
+  const int n_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  const std::function<void(int)> *fn_ = nullptr;
+  uint64_t generation_ = 0;
+  int finished_ = 0;
+  bool quit_ = false;
+  std::vector<std::thread> threads_;
+};
+
 StatusOr<std::unique_ptr<TpGpuExecutor>>
 TpGpuExecutor::create(std::shared_ptr<const plan::PlanFile> plan,
                       const GpuExecutorOptions &options) {
@@ -78,10 +139,14 @@ TpGpuExecutor::create(std::shared_ptr<const plan::PlanFile> plan,
       ex->p2pOff_ = p2p.status().message();
   }
   ACCEL_RT_RETURN_IF_ERROR(ex->ensureGroup());
+  const char *threadsEnv = std::getenv("ACCEL_GPU_TP_PERSISTENT_THREADS");
+  if (!(threadsEnv && std::string(threadsEnv) == "0"))
+    ex->threads_ = std::make_unique<RankThreads>(n);
   return ex;
 }
 
 TpGpuExecutor::~TpGpuExecutor() {
+  threads_.reset();
   for (auto &r : ranks_)
     r->setCommunicator(nullptr); // their graphs hold the group's kernels
   group_.reset();
@@ -128,9 +193,14 @@ Status TpGpuExecutor::onRanks(const std::function<Status(int)> &fn) {
     ++done;
     cv.notify_all();
   };
+  // On the persistent rank threads, or one new thread per rank.
+  const std::function<void(int)> bodyFn = body;
   std::vector<std::thread> threads;
-  for (int r = 0; r < n; ++r)
-    threads.emplace_back(body, r);
+  if (threads_)
+    threads_->start(bodyFn);
+  else
+    for (int r = 0; r < n; ++r)
+      threads.emplace_back(body, r);
   {
     std::unique_lock<std::mutex> lock(mu);
     cv.wait(lock, [&] { return done == n || failed; });
@@ -152,6 +222,9 @@ Status TpGpuExecutor::onRanks(const std::function<Status(int)> &fn) {
       cv.wait(lock, [&] { return done == n; });
     }
   }
+  // Every thread has returned from body (not only counted itself done).
+  if (threads_)
+    threads_->wait();
   for (std::thread &t : threads)
     t.join();
   if (!failed)

@@ -76,6 +76,10 @@ private:
   const comm::Nccl *nccl_ = nullptr;
   std::vector<std::unique_ptr<GpuExecutor>> ranks_;
   std::unique_ptr<comm::NcclGroup> group_;
+  /// One thread per rank for the executor's life (null:
+  /// $ACCEL_GPU_TP_PERSISTENT_THREADS=0, a thread per rank per step).
+  class RankThreads;
+  std::unique_ptr<RankThreads> threads_;
   /// The one-shot all-reduce over peer access (null: NCCL only; why in
   /// p2pOff_).
   std::unique_ptr<gpu::P2pAllReduce> p2p_;
