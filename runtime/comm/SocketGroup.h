@@ -51,7 +51,7 @@ StatusOr<std::unique_ptr<Communicator>> joinSocketGroup(const SocketGroupOptions
 /// Rank 0's `mine` on every rank of `group` (a joinSocketGroup
 /// communicator): rank 0 sends it to each rank and returns it, the others
 /// return what they received (their `mine` is ignored). What a serving rank 0
-/// tells the others before each step (runtime/engine/Engine.h, tpLead).
+/// tells the others before each step (runtime/engine/Engine.h, tpServing).
 /// Every rank must call it at the same point of the group's calls.
 StatusOr<std::vector<Tensor>> broadcastFromRankZero(Communicator &group,
                                                     const std::vector<Tensor> &mine);

@@ -149,7 +149,8 @@ StatusOr<std::unique_ptr<Engine>> Engine::create(std::shared_ptr<const plan::Pla
                          ? ", --num-kv-blocks " + std::to_string(options.numKvBlocks)
                      : options.kvCacheBytes > 0
                          ? ", --kv-cache-memory " + std::to_string(options.kvCacheBytes)
-                         : std::string());
+                         : std::string()) +
+                    (options.tpServing ? ", serving" : "");
     g.timeoutSeconds = options.tpTimeoutSeconds;
     ACCEL_RT_ASSIGN_OR_RETURN(processGroup, comm::joinSocketGroup(g));
   }
@@ -207,11 +208,8 @@ StatusOr<std::unique_ptr<Engine>> Engine::create(std::shared_ptr<const plan::Pla
   }
   if (oneRank) {
     e->group_ = processGroup;
-    if (options.tpLead) {
-      if (options.tpRank != 0)
-        return Status(StatusCode::kInvalidArgument,
-                      "only rank 0 leads a tensor-parallel group, not rank " +
-                          std::to_string(options.tpRank));
+    e->serving_ = options.tpServing;
+    if (options.tpServing && options.tpRank == 0) {
       // Before each step: the step to the other ranks (Engine::follow).
       e->lead_ = true;
       e->pool_->recordHostCopies(e->pool_->storage() == kv::KvStorage::kHost);
@@ -295,9 +293,9 @@ Status Engine::resizeLocal(int64_t numBlocks) {
 }
 
 Status Engine::follow() {
-  if (!group_ || lead_ || group_->rank() == 0)
+  if (!group_ || !serving_ || group_->rank() == 0)
     return Status(StatusCode::kInvalidArgument,
-                  "follow() is for the ranks other than 0 of a group whose rank 0 leads");
+                  "follow() is for the ranks other than 0 of a group that serves");
   const std::string from = "rank " + std::to_string(group_->rank()) + ": ";
   for (;;) {
     ACCEL_RT_ASSIGN_OR_RETURN(std::vector<Tensor> m, comm::broadcastFromRankZero(*group_, {}));

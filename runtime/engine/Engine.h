@@ -73,11 +73,12 @@ struct EngineOptions {
   int tpRank = -1;
   std::string tpMaster;
   double tpTimeoutSeconds = 120.0;
-  /// With tpRank 0: this process alone takes requests (serving) and drives
-  /// the other ranks step by step: before each step it sends them the step
-  /// (token ids, metadata, KV block copies; KV resizes too), and they run
-  /// Engine::follow() instead of requests of their own.
-  bool tpLead = false;
+  /// Serving with one process per rank: rank 0 alone takes requests and
+  /// leads the other ranks step by step: before each step it sends them the
+  /// step (token ids, metadata, KV block copies; KV resizes too), and they
+  /// run Engine::follow() instead of requests of their own. Every rank of
+  /// the group must say so (the group refuses a mix).
+  bool tpServing = false;
 };
 
 /// One sequence of a batched step: `numTokens` new tokens `ids` (a prefill
@@ -160,7 +161,7 @@ public:
   StatusOr<Tensor> stepBatch(const std::vector<BatchSequence> &batch,
                              LogitsRows rows = LogitsRows::kAll);
 
-  /// A rank other than 0 of a group whose rank 0 leads (tpLead): runs every
+  /// A rank other than 0 of a group whose rank 0 leads (tpServing): runs every
   /// step rank 0 sends, on this rank's weights and KV shard, until rank 0
   /// says stop (ok) or the group fails (one sentence naming the rank).
   Status follow();
@@ -189,9 +190,9 @@ private:
   std::shared_ptr<const plan::PlanFile> plan_;
   StepRunner run_;
   /// One rank per process: the group of processes; lead_: rank 0 sends
-  /// every step (tpLead).
+  /// every step (tpServing).
   std::shared_ptr<comm::Communicator> group_;
-  bool lead_ = false;
+  bool serving_ = false, lead_ = false;
   std::function<std::string()> describe_;
   std::unique_ptr<kv::BlockPool> pool_;
   kv::KvStorage kvStorage_ = kv::KvStorage::kHost;

@@ -108,7 +108,7 @@ public:
   std::vector<BlockCopy> takePendingCopies();
   /// A kHost pool also queues each copy it made (for takePendingCopies):
   /// what a serving rank 0 sends the other ranks, whose KV shards need the
-  /// same copies (Engine, EngineOptions::tpLead).
+  /// same copies (Engine, EngineOptions::tpServing).
   void recordHostCopies(bool on) { recordHostCopies_ = on; }
 
 private:

@@ -566,6 +566,7 @@ int main(int argc, char **argv) {
   if (!scoring && !generating && f.tpRank > 0) {
     // Serving with one process per rank: rank 0 serves and sends every
     // step; this rank runs them until rank 0 stops.
+    options.tpServing = true;
     StatusOr<std::unique_ptr<engine::Engine>> e = engine::Engine::open(f.plan, options);
     if (!e)
       return fail(e.status());
@@ -576,7 +577,7 @@ int main(int argc, char **argv) {
   if (!scoring && !generating) {
     // Serve mode: the OpenAI-compatible HTTP server (docs/serving.md); with
     // --tp-rank 0, it leads the other ranks' processes.
-    options.tpLead = f.tpRank == 0;
+    options.tpServing = f.tpRank == 0;
     f.serve.planPath = f.plan;
     f.serve.engine = options;
     if (Status s = server::serve(f.serve); !s.isOk())
