@@ -135,10 +135,7 @@ __device__ __forceinline__ float rowDot(const T *x, const T *w, i64 row, i64 k, 
         acc += dot8<T>(cur[u], __ldg(xr + c));
     }
   }
-#pragma unroll
-  for (int o = 16; o > 0; o >>= 1)
-    acc += __shfl_xor_sync(0xffffffffu, acc, o);
-  return acc;
+  return warpSum(acc);
 }
 
 /// y[n] = w[n, :] . x. With `Gated`, w is a fused [gate; up] of 2 * n rows
@@ -265,10 +262,7 @@ __device__ __forceinline__ float rowDotQ(const T *x, const uint8_t *w, i64 row, 
                    }
                  }
                });
-#pragma unroll
-  for (int o = 16; o > 0; o >>= 1)
-    acc += __shfl_xor_sync(0xffffffffu, acc, o);
-  return acc;
+  return warpSum(acc);
 }
 
 /// y[n] = scale[n or 0] * (w[n, :] . x) for an 8-bit weight of type W.
@@ -339,10 +333,7 @@ __device__ __forceinline__ float rowDotW8A8(const uint8_t *xq, const uint8_t *w,
       iacc += __shfl_xor_sync(0xffffffffu, iacc, o);
     return float(iacc);
   } else {
-#pragma unroll
-    for (int o = 16; o > 0; o >>= 1)
-      acc += __shfl_xor_sync(0xffffffffu, acc, o);
-    return acc;
+    return warpSum(acc);
   }
 }
 

@@ -32,6 +32,8 @@ import urllib.request
 import numpy as np
 import openai
 
+from serve_e2e import hf_reference  # the prompt and HF's text from generated.txt
+
 failures = []
 
 
@@ -45,15 +47,6 @@ def free_port():
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
-
-
-def hf_reference(path):
-    text = open(path, encoding="utf-8").read()
-    prompt = re.search(r"^prompt: '(.*)'$", text, re.M).group(1)
-    body = text.split("\ntext:\n", 1)[1]
-    if body.endswith("\n"):
-        body = body[:-1]
-    return prompt, body[len(prompt):]
 
 
 def start(args, serve_flags):
