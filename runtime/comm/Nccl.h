@@ -149,8 +149,8 @@ public:
 
   /// Ranks of the whole group (across processes).
   int size() const { return size_; }
-  /// This process's ranks: all of them (create), or the one of createRank.
-  int numLocalRanks() const { return int(ranks_.size()); }
+  /// This process's rank `local`: every rank (create), or the one of
+  /// createRank (local 0).
   NcclRank *rank(int local) { return &ranks_[size_t(local)]; }
 
   /// Makes every later collective of every rank fail with `why` (the first

@@ -265,15 +265,17 @@ __device__ __forceinline__ float rowDotQ(const T *x, const uint8_t *w, i64 row, 
   return warpSum(acc);
 }
 
-/// y[n] = scale[n or 0] * (w[n, :] . x) for an 8-bit weight of type W.
-template <typename T, typename W>
-__device__ __forceinline__ void gemvQ(const T *x, const uint8_t *w, const float *scale,
-                                      int perChannel, T *y, i64 n, i64 k, int ks) {
+/// One output per (block, local column) of the 8-bit GEMVs: `ks` warps each
+/// sum a K slice of row j (rowDot(j, slice, lane), every lane gets the
+/// warp's sum), lane 0 of slice 0 adds the slices and store(j, sum) writes
+/// y[j].
+template <typename RowDot, typename Store>
+__device__ __forceinline__ void gemvSlices(i64 n, int ks, RowDot rowDot, Store store) {
   __shared__ float partial[kWarps];
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const int cols = kWarps / ks, local = warp / ks, slice = warp % ks;
   const i64 j = i64(blockIdx.x) * cols + local;
-  const float acc = j < n ? rowDotQ<T, W>(x, w, j, k, ks, slice, lane) : 0.0f;
+  const float acc = j < n ? rowDot(j, slice, lane) : 0.0f;
   pdlLaunchDependents();
   if (lane == 0)
     partial[warp] = acc;
@@ -283,7 +285,17 @@ __device__ __forceinline__ void gemvQ(const T *x, const uint8_t *w, const float 
   float s = 0.0f;
   for (int i = 0; i < ks; ++i)
     s += partial[warp + i];
-  y[j] = fromF32<T>(s * scale[perChannel ? j : 0]);
+  store(j, s);
+}
+
+/// y[n] = scale[n or 0] * (w[n, :] . x) for an 8-bit weight of type W.
+template <typename T, typename W>
+__device__ __forceinline__ void gemvQ(const T *x, const uint8_t *w, const float *scale,
+                                      int perChannel, T *y, i64 n, i64 k, int ks) {
+  gemvSlices(
+      n, ks,
+      [&](i64 j, int slice, int lane) { return rowDotQ<T, W>(x, w, j, k, ks, slice, lane); },
+      [&](i64 j, float s) { y[j] = fromF32<T>(s * scale[perChannel ? j : 0]); });
 }
 
 //===----------------------------------------------------------------------===//
@@ -342,21 +354,10 @@ template <typename O, typename W>
 __device__ __forceinline__ void gemvW8A8(const uint8_t *xq, const float *xs, const uint8_t *w,
                                          const float *scale, int perChannel, O *y, i64 n, i64 k,
                                          int ks) {
-  __shared__ float partial[kWarps];
-  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  const int cols = kWarps / ks, local = warp / ks, slice = warp % ks;
-  const i64 j = i64(blockIdx.x) * cols + local;
-  const float acc = j < n ? rowDotW8A8<W>(xq, w, j, k, ks, slice, lane) : 0.0f;
-  pdlLaunchDependents();
-  if (lane == 0)
-    partial[warp] = acc;
-  __syncthreads();
-  if (lane != 0 || slice != 0 || j >= n)
-    return;
-  float s = 0.0f;
-  for (int i = 0; i < ks; ++i)
-    s += partial[warp + i];
-  y[j] = fromF32<O>(s * (xs[0] * scale[perChannel ? j : 0]));
+  gemvSlices(
+      n, ks,
+      [&](i64 j, int slice, int lane) { return rowDotW8A8<W>(xq, w, j, k, ks, slice, lane); },
+      [&](i64 j, float s) { y[j] = fromF32<O>(s * (xs[0] * scale[perChannel ? j : 0])); });
 }
 
 } // namespace
