@@ -14,5 +14,7 @@ include "Fusion/FusionPasses.td"
 include "Precision/PrecisionPasses.td"
 include "Partition/PartitionPasses.td"
 include "Layout/LayoutPasses.td"
+include "Conversion/ConversionPasses.td"
+include "Exec/ExecPasses.td"
 
 #endif // ACCEL_PASSES

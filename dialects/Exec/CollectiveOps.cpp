@@ -1,4 +1,4 @@
-//===- CollectiveOps.cpp - exec.collective and exec.copy ------------------===//
+//===- CollectiveOps.cpp - exec.collective, exec.pp_transfer, exec.copy ---===//
 #include "ExecAssembly.h"
 #include "ExecVerify.h"
 
@@ -56,7 +56,7 @@ LogicalResult CollectiveOp::verify() {
                          << in.getElementType() << " vs "
                          << out.getElementType() << ")";
   if (in.getElementType().isInteger(4))
-    return emitOpError("NCCL cannot communicate i4");
+    return emitOpError("a collective cannot communicate i4");
   bool reduces = kind != CollectiveKind::all_gather;
   if (reduces && !getReduction())
     return emitOpError() << name << " needs a reduction (sum, max, min)";
@@ -71,16 +71,7 @@ LogicalResult CollectiveOp::verify() {
   if (kind == CollectiveKind::all_reduce) {
     if (axis != 0)
       return emitOpError("all_reduce has no axis");
-    for (int64_t d = 0; d < rank; ++d) {
-      Extent a = getExtent(getInput(), d), b = getExtent(getOutput(), d);
-      if (!extentsAgree(a, b, schedule))
-        return emitOpError() << "all_reduce input and output differ at "
-                             << "dimension " << d << " (" << a.str() << " vs "
-                             << b.str() << ")";
-    }
-    if (getScratch())
-      return emitOpError("all_reduce needs no scratch");
-    return success();
+    return verifySameShape(*this, getInput(), "input", getOutput(), "output");
   }
 
   // all_gather / reduce_scatter: one side is group times the other along
@@ -110,30 +101,18 @@ LogicalResult CollectiveOp::verify() {
                            << getGroup() << ") x " << smallName << " ("
                            << s.size << ") = " << getGroup() * s.size;
   }
-
-  // NCCL works rank-major: without staging, the axis must be the outermost
-  // dimension that is not 1.
-  bool contiguous = true;
-  for (int64_t d = 0; d < axis; ++d) {
-    Extent e = getExtent(large, d);
-    if (!e.isStatic() || e.size != 1)
-      contiguous = false;
-  }
-  if (contiguous && getScratch())
-    return emitOpError() << name << " along axis " << axis
-                         << " is contiguous and needs no scratch";
-  if (!contiguous) {
-    if (!getScratch())
-      return emitOpError() << name << " along axis " << axis
-                           << " needs a scratch view of type "
-                           << large.getType()
-                           << " to stage the rank-major data";
-    if (getScratch().getType() != large.getType())
-      return emitOpError() << "scratch must have the " << largeName
-                           << " type " << large.getType() << ", got "
-                           << getScratch().getType();
-  }
   return success();
+}
+
+//===----------------------------------------------------------------------===//
+// PpTransferOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult PpTransferOp::verify() {
+  if (getFromStage() < 0 || getToStage() <= getFromStage())
+    return emitOpError() << "hands data from a stage to a later one, got " << getFromStage()
+                         << " to " << getToStage();
+  return verifySameType(*this, getInput(), "input", getOutput(), "output");
 }
 
 //===----------------------------------------------------------------------===//
@@ -141,21 +120,5 @@ LogicalResult CollectiveOp::verify() {
 //===----------------------------------------------------------------------===//
 
 LogicalResult CopyOp::verify() {
-  ViewType source = viewType(getSource()), target = viewType(getTarget());
-  if (source.getElementType() != target.getElementType())
-    return emitOpError() << "source and target element types differ ("
-                         << source.getElementType() << " vs "
-                         << target.getElementType() << ")";
-  if (source.getRank() != target.getRank())
-    return emitOpError() << "source and target ranks differ ("
-                         << source.getRank() << " vs " << target.getRank()
-                         << ")";
-  ScheduleOp schedule = enclosingSchedule(*this);
-  for (int64_t d = 0, rank = source.getRank(); d < rank; ++d) {
-    Extent a = getExtent(getSource(), d), b = getExtent(getTarget(), d);
-    if (!extentsAgree(a, b, schedule))
-      return emitOpError() << "source and target differ at dimension " << d
-                           << " (" << a.str() << " vs " << b.str() << ")";
-  }
-  return success();
+  return verifySameType(*this, getSource(), "source", getTarget(), "target");
 }

@@ -1,13 +1,14 @@
 //===- ExecDialect.cpp - the exec dialect -------------------------------===//
 //
 // Dialect registration, enums and attributes. Types are in ExecTypes.cpp, op
-// verifiers and custom assembly in one file per concern (ScheduleOps.cpp,
+// verifiers and custom assembly in one file per op family (ScheduleOps.cpp,
 // MemoryOps.cpp, LaunchOps.cpp, LibraryOps.cpp, KVCacheOps.cpp,
-// CollectiveOps.cpp).
+// CollectiveOps.cpp, NormOps.cpp, PointwiseOps.cpp, OnnxOps.cpp).
 //
 //===----------------------------------------------------------------------===//
 #include "accel/dialects/Exec/ExecDialect.h"
 #include "accel/dialects/Exec/ExecOps.h"
+#include "accel/dialects/Transformer/TransformerDialect.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/TypeSwitch.h"
@@ -43,10 +44,9 @@ void ExecDialect::printAttribute(Attribute attr,
   // Every exec attribute is an enum whose own assembly is the bare word; put
   // a space between it and the mnemonic.
   llvm::TypeSwitch<Attribute>(attr)
-      .Case<ArenaKindAttr, ScheduleKindAttr, StepSizeKindAttr,
-            StepInputKindAttr, StepOutputKindAttr, KernelImageAttr,
-            GemmActivationAttr, ComputeTypeAttr, CollectiveKindAttr,
-            ReduceKindAttr>([&](auto enumAttr) {
+      .Case<ArenaKindAttr, ArenaRegionAttr, ScheduleKindAttr,
+            StepSizeKindAttr, StepInputKindAttr, StepOutputKindAttr,
+            KernelImageAttr, CollectiveKindAttr, ReduceKindAttr>([&](auto enumAttr) {
         printer << enumAttr.getMnemonic() << ' ';
         enumAttr.print(printer);
       })

@@ -59,6 +59,9 @@ def Exec_Dialect : Dialect {
                         ::mlir::DialectAsmPrinter &printer) const override;
   }];
   let useDefaultTypePrinterParser = 1;
+  // Step ops carry the transformer dialect's enum attributes (activation
+  // kinds, rotary style and scaling, quantisation granularity).
+  let dependentDialects = ["::accel::transformer::TransformerDialect"];
 }
 
 // Base class of every exec op.

@@ -30,13 +30,25 @@ def Exec_ArenaKind : Exec_I32Enum<"ArenaKind", "what an arena holds", [
   I32EnumCase<"activations", 0>,
   I32EnumCase<"weights", 1>,
   I32EnumCase<"workspace", 2>,
-  I32EnumCase<"step_inputs", 3>,
 ]>;
 def Exec_ArenaKindAttr : Exec_EnumAttr<Exec_ArenaKind, "arena_kind">;
 
-//===----------------------------------------------------------------------===//
-// ScheduleKind
-//===----------------------------------------------------------------------===//
+
+// Where a slice lives in an activations arena. The arena is laid out as
+// [fixed bytes][per_token bytes x max tokens][per_seq bytes x max seqs],
+// max tokens and max seqs being the runtime's (fixed when it allocates the
+// arena), so one plan serves any batch.
+def Exec_ArenaRegion : Exec_I32Enum<"ArenaRegion", "a region of an activations arena", [
+  // A view of static shape, `offset` bytes into the fixed region.
+  I32EnumCase<"fixed", 0>,
+  // A view whose one dynamic dimension is the step's token count, at
+  // `offset` x max tokens bytes into the token region.
+  I32EnumCase<"tokens", 1>,
+  // Likewise for the step's sequence count.
+  I32EnumCase<"seqs", 2>,
+]>;
+def Exec_ArenaRegionAttr : Exec_EnumAttr<Exec_ArenaRegion, "arena_region">;
+
 
 def Exec_ScheduleKind : Exec_I32Enum<"ScheduleKind", "which steps a schedule serves", [
   // Any ragged batch: prefill chunks and decode tokens mixed.
@@ -46,9 +58,6 @@ def Exec_ScheduleKind : Exec_I32Enum<"ScheduleKind", "which steps a schedule ser
 ]>;
 def Exec_ScheduleKindAttr : Exec_EnumAttr<Exec_ScheduleKind, "schedule_kind">;
 
-//===----------------------------------------------------------------------===//
-// StepSizeKind
-//===----------------------------------------------------------------------===//
 
 def Exec_StepSizeKind : Exec_I32Enum<"StepSizeKind", "a size that varies per step", [
   I32EnumCase<"tokens", 0>,
@@ -56,24 +65,13 @@ def Exec_StepSizeKind : Exec_I32Enum<"StepSizeKind", "a size that varies per ste
 ]>;
 def Exec_StepSizeKindAttr : Exec_EnumAttr<Exec_StepSizeKind, "step_size_kind">;
 
-//===----------------------------------------------------------------------===//
-// StepInputKind
-//===----------------------------------------------------------------------===//
 
-def Exec_StepInputKind : Exec_I32Enum<"StepInputKind", "per-step metadata the runtime writes", [
-  I32EnumCase<"token_ids", 0>,       // [tokens] i32
-  I32EnumCase<"positions", 1>,       // [tokens] i32
-  I32EnumCase<"slot_mapping", 2>,    // [tokens] i32: block * block_size + offset
-  I32EnumCase<"seq_lens", 3>,        // [seqs] i32: context length incl. this step
-  I32EnumCase<"query_start_loc", 4>, // [seqs + 1] i32: prefix sum of query lens
-  I32EnumCase<"block_tables", 5>,    // [seqs, max_blocks_per_seq] i32
-  I32EnumCase<"logits_indices", 6>,  // [seqs] i32: row of each sequence's last token
+def Exec_StepInputKind : Exec_I32Enum<"StepInputKind", "per-step data the runtime binds", [
+  I32EnumCase<"token_ids", 0>,       // [tokens] i32 or i64
+  I32EnumCase<"positions", 1>,       // [tokens] i32 or i64: each token's position
 ]>;
 def Exec_StepInputKindAttr : Exec_EnumAttr<Exec_StepInputKind, "step_input_kind">;
 
-//===----------------------------------------------------------------------===//
-// StepOutputKind
-//===----------------------------------------------------------------------===//
 
 def Exec_StepOutputKind : Exec_I32Enum<"StepOutputKind", "what the runtime reads after a step", [
   I32EnumCase<"logits", 0>,
@@ -81,9 +79,6 @@ def Exec_StepOutputKind : Exec_I32Enum<"StepOutputKind", "what the runtime reads
 ]>;
 def Exec_StepOutputKindAttr : Exec_EnumAttr<Exec_StepOutputKind, "step_output_kind">;
 
-//===----------------------------------------------------------------------===//
-// KernelImage
-//===----------------------------------------------------------------------===//
 
 def Exec_KernelImage : I32BitEnum<"KernelImage", "GPU images a kernel has in the plan", [
   I32BitEnumCaseNone<"none">,
@@ -95,34 +90,6 @@ def Exec_KernelImage : I32BitEnum<"KernelImage", "GPU images a kernel has in the
 }
 def Exec_KernelImageAttr : Exec_EnumAttr<Exec_KernelImage, "kernel_image">;
 
-//===----------------------------------------------------------------------===//
-// GemmActivation
-//===----------------------------------------------------------------------===//
-
-// The activations cuBLASLt fuses into its epilogue. SiLU is not among them:
-// gated MLPs use a generated kernel for silu(gate) * up.
-def Exec_GemmActivation : Exec_I32Enum<"GemmActivation", "activation fused into a GEMM epilogue", [
-  I32EnumCase<"none", 0>,
-  I32EnumCase<"relu", 1>,
-  I32EnumCase<"gelu_tanh", 2>,
-]>;
-def Exec_GemmActivationAttr : Exec_EnumAttr<Exec_GemmActivation, "gemm_activation">;
-
-//===----------------------------------------------------------------------===//
-// ComputeType
-//===----------------------------------------------------------------------===//
-
-def Exec_ComputeType : Exec_I32Enum<"ComputeType", "GEMM accumulation type", [
-  I32EnumCase<"f32", 0>,
-  I32EnumCase<"tf32", 1>,  // f32 inputs, TF32 tensor cores
-  I32EnumCase<"f16", 2>,
-  I32EnumCase<"i32", 3>,
-]>;
-def Exec_ComputeTypeAttr : Exec_EnumAttr<Exec_ComputeType, "compute_type">;
-
-//===----------------------------------------------------------------------===//
-// CollectiveKind, ReduceKind
-//===----------------------------------------------------------------------===//
 
 def Exec_CollectiveKind : Exec_I32Enum<"CollectiveKind", "NCCL collective", [
   I32EnumCase<"all_reduce", 0>,

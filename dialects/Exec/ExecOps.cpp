@@ -1,14 +1,15 @@
 //===- ExecOps.cpp - exec op classes and shared helpers -------------------===//
 //
-// The generated op classes, and the extent helpers of ExecUtils.h that the
-// verifiers, the Layout pass and the plan writer share. Each op family's
-// verifiers live in their own file.
+// The generated op classes, and the helpers of ExecUtils.h that the
+// verifiers, the exec passes and the plan writer share: extents of views,
+// and which views a step reads and writes. Each op family's verifiers live
+// in their own file.
 //
 //===----------------------------------------------------------------------===//
 #include "ExecAssembly.h"
-
 #include "accel/dialects/Exec/ExecOps.h"
 #include "accel/dialects/Exec/ExecUtils.h"
+#include "accel/dialects/Transformer/TransformerDialect.h"
 
 #include "llvm/ADT/TypeSwitch.h"
 
@@ -35,21 +36,15 @@ std::string Extent::str() const {
   return text;
 }
 
-/// The extent of the leading dimension of a step input of `kind`.
-static Extent stepInputRows(StepInputKind kind) {
-  switch (kind) {
-  case StepInputKind::token_ids:
-  case StepInputKind::positions:
-  case StepInputKind::slot_mapping:
-    return Extent::symbolic(StepSizeKind::tokens);
-  case StepInputKind::seq_lens:
-  case StepInputKind::block_tables:
-  case StepInputKind::logits_indices:
-    return Extent::symbolic(StepSizeKind::seqs);
-  case StepInputKind::query_start_loc:
-    return Extent::symbolic(StepSizeKind::seqs, 1);
-  }
-  llvm_unreachable("unknown step input kind");
+/// The step size bound to dynamic dimension `dim` of a view made with
+/// `sizes` (alloc, slice).
+static Extent boundBy(OperandRange sizes, ViewType type, unsigned dim) {
+  unsigned index = type.getDynamicDimIndex(dim);
+  if (index >= sizes.size())
+    return Extent::unknown();
+  if (auto size = sizes[index].getDefiningOp<StepSizeOp>())
+    return Extent::symbolic(size.getKind());
+  return Extent::unknown();
 }
 
 Extent accel::exec::getExtent(Value view, unsigned dim) {
@@ -58,16 +53,29 @@ Extent accel::exec::getExtent(Value view, unsigned dim) {
   if (!type.isDynamicDim(dim))
     return Extent::fixed(type.getDimSize(dim));
   Operation *def = view.getDefiningOp();
-  if (auto slice = dyn_cast_or_null<SliceOp>(def)) {
-    unsigned index = type.getDynamicDimIndex(dim);
-    if (index >= slice.getSizes().size())
+  if (auto slice = dyn_cast_or_null<SliceOp>(def))
+    return boundBy(slice.getSizes(), type, dim);
+  if (auto alloc = dyn_cast_or_null<AllocOp>(def))
+    return boundBy(alloc.getSizes(), type, dim);
+  if (isa_and_nonnull<StepInputOp>(def))
+    return Extent::symbolic(StepSizeKind::tokens);
+  // A view's one dynamic dimension has its source's one dynamic extent when
+  // the static dimensions hold as many elements on both sides.
+  if (auto v = dyn_cast_or_null<ViewOp>(def)) {
+    auto source = cast<ViewType>(v.getSource().getType());
+    auto staticCount = [](ViewType t) {
+      int64_t n = 1;
+      for (int64_t d : t.getShape())
+        if (!ShapedType::isDynamic(d))
+          n *= d;
+      return n;
+    };
+    if (source.getNumDynamicDims() != 1 || staticCount(source) != staticCount(type))
       return Extent::unknown();
-    if (auto size = slice.getSizes()[index].getDefiningOp<StepSizeOp>())
-      return Extent::symbolic(size.getKind());
-    return Extent::unknown();
+    for (unsigned d = 0; d < source.getRank(); ++d)
+      if (source.isDynamicDim(d))
+        return getExtent(v.getSource(), d);
   }
-  if (auto input = dyn_cast_or_null<StepInputOp>(def))
-    return dim == 0 ? stepInputRows(input.getKind()) : Extent::unknown();
   return Extent::unknown();
 }
 
@@ -86,31 +94,11 @@ bool accel::exec::extentsAgree(const Extent &a, const Extent &b,
   return kindA == kindB && a.addend == b.addend;
 }
 
-std::optional<int64_t> accel::exec::getExtentBound(const Extent &extent,
-                                                   ScheduleOp schedule) {
-  if (extent.isStatic())
-    return extent.size;
-  if (!extent.symbol || !schedule)
+std::optional<int64_t> accel::exec::getBytesPerUnit(ViewType type) {
+  if (type.getNumDynamicDims() > 1)
     return std::nullopt;
-  return schedule.getBound(*extent.symbol) + extent.addend;
-}
-
-std::optional<int64_t> accel::exec::getMaxByteSize(Value view) {
-  auto type = cast<ViewType>(view.getType());
-  ScheduleOp schedule = nullptr;
-  if (Operation *def = view.getDefiningOp())
-    schedule = def->getParentOfType<ScheduleOp>();
-  SmallVector<int64_t> dynamicExtents;
-  for (unsigned dim = 0, rank = type.getRank(); dim < rank; ++dim) {
-    if (!type.isDynamicDim(dim))
-      continue;
-    std::optional<int64_t> bound =
-        getExtentBound(getExtent(view, dim), schedule);
-    if (!bound)
-      return std::nullopt;
-    dynamicExtents.push_back(*bound);
-  }
-  return type.getByteSize(dynamicExtents);
+  SmallVector<int64_t> ones(type.getNumDynamicDims(), 1);
+  return type.getByteSize(ones);
 }
 
 bool accel::exec::isFP8Type(Type type) {
@@ -119,4 +107,65 @@ bool accel::exec::isFP8Type(Type type) {
 
 bool accel::exec::isWideFloatType(Type type) {
   return type.isF32() || type.isF16() || type.isBF16();
+}
+
+//===----------------------------------------------------------------------===//
+// What a step reads and writes
+//===----------------------------------------------------------------------===//
+
+bool accel::exec::isStep(Operation *op) {
+  return isa<EmbeddingOp, RmsNormOp, AddRmsNormOp, LayerNormOp, ResidualAddOp, ActivationOp,
+             GatedActOp, GatedMlpOp, RotaryOp, QkvRotaryOp, QkvRotaryKvWriteOp, KVWriteOp,
+             AttentionOp, GemmOp, LogitsOp, SplitOp, CopyOp, CollectiveOp, PpTransferOp, OnnxOp,
+             LaunchOp>(op);
+}
+
+SmallVector<Value> accel::exec::getStepOutputs(Operation *op) {
+  return llvm::TypeSwitch<Operation *, SmallVector<Value>>(op)
+      .Case([](EmbeddingOp o) { return SmallVector<Value>{o.getOut()}; })
+      .Case([](RmsNormOp o) { return SmallVector<Value>{o.getOut()}; })
+      .Case([](AddRmsNormOp o) { return SmallVector<Value>{o.getOut(), o.getSum()}; })
+      .Case([](LayerNormOp o) { return SmallVector<Value>{o.getOut()}; })
+      .Case([](ResidualAddOp o) { return SmallVector<Value>{o.getOut()}; })
+      .Case([](ActivationOp o) { return SmallVector<Value>{o.getOut()}; })
+      .Case([](GatedActOp o) { return SmallVector<Value>{o.getOut()}; })
+      .Case([](GatedMlpOp o) { return SmallVector<Value>{o.getOut()}; })
+      .Case([](RotaryOp o) { return SmallVector<Value>{o.getOut()}; })
+      .Case([](QkvRotaryOp o) { return SmallVector<Value>{o.getQ(), o.getK(), o.getV()}; })
+      .Case([](QkvRotaryKvWriteOp o) { return SmallVector<Value>{o.getQ()}; })
+      .Case([](KVWriteOp) { return SmallVector<Value>{}; })
+      .Case([](AttentionOp o) { return SmallVector<Value>{o.getOut()}; })
+      .Case([](GemmOp o) { return SmallVector<Value>{o.getOut()}; })
+      .Case([](LogitsOp o) { return SmallVector<Value>{o.getOut()}; })
+      .Case([](SplitOp o) { return SmallVector<Value>(o.getOutputs()); })
+      .Case([](CopyOp o) { return SmallVector<Value>{o.getTarget()}; })
+      .Case([](CollectiveOp o) { return SmallVector<Value>{o.getOutput()}; })
+      .Case([](PpTransferOp o) { return SmallVector<Value>{o.getOutput()}; })
+      .Case([](OnnxOp o) { return SmallVector<Value>(o.getOutputs()); })
+      .Case([](LaunchOp o) {
+        // A generated kernel writes the views it is given after its inputs:
+        // launches record how many they read in `accel.num_inputs`.
+        SmallVector<Value> views;
+        for (Value v : o.getArgs())
+          if (isa<ViewType>(v.getType()))
+            views.push_back(v);
+        int64_t reads = 0;
+        if (auto n = o->getAttrOfType<IntegerAttr>("accel.num_inputs"))
+          reads = n.getInt();
+        return SmallVector<Value>(llvm::drop_begin(views, std::min<size_t>(reads, views.size())));
+      })
+      .Default([](Operation *) { return SmallVector<Value>{}; });
+}
+
+SmallVector<Value> accel::exec::getStepInputs(Operation *op) {
+  if (!isStep(op))
+    return {};
+  SmallVector<Value> outputs = getStepOutputs(op), inputs;
+  for (Value v : op->getOperands())
+    if (isa<ViewType>(v.getType()) && !llvm::is_contained(outputs, v))
+      inputs.push_back(v);
+  // An in-place collective reads the view it writes.
+  if (auto c = dyn_cast<CollectiveOp>(op); c && c.getInput() == c.getOutput())
+    inputs.push_back(c.getInput());
+  return inputs;
 }

@@ -45,6 +45,42 @@ inline ScheduleOp enclosingSchedule(mlir::Operation *op) {
   return op->getParentOfType<ScheduleOp>();
 }
 
+/// Checks that views `a` and `b` have the same shape (static extents equal,
+/// dynamic ones bound to the same step size); emits "<aName> <type> and
+/// <bName> <type> differ in shape" on `op` otherwise.
+mlir::LogicalResult verifySameShape(mlir::Operation *op, mlir::Value a, llvm::StringRef aName,
+                                   mlir::Value b, llvm::StringRef bName);
+
+/// Checks that views `a` and `b` have the same shape and element type.
+mlir::LogicalResult verifySameType(mlir::Operation *op, mlir::Value a, llvm::StringRef aName,
+                                   mlir::Value b, llvm::StringRef bName);
+
+/// Checks that views `a` and `b` have as many rows (dimension 0).
+mlir::LogicalResult verifySameRows(mlir::Operation *op, mlir::Value a, llvm::StringRef aName,
+                                   mlir::Value b, llvm::StringRef bName);
+
+/// Checks that `value`'s rank is one of `ranks`.
+mlir::LogicalResult verifyRank(mlir::Operation *op, mlir::Value value, llvm::StringRef name,
+                               llvm::ArrayRef<int64_t> ranks);
+
+/// Checks that the optional `kernel` symbol of a step names an exec.kernel.
+mlir::LogicalResult verifyKernelRef(mlir::Operation *op, mlir::SymbolTableCollection &symbols,
+                                    mlir::FlatSymbolRefAttr kernel);
+
+/// Looks up the exec.kv_pool `pool` from `op` and checks `layer` is one of
+/// its layers.
+KVPoolOp lookupPool(mlir::Operation *op, mlir::SymbolTableCollection &symbols,
+                    mlir::FlatSymbolRefAttr pool, int64_t layer);
+
+/// Checks an FP8 cache's scales: per-layer k_scale/v_scale come as a pair,
+/// per-head lists as a pair of equal length; scales are needed exactly when
+/// `pool` is FP8 (and, per head, have one entry per KV head of the pool).
+mlir::LogicalResult verifyKvScales(mlir::Operation *op, KVPoolOp pool,
+                                   std::optional<llvm::APFloat> kScale,
+                                   std::optional<llvm::APFloat> vScale,
+                                   std::optional<llvm::ArrayRef<double>> kHeads,
+                                   std::optional<llvm::ArrayRef<double>> vHeads);
+
 } // namespace accel::exec::detail
 
 #endif // ACCEL_DIALECTS_EXEC_EXECVERIFY_H

@@ -1,4 +1,8 @@
-//===- KVCacheOps.cpp - exec.kv_pool and exec.kv_write --------------------===//
+//===- KVCacheOps.cpp - the KV pool and the steps that use it -------------===//
+//
+// exec.kv_pool, exec.kv_write, exec.qkv_rotary_kv_write, exec.attention.
+//
+//===----------------------------------------------------------------------===//
 #include "ExecVerify.h"
 
 using namespace mlir;
@@ -31,6 +35,70 @@ LogicalResult KVPoolOp::verify() {
     return emitOpError() << "a kv pool holds f32, f16, bf16, f8E4M3FN or "
                             "f8E5M2, got "
                          << dtype;
+  if (std::optional<ArrayRef<int64_t>> stages = getStageLayers()) {
+    int64_t sum = 0;
+    for (int64_t n : *stages) {
+      if (n < 1)
+        return emitOpError() << "every pipeline stage holds at least one layer, got " << n;
+      sum += n;
+    }
+    if (sum != getLayers())
+      return emitOpError() << "the stages' layers sum to " << sum << ", not the pool's "
+                           << getLayers();
+  }
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Shared checks
+//===----------------------------------------------------------------------===//
+
+KVPoolOp accel::exec::detail::lookupPool(Operation *op, SymbolTableCollection &symbols,
+                                         FlatSymbolRefAttr name, int64_t layer) {
+  auto pool = lookupSymbol<KVPoolOp>(op, symbols, name, "an exec.kv_pool");
+  if (!pool)
+    return nullptr;
+  if (layer < 0 || layer >= pool.getLayers()) {
+    op->emitOpError() << "layer " << layer << " is out of range for kv pool " << name << " of "
+                      << pool.getLayers() << " layers";
+    return nullptr;
+  }
+  return pool;
+}
+
+LogicalResult accel::exec::detail::verifyKvScales(Operation *op, KVPoolOp pool,
+                                                  std::optional<APFloat> kScale,
+                                                  std::optional<APFloat> vScale,
+                                                  std::optional<ArrayRef<double>> kHeads,
+                                                  std::optional<ArrayRef<double>> vHeads) {
+  if (kScale.has_value() != vScale.has_value())
+    return op->emitOpError("k_scale and v_scale come as a pair");
+  if (kHeads.has_value() != vHeads.has_value() ||
+      (kHeads && kHeads->size() != vHeads->size()))
+    return op->emitOpError("k_head_scales and v_head_scales come as a pair of equal length");
+  bool scaled = kScale || kHeads;
+  if (pool.isFP8() && !scaled)
+    return op->emitOpError() << "the FP8 kv pool @" << pool.getSymName()
+                             << " needs k and v scales";
+  if (!pool.isFP8() && scaled)
+    return op->emitOpError("k and v scales are only for an FP8 kv pool");
+  if (kHeads && int64_t(kHeads->size()) != pool.getKvHeads())
+    return op->emitOpError() << "has " << kHeads->size() << " per-head scales but kv pool @"
+                             << pool.getSymName() << " has " << pool.getKvHeads()
+                             << " KV heads";
+  return success();
+}
+
+/// k or v of a step: [tokens, kv_heads, head_dim] with the pool's head_dim.
+static LogicalResult verifyHeads(Operation *op, Value v, StringRef name, KVPoolOp pool) {
+  ViewType t = viewType(v);
+  if (t.getRank() != 3 || t.isDynamicDim(1) || t.isDynamicDim(2))
+    return op->emitOpError() << name << " must be [tokens, heads, head_dim] with static heads "
+                                "and head_dim, got "
+                             << t;
+  if (pool && t.getDimSize(2) != pool.getHeadDim())
+    return op->emitOpError() << name << " has head_dim " << t.getDimSize(2) << " but kv pool @"
+                             << pool.getSymName() << " has " << pool.getHeadDim();
   return success();
 }
 
@@ -38,49 +106,85 @@ LogicalResult KVPoolOp::verify() {
 // KVWriteOp
 //===----------------------------------------------------------------------===//
 
-LogicalResult KVWriteOp::verify() {
-  ViewType k = viewType(getK());
-  if (k.getRank() != 3 || k.isDynamicDim(1) || k.isDynamicDim(2))
-    return emitOpError() << "k and v must be [tokens, kv_heads, head_dim] "
-                            "with static kv_heads and head_dim, got "
-                         << k;
-  ScheduleOp schedule = enclosingSchedule(*this);
-  Extent rows = getExtent(getK(), 0), slots = getExtent(getSlotMapping(), 0);
-  if (!extentsAgree(rows, slots, schedule))
-    return emitOpError() << "slot_mapping has " << slots.str()
-                         << " entries but k has " << rows.str() << " rows";
-  if (static_cast<bool>(getKScale()) != static_cast<bool>(getVScale()))
-    return emitOpError("kv_scales come as a pair (k, v)");
+LogicalResult KVWriteOp::verify() { return verifyHeads(*this, getK(), "k", nullptr); }
+
+LogicalResult KVWriteOp::verifySymbolUses(SymbolTableCollection &symbols) {
+  KVPoolOp pool = lookupPool(*this, symbols, getPoolAttr(), getLayer());
+  if (!pool)
+    return failure();
+  if (failed(verifyHeads(*this, getK(), "k", pool)))
+    return failure();
+  Type from = viewType(getK()).getElementType(), to = pool.getDtype();
+  if (from != to && !(pool.isFP8() && isWideFloatType(from)))
+    return emitOpError() << "cannot write " << from << " keys and values into kv pool "
+                         << getPoolAttr() << " of " << to;
+  return verifyKvScales(*this, pool, getKScale(), getVScale(), getKHeadScales(),
+                        getVHeadScales());
+}
+
+//===----------------------------------------------------------------------===//
+// QkvRotaryKvWriteOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult QkvRotaryKvWriteOp::verify() {
+  if (failed(verifyHeads(*this, getQ(), "q", nullptr)))
+    return failure();
+  ViewType qkv = viewType(getQkv()), q = viewType(getQ());
+  int64_t want = (getNumHeads() + 2 * getNumKvHeads()) * getHeadDim();
+  if (qkv.getRank() != 2 || qkv.isDynamicDim(1) || qkv.getDimSize(1) != want)
+    return emitOpError() << "qkv must be [tokens, (num_heads + 2 * num_kv_heads) * head_dim] = "
+                            "[tokens, "
+                         << want << "], got " << qkv;
+  if (q.getDimSize(1) != getNumHeads() || q.getDimSize(2) != getHeadDim())
+    return emitOpError() << "q must be [tokens, " << getNumHeads() << ", " << getHeadDim()
+                         << "], got " << q;
+  if (getRotaryDim() < 1 || getRotaryDim() > getHeadDim() || getRotaryDim() % 2)
+    return emitOpError() << "rotary_dim must be even and in [2, head_dim], got "
+                         << getRotaryDim();
+  return verifySameRows(*this, getQkv(), "qkv", getPositions(), "positions");
+}
+
+LogicalResult QkvRotaryKvWriteOp::verifySymbolUses(SymbolTableCollection &symbols) {
+  KVPoolOp pool = lookupPool(*this, symbols, getPoolAttr(), getLayer());
+  if (!pool)
+    return failure();
+  if (getHeadDim() != pool.getHeadDim())
+    return emitOpError() << "head_dim " << getHeadDim() << " differs from kv pool "
+                         << getPoolAttr() << "'s " << pool.getHeadDim();
+  return verifyKvScales(*this, pool, getKScale(), getVScale(), getKHeadScales(),
+                        getVHeadScales());
+}
+
+//===----------------------------------------------------------------------===//
+// AttentionOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult AttentionOp::verify() {
+  if (failed(verifyHeads(*this, getQ(), "q", nullptr)) ||
+      failed(verifySameType(*this, getQ(), "q", getOut(), "out")))
+    return failure();
+  ViewType q = viewType(getQ());
+  if (!isWideFloatType(q.getElementType()))
+    return emitOpError() << "q must be f32, f16 or bf16, got " << q;
+  if (getNumKvHeads() < 1 || q.getDimSize(1) % getNumKvHeads() != 0)
+    return emitOpError() << "the " << q.getDimSize(1)
+                         << " query heads must be a multiple of num_kv_heads ("
+                         << getNumKvHeads() << ")";
+  if (!(getScale().convertToDouble() > 0))
+    return emitOpError("scale must be positive");
+  if (getSlidingWindow() && *getSlidingWindow() < 1)
+    return emitOpError("sliding_window must be positive");
+  if (getSoftcap() && !(getSoftcap()->convertToDouble() > 0))
+    return emitOpError("softcap must be positive");
   return success();
 }
 
-LogicalResult KVWriteOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
-  auto pool = lookupSymbol<KVPoolOp>(*this, symbolTable, getPoolAttr(),
-                                     "an exec.kv_pool");
+LogicalResult AttentionOp::verifySymbolUses(SymbolTableCollection &symbols) {
+  KVPoolOp pool = lookupPool(*this, symbols, getPoolAttr(), getLayer());
   if (!pool)
     return failure();
-  if (getLayer() < 0 || getLayer() >= pool.getLayers())
-    return emitOpError() << "layer " << getLayer() << " is out of range for "
-                         << "kv pool " << getPoolAttr() << " of "
-                         << pool.getLayers() << " layers";
-  ViewType k = viewType(getK());
-  if (k.getDimSize(1) != pool.getKvHeads())
-    return emitOpError() << "k has " << k.getDimSize(1)
-                         << " kv heads but kv pool " << getPoolAttr()
-                         << " has " << pool.getKvHeads();
-  if (k.getDimSize(2) != pool.getHeadDim())
-    return emitOpError() << "k has head_dim " << k.getDimSize(2)
-                         << " but kv pool " << getPoolAttr() << " has "
-                         << pool.getHeadDim();
-  Type from = k.getElementType(), to = pool.getDtype();
-  bool quantises = pool.isFP8() && isWideFloatType(from);
-  if (from != to && !quantises)
-    return emitOpError() << "cannot write " << from << " keys and values "
-                         << "into kv pool " << getPoolAttr() << " of " << to;
-  if (quantises && !getKScale())
-    return emitOpError() << "writing " << from << " into the FP8 kv pool "
-                         << getPoolAttr() << " needs kv_scales";
-  if (!quantises && getKScale())
-    return emitOpError("kv_scales are only for quantising into an FP8 pool");
-  return success();
+  if (failed(verifyHeads(*this, getQ(), "q", pool)))
+    return failure();
+  return verifyKvScales(*this, pool, getKScale(), getVScale(), getKHeadScales(),
+                        getVHeadScales());
 }

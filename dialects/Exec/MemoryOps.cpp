@@ -1,6 +1,7 @@
 //===- MemoryOps.cpp - arenas and the views carved out of them ------------===//
 //
-// exec.arena, exec.slice, exec.weight, exec.step_input.
+// exec.arena, exec.alloc, exec.slice, exec.weight, exec.view,
+// exec.step_input.
 //
 //===----------------------------------------------------------------------===//
 #include "ExecVerify.h"
@@ -13,12 +14,29 @@ using namespace accel::exec::detail;
 // ArenaOp
 //===----------------------------------------------------------------------===//
 
+int64_t ArenaOp::getRegionSize(ArenaRegion region) {
+  switch (region) {
+  case ArenaRegion::fixed:
+    return getSize();
+  case ArenaRegion::tokens:
+    return getPerToken();
+  case ArenaRegion::seqs:
+    return getPerSeq();
+  }
+  llvm_unreachable("unknown arena region");
+}
+
 LogicalResult ArenaOp::verify() {
-  if (getSize() < 1)
-    return emitOpError() << "size must be positive, got " << getSize();
+  if (getSize() < 0 || getPerToken() < 0 || getPerSeq() < 0)
+    return emitOpError() << "sizes must be non-negative, got size " << getSize()
+                         << ", per_token " << getPerToken() << ", per_seq " << getPerSeq();
   if (getAlignment() < 1 || !llvm::isPowerOf2_64(getAlignment()))
     return emitOpError() << "alignment must be a power of two, got "
                          << getAlignment();
+  for (int64_t size : {getSize(), getPerToken(), getPerSeq()})
+    if (size % getAlignment() != 0)
+      return emitOpError() << "every region size is a multiple of the alignment "
+                           << getAlignment() << ", got " << size;
   bool isWeights = getKind() == ArenaKind::weights;
   if (isWeights && (!getSection() || getSection()->empty()))
     return emitOpError("a weights arena names the plan section that fills it");
@@ -26,11 +44,13 @@ LogicalResult ArenaOp::verify() {
     return emitOpError() << "only a weights arena names a plan section, not "
                             "an "
                          << stringifyArenaKind(getKind()) << " arena";
+  if (getKind() != ArenaKind::activations && (getPerToken() || getPerSeq()))
+    return emitOpError("only an activations arena has per-token and per-sequence regions");
   return success();
 }
 
 //===----------------------------------------------------------------------===//
-// Placement: what slice, weight and step_input share
+// Placement: what slice and weight share
 //===----------------------------------------------------------------------===//
 
 /// Checks an explicit `align` request against the view's element size.
@@ -49,13 +69,11 @@ static LogicalResult verifyAlignRequest(Operation *op,
   return success();
 }
 
-/// Checks that `view`, placed `offset` bytes into `arena`, is aligned and in
-/// bounds at the schedule's bounds.
-static LogicalResult verifyPlacement(Operation *op, ArenaOp arena,
-                                     int64_t offset,
-                                     std::optional<int64_t> align,
-                                     Value view) {
-  ViewType type = viewType(view);
+/// Checks that a view of `bytes` bytes (per unit of its region), placed
+/// `offset` bytes into `region` of `arena`, is aligned and in bounds.
+static LogicalResult verifyPlacement(Operation *op, ArenaOp arena, ArenaRegion region,
+                                     int64_t offset, std::optional<int64_t> align,
+                                     ViewType type, int64_t bytes) {
   int64_t arenaAlign = arena.getAlignment();
   int64_t required = align.value_or(arenaAlign);
   if (required > arenaAlign)
@@ -71,14 +89,15 @@ static LogicalResult verifyPlacement(Operation *op, ArenaOp arena,
     return op->emitOpError() << "offset " << offset
                              << " is not a multiple of the " << elemBytes
                              << "-byte element type " << type.getElementType();
-  std::optional<int64_t> bytes = getMaxByteSize(view);
-  if (!bytes)
-    return op->emitOpError("every dynamic dimension needs a bound");
-  if (*bytes > arena.getSize() - offset)
-    return op->emitOpError()
-           << "view of " << *bytes << " bytes at offset " << offset
-           << " overruns arena @" << arena.getSymName() << " of "
-           << arena.getSize() << " bytes";
+  int64_t size = arena.getRegionSize(region);
+  if (bytes > size - offset) {
+    InFlightDiagnostic diag = op->emitOpError() << "view of " << bytes << " bytes";
+    if (region != ArenaRegion::fixed)
+      diag << " per " << (region == ArenaRegion::tokens ? "token" : "sequence");
+    return diag << " at offset " << offset << " overruns the "
+                << stringifyArenaRegion(region) << " region of arena @" << arena.getSymName()
+                << " (" << size << " bytes)";
+  }
   return success();
 }
 
@@ -104,20 +123,45 @@ static LogicalResult verifyOffset(Operation *op, int64_t offset) {
   return success();
 }
 
+/// Every size of an alloc or slice is an exec.step_size, one per `?`.
+static LogicalResult verifySizes(Operation *op, OperandRange sizes, ViewType type) {
+  if (sizes.size() != type.getNumDynamicDims())
+    return op->emitOpError() << "expected " << type.getNumDynamicDims()
+                             << " dynamic size(s) for " << type << ", got " << sizes.size();
+  for (auto [index, size] : llvm::enumerate(sizes))
+    if (!size.getDefiningOp<StepSizeOp>())
+      return op->emitOpError() << "dynamic size #" << index << " must be an exec.step_size";
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// AllocOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult AllocOp::verify() {
+  return verifySizes(*this, getSizes(), viewType(getResult()));
+}
+
 //===----------------------------------------------------------------------===//
 // SliceOp
 //===----------------------------------------------------------------------===//
 
 LogicalResult SliceOp::verify() {
   ViewType type = viewType(getResult());
-  if (getSizes().size() != type.getNumDynamicDims())
-    return emitOpError() << "expected " << type.getNumDynamicDims()
-                         << " dynamic size(s) for " << type << ", got "
-                         << getSizes().size();
-  for (auto [index, size] : llvm::enumerate(getSizes()))
-    if (!size.getDefiningOp<StepSizeOp>())
-      return emitOpError() << "dynamic size #" << index
-                           << " must be an exec.step_size";
+  if (failed(verifySizes(*this, getSizes(), type)))
+    return failure();
+  ArenaRegion region = getRegion();
+  if (region == ArenaRegion::fixed && !type.hasStaticShape())
+    return emitOpError() << "a view in the fixed region has a static shape, got " << type;
+  if (region != ArenaRegion::fixed) {
+    StepSizeKind want =
+        region == ArenaRegion::tokens ? StepSizeKind::tokens : StepSizeKind::seqs;
+    if (type.getNumDynamicDims() != 1 ||
+        getSizes()[0].getDefiningOp<StepSizeOp>().getKind() != want)
+      return emitOpError() << "a view in the " << stringifyArenaRegion(region)
+                           << " region has exactly one dynamic dimension, bound to the "
+                           << stringifyStepSizeKind(want) << " step size; got " << type;
+  }
   if (failed(verifyOffset(*this, getOffset())))
     return failure();
   return verifyAlignRequest(*this, getAlign(), type);
@@ -127,16 +171,30 @@ LogicalResult SliceOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
   ArenaOp arena =
       lookupArena(*this, symbolTable, getArenaAttr(),
                   {ArenaKind::activations, ArenaKind::workspace},
-                  "; weights are addressed by exec.weight, step inputs by "
-                  "exec.step_input");
+                  "; weights are addressed by exec.weight");
   if (!arena)
     return failure();
-  return verifyPlacement(*this, arena, getOffset(), getAlign(), getResult());
+  ViewType type = viewType(getResult());
+  return verifyPlacement(*this, arena, getRegion(), getOffset(), getAlign(), type,
+                         *getBytesPerUnit(type));
 }
 
 //===----------------------------------------------------------------------===//
 // WeightOp
 //===----------------------------------------------------------------------===//
+
+/// Whether the tensor attribute `value` has the view's shape and element type.
+static LogicalResult checkWeightData(WeightOp op, Attribute value, StringRef what) {
+  auto elements = dyn_cast<ElementsAttr>(value);
+  if (!elements)
+    return op.emitOpError() << what << " is not a tensor";
+  ViewType type = viewType(op.getResult());
+  auto shaped = cast<ShapedType>(elements.getType());
+  if (shaped.getShape() != type.getShape() || shaped.getElementType() != type.getElementType())
+    return op.emitOpError() << what << " of type " << shaped << " does not match the view "
+                            << type;
+  return success();
+}
 
 LogicalResult WeightOp::verify() {
   if (getName().empty())
@@ -144,6 +202,14 @@ LogicalResult WeightOp::verify() {
   ViewType type = viewType(getResult());
   if (!type.hasStaticShape())
     return emitOpError() << "a weight has a static shape, got " << type;
+  if (getValue() && getShards())
+    return emitOpError("has either one value for every rank or one shard per rank, not both");
+  if (getValue() && failed(checkWeightData(*this, *getValue(), "value")))
+    return failure();
+  if (getShards())
+    for (auto [rank, shard] : llvm::enumerate(*getShards()))
+      if (failed(checkWeightData(*this, shard, "shard " + std::to_string(rank))))
+        return failure();
   if (failed(verifyOffset(*this, getOffset())))
     return failure();
   return verifyAlignRequest(*this, getAlign(), type);
@@ -155,7 +221,36 @@ LogicalResult WeightOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
                                                     "weights arena");
   if (!arena)
     return failure();
-  return verifyPlacement(*this, arena, getOffset(), getAlign(), getResult());
+  ViewType type = viewType(getResult());
+  return verifyPlacement(*this, arena, ArenaRegion::fixed, getOffset(), getAlign(), type,
+                         type.getStaticByteSize());
+}
+
+//===----------------------------------------------------------------------===//
+// ViewOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult ViewOp::verify() {
+  ViewType from = viewType(getSource()), to = viewType(getResult());
+  if (from.getElementType() != to.getElementType())
+    return emitOpError() << "a view keeps the element type: " << from << " vs " << to;
+  if (from.getNumDynamicDims() > 1 || to.getNumDynamicDims() > 1 ||
+      from.getNumDynamicDims() != to.getNumDynamicDims())
+    return emitOpError() << "both sides have one dynamic dimension, or neither: " << from
+                         << " vs " << to;
+  // Elements per unit of the dynamic extent (or in all) must agree.
+  auto staticCount = [](ViewType t) {
+    int64_t n = 1;
+    for (int64_t d : t.getShape())
+      if (!ShapedType::isDynamic(d))
+        n *= d;
+    return n;
+  };
+  int64_t a = staticCount(from), b = staticCount(to);
+  if (from.getNumDynamicDims() == 0 ? a != b : (a % b != 0 && b % a != 0))
+    return emitOpError() << "cannot view " << from << " as " << to
+                         << ": the element counts differ";
+  return success();
 }
 
 //===----------------------------------------------------------------------===//
@@ -164,30 +259,10 @@ LogicalResult WeightOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
 
 LogicalResult StepInputOp::verify() {
   ViewType type = viewType(getResult());
-  bool isI32 = type.getElementType().isSignlessInteger(32);
-  bool ok;
-  StringRef expected;
-  if (getKind() == StepInputKind::block_tables) {
-    ok = isI32 && type.getRank() == 2 && type.isDynamicDim(0) &&
-         !type.isDynamicDim(1) && type.getDimSize(1) >= 1;
-    expected = "!exec.view<?xNxi32> with N >= 1";
-  } else {
-    ok = isI32 && type.getRank() == 1 && type.isDynamicDim(0);
-    expected = "!exec.view<?xi32>";
-  }
-  if (!ok)
+  Type e = type.getElementType();
+  if (type.getRank() != 1 || !type.isDynamicDim(0) ||
+      !(e.isSignlessInteger(32) || e.isSignlessInteger(64)))
     return emitOpError() << "a " << stringifyStepInputKind(getKind())
-                         << " input is a " << expected << ", got " << type;
-  return verifyOffset(*this, getOffset());
-}
-
-LogicalResult
-StepInputOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
-  ArenaOp arena = lookupArena(*this, symbolTable, getArenaAttr(),
-                              {ArenaKind::step_inputs},
-                              "; step inputs live in a step_inputs arena");
-  if (!arena)
-    return failure();
-  return verifyPlacement(*this, arena, getOffset(), std::nullopt,
-                         getResult());
+                         << " input is a !exec.view<?xi32> or !exec.view<?xi64>, got " << type;
+  return success();
 }

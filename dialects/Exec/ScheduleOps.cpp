@@ -12,31 +12,6 @@ using namespace accel::exec;
 // ScheduleOp
 //===----------------------------------------------------------------------===//
 
-int64_t ScheduleOp::getBound(StepSizeKind kind) {
-  switch (kind) {
-  case StepSizeKind::tokens:
-    return getMaxTokens();
-  case StepSizeKind::seqs:
-    return getMaxSeqs();
-  }
-  llvm_unreachable("unknown step size kind");
-}
-
-LogicalResult ScheduleOp::verify() {
-  if (getMaxTokens() < 1 || getMaxSeqs() < 1)
-    return emitOpError("max_tokens and max_seqs must be positive");
-  if (getMaxSeqs() > getMaxTokens())
-    return emitOpError() << "max_seqs (" << getMaxSeqs()
-                         << ") exceeds max_tokens (" << getMaxTokens()
-                         << "): every sequence brings at least one token";
-  if (getKind() == ScheduleKind::decode && getMaxSeqs() != getMaxTokens())
-    return emitOpError() << "a decode schedule has one token per sequence: "
-                            "max_tokens ("
-                         << getMaxTokens() << ") must equal max_seqs ("
-                         << getMaxSeqs() << ")";
-  return success();
-}
-
 /// Emits an error on `op` if `kind` was already declared in the schedule.
 template <typename OpTy, typename KindT>
 static LogicalResult checkUnique(OpTy op, KindT kind,

@@ -1,17 +1,41 @@
 //===- GenerateKernels.cpp - a plan's kernels, from selection to cubin -----===//
 #include "accel/Codegen/Codegen.h"
 
+#include "accel/dialects/Exec/ExecOps.h"
 #include "runtime/plan/Plan.pb.h"
 
 #include "mlir/IR/MLIRContext.h"
 
 namespace accel::codegen {
 
-llvm::Expected<GeneratedKernels> generateKernels(mlir::func::FuncOp func,
+namespace {
+/// The kernels `module` declares, or (none declared) those its steps could run.
+llvm::Expected<std::vector<KernelSpec>> kernelsOf(mlir::ModuleOp module, bool declaredOnly) {
+  std::vector<KernelSpec> specs;
+  bool any = false;
+  for (auto k : module.getOps<exec::KernelOp>()) {
+    any = true;
+    std::optional<KernelSpec> s = specFromKernel(k);
+    if (!s)
+      return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                     "exec.kernel @" + k.getSymName().str() +
+                                         " is not a kernel this compiler generates");
+    specs.push_back(*s);
+  }
+  if (!any && !declaredOnly)
+    specs = selectKernels(module).kernels;
+  return specs;
+}
+} // namespace
+
+llvm::Expected<GeneratedKernels> generateKernels(mlir::ModuleOp execModule,
                                                  const CodegenOptions &options) {
   GeneratedKernels out;
   out.chip = options.chip;
-  out.selection = selectKernels(func);
+  llvm::Expected<std::vector<KernelSpec>> specs = kernelsOf(execModule, /*declaredOnly=*/true);
+  if (!specs)
+    return specs.takeError();
+  out.selection.kernels = std::move(*specs);
   if (out.selection.kernels.empty())
     return std::move(out);
   mlir::DialectRegistry registry;
@@ -33,6 +57,8 @@ llvm::Expected<GeneratedKernels> generateKernels(mlir::func::FuncOp func,
     return std::move(out);
   }
   std::string ptxas = findPtxas(options);
+  for (auto k : execModule.getOps<exec::KernelOp>())
+    k.setImage(exec::KernelImage::ptx);
   if (ptxas.empty()) {
     out.cubinAbsent = "ptxas was not found (looked in '" + cudaToolkitPath(options) +
                       "/bin' and on PATH); the plan carries PTX only, which the driver "
@@ -43,12 +69,21 @@ llvm::Expected<GeneratedKernels> generateKernels(mlir::func::FuncOp func,
   if (!cubin)
     return cubin.takeError();
   out.cubin = std::move(*cubin);
+  for (auto k : execModule.getOps<exec::KernelOp>())
+    k.setImage(exec::KernelImage::ptx | exec::KernelImage::cubin);
   return std::move(out);
 }
 
 llvm::Error printKernels(mlir::Operation *scope, const CodegenOptions &options,
                          KernelLevel level, llvm::raw_ostream &os) {
-  KernelSelection sel = selectKernels(scope);
+  auto module = llvm::dyn_cast<mlir::ModuleOp>(scope);
+  if (!module)
+    module = scope->getParentOfType<mlir::ModuleOp>();
+  llvm::Expected<std::vector<KernelSpec>> specs = kernelsOf(module, /*declaredOnly=*/false);
+  if (!specs)
+    return specs.takeError();
+  KernelSelection sel;
+  sel.kernels = std::move(*specs);
   if (sel.kernels.empty()) {
     os << "// no generated kernels: no op that lib/Codegen generates a kernel for\n";
     return llvm::Error::success();
@@ -57,18 +92,18 @@ llvm::Error printKernels(mlir::Operation *scope, const CodegenOptions &options,
   registerCodegenDialects(registry);
   mlir::MLIRContext context(registry);
   context.disableMultithreading();
-  llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>> module =
+  llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>> kernelModule =
       buildKernelModule(context, sel.kernels, options.chip);
-  if (!module)
-    return module.takeError();
+  if (!kernelModule)
+    return kernelModule.takeError();
   if (level != KernelLevel::Gpu)
-    if (llvm::Error e = lowerToNVVM(**module))
+    if (llvm::Error e = lowerToNVVM(**kernelModule))
       return e;
   if (level != KernelLevel::Ptx) {
-    (*module)->print(os);
+    (*kernelModule)->print(os);
     return llvm::Error::success();
   }
-  llvm::Expected<std::string> ptx = translateToPTX(**module, options);
+  llvm::Expected<std::string> ptx = translateToPTX(**kernelModule, options);
   if (!ptx)
     return ptx.takeError();
   os << *ptx;

@@ -289,62 +289,55 @@ llvm::Error accel::compileToPlan(const CompileOptions &options) {
                                        : CompileErrorKind::NotFound,
                            "cannot import '" + options.onnxPath + "'");
 
+  // Generated kernels need the CUDA toolkit's libdevice (docs/codegen.md).
+  codegen::CodegenOptions cg;
+  cg.chip = opts.target;
+  cg.cudaPath = options.cudaPath;
+  const bool gpu = llvm::StringRef(opts.target).starts_with("sm_");
+  bool codegen = options.codegen && gpu;
+  auto warn = [&](const std::string &msg) {
+    if (options.onDiagnostic)
+      options.onDiagnostic(options.onnxPath + ": warning: " + msg);
+  };
+  if (codegen && codegen::findLibdevice(cg).empty()) {
+    warn("no generated kernels: the CUDA toolkit's libdevice was not found under '" +
+         codegen::cudaToolkitPath(cg) +
+         "' (set -cuda-path); the plan runs on the runtime's hand-written kernels");
+    codegen = false;
+  }
+
   mlir::PassManager pm(&context);
   if (options.applyPassManagerCLOptions && mlir::failed(mlir::applyPassManagerCLOptions(pm)))
     return diagnosticError(CompileErrorKind::InvalidArgument,
                            "the -mlir pass manager options do not apply");
+  PipelineOptions pipeline;
+  pipeline.target = options.target;
+  pipeline.precision = options.precision;
+  pipeline.precisionOptions = precisionOptions;
+  pipeline.kvCacheDtype = options.kvCacheDtype;
+  pipeline.padGemmDims = options.padGemmDims;
+  pipeline.tpSize = options.tpSize;
+  pipeline.ppSize = options.ppSize;
+  pipeline.codegen = codegen;
+  pipeline.allowHostSteps = options.allowHostSteps;
   std::string pipelineError;
-  if (mlir::failed(accel::buildRaisePipeline(pm, pipelineError)) ||
-      mlir::failed(accel::buildPrecisionPipeline(pm, options.precision, /*beforeFusion=*/true,
-                                                 pipelineError)) ||
-      mlir::failed(accel::buildFusionPipeline(pm, pipelineError)) ||
-      mlir::failed(accel::buildPrecisionPipeline(pm, options.precision, /*beforeFusion=*/false,
-                                                 pipelineError, precisionOptions)))
-    return compileError(CompileErrorKind::Internal, "internal error: " + pipelineError);
-  if (mlir::failed(accel::buildLayoutPipeline(pm, options.target, options.padGemmDims,
-                                              options.tpSize, pipelineError)))
+  if (mlir::failed(accel::buildCompilePipeline(pm, pipeline, Phase::Exec, pipelineError)))
     return compileError(CompileErrorKind::InvalidArgument, pipelineError);
-  if (mlir::failed(accel::buildKVCacheDtypePipeline(pm, options.kvCacheDtype, pipelineError,
-                                                    options.calibrationPath)))
-    return compileError(CompileErrorKind::InvalidArgument, pipelineError);
-  if (mlir::failed(accel::buildPartitionPipeline(pm, options.tpSize, options.ppSize, pipelineError)))
-    return compileError(CompileErrorKind::InvalidArgument, pipelineError);
-  if (mlir::failed(accel::buildLateFusionPipeline(pm, pipelineError)))
-    return compileError(CompileErrorKind::Internal, "internal error: " + pipelineError);
   if (mlir::failed(pm.run(*module)))
     return diagnosticError(CompileErrorKind::InvalidModel,
-                           "raising '" + options.onnxPath + "' failed");
+                           "compiling '" + options.onnxPath + "' failed");
 
-  // Generated kernels for GPU targets (docs/codegen.md).
+  // The kernels accel-exec-select-kernels declared, built for the target.
   codegen::GeneratedKernels kernels;
-  if (options.codegen && llvm::StringRef(opts.target).starts_with("sm_")) {
-    auto warn = [&](const std::string &msg) {
-      if (options.onDiagnostic)
-        options.onDiagnostic(options.onnxPath + ": warning: " + msg);
-    };
-    codegen::CodegenOptions cg;
-    cg.chip = opts.target;
-    cg.cudaPath = options.cudaPath;
-    mlir::func::FuncOp entry;
-    for (auto f : module->getOps<mlir::func::FuncOp>())
-      if (!f.isPrivate() && !f.isExternal() && !entry)
-        entry = f;
-    // Without a public function there is nothing to generate (writePlan
-    // says what is wrong with the module).
-    if (entry && codegen::findLibdevice(cg).empty()) {
-      warn("no generated kernels: the CUDA toolkit's libdevice was not found under '" +
-           codegen::cudaToolkitPath(cg) +
-           "' (set -cuda-path); the plan runs on the runtime's hand-written kernels");
-    } else if (entry) {
-      llvm::Expected<codegen::GeneratedKernels> k = codegen::generateKernels(entry, cg);
-      if (!k)
-        return compileError(CompileErrorKind::Internal,
-                            "kernel generation failed: " + llvm::toString(k.takeError()));
-      kernels = std::move(*k);
-      if (!kernels.empty() && kernels.cubin.empty())
-        warn(kernels.cubinAbsent);
-      opts.kernels = &kernels;
-    }
+  if (codegen) {
+    llvm::Expected<codegen::GeneratedKernels> k = codegen::generateKernels(*module, cg);
+    if (!k)
+      return compileError(CompileErrorKind::Internal,
+                          "kernel generation failed: " + llvm::toString(k.takeError()));
+    kernels = std::move(*k);
+    if (!kernels.empty() && kernels.cubin.empty())
+      warn(kernels.cubinAbsent);
+    opts.kernels = &kernels;
   }
 
   if (llvm::Error e = plan::writePlan(*module, opts, options.outputPath)) {

@@ -209,14 +209,49 @@ LogicalResult accel::buildLayoutPipeline(OpPassManager &pm, const std::string &t
   return parsePassPipeline(passes, pm, os);
 }
 
-LogicalResult accel::buildMemoryPlanPipeline(OpPassManager &pm, int64_t maxTokens,
-                                             std::string &error) {
-  if (maxTokens < 1) {
-    error = "-max-tokens must be at least 1, got " + std::to_string(maxTokens);
+LogicalResult accel::buildExecPipeline(OpPassManager &pm, const std::string &target,
+                                       bool codegen, bool allowHostSteps, std::string &error) {
+  const accel::target::TargetDesc *t = accel::target::lookup(target);
+  if (!t) {
+    error = "unknown target '" + target + "' (expected " + accel::target::describeNames() + ")";
     return failure();
   }
-  //   accel-opt --pass-pipeline='builtin.module(<this>)' fused.mlir
-  std::string passes = "func.func(accel-plan-memory{max-tokens=" + std::to_string(maxTokens) + "})";
+  //   accel-opt --pass-pipeline='builtin.module(<this>)' partitioned.mlir
+  std::string passes = "accel-lower-to-exec,accel-exec-assign-buffers";
+  if (t->isGpu && codegen)
+    passes += "," + std::string("accel-exec-select-kernels{chip=") + std::string(t->arch) +
+              (allowHostSteps ? " allow-onnx=true" : "") + "}";
   llvm::raw_string_ostream os(error);
   return parsePassPipeline(passes, pm, os);
+}
+
+LogicalResult accel::buildCompilePipeline(OpPassManager &pm, const PipelineOptions &o,
+                                          Phase stopAfter, std::string &error) {
+  if (std::string bad = checkPrecisionMode(o.precision); !bad.empty()) {
+    error = bad;
+    return failure();
+  }
+  if (std::string bad = checkPrecisionOptions(o.precision, o.precisionOptions); !bad.empty()) {
+    error = bad;
+    return failure();
+  }
+  if (failed(buildRaisePipeline(pm, error)))
+    return failure();
+  if (stopAfter == Phase::Transformer)
+    return success();
+  if (failed(buildPrecisionPipeline(pm, o.precision, /*beforeFusion=*/true, error)) ||
+      failed(buildFusionPipeline(pm, error)) ||
+      failed(buildPrecisionPipeline(pm, o.precision, /*beforeFusion=*/false, error,
+                                    o.precisionOptions)) ||
+      failed(buildLayoutPipeline(pm, o.target, o.padGemmDims, o.tpSize, error)) ||
+      failed(buildKVCacheDtypePipeline(pm, o.kvCacheDtype, error, o.precisionOptions.calibration)))
+    return failure();
+  if (stopAfter != Phase::Fused &&
+      failed(buildPartitionPipeline(pm, o.tpSize, o.ppSize, error)))
+    return failure();
+  if (failed(buildLateFusionPipeline(pm, error)))
+    return failure();
+  if (stopAfter != Phase::Exec)
+    return success();
+  return buildExecPipeline(pm, o.target, o.codegen, o.allowHostSteps, error);
 }

@@ -1,10 +1,13 @@
-//===- PlanWriter.cpp - serialise a compiled model as a plan file ----------===//
+//===- PlanWriter.cpp - serialise an exec module as a plan file -----------===//
 //
-// One pass over the entry function in program order: every SSA value gets a
-// plan value id, every constant a place in the weights section, every op a
-// step (docs/plan-format.md lists the step kinds and their operands). The
-// file is written to `<path>.tmp` and renamed, so a failed compile never
-// leaves a half-written plan behind.
+// One-to-one: every view of the exec schedule is a plan value (a constant,
+// a step input, an arena slice or a view of another value), every step op a
+// plan step of the StepKind of the same name with its operands in order and
+// its attributes under the names docs/plan-format.md gives, the kv_pool the
+// plan's KV cache and the activations arena its memory plan. Nothing is
+// decided here: the exec passes decided it. The file is written to
+// `<path>.tmp` and renamed, so a failed compile never leaves a half-written
+// plan behind.
 //
 //===----------------------------------------------------------------------===//
 #include "accel/Plan/PlanWriter.h"
@@ -12,22 +15,23 @@
 #include "accel/Codegen/Codegen.h"
 
 #include "accel/Eval/Evaluator.h"
-#include "accel/Eval/Stepper.h"
-#include "accel/dialects/Onnx/OnnxOps.h"
-#include "accel/dialects/Transformer/TransformerOps.h"
+#include "accel/dialects/Exec/ExecOps.h"
+#include "accel/dialects/Exec/ExecUtils.h"
+#include "accel/dialects/Transformer/TransformerDialect.h"
 #include "runtime/plan/Plan.pb.h"
 #include "runtime/plan/PlanFormat.h"
 
-#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <cstdio>
 
 using namespace mlir;
+namespace ex = accel::exec;
 namespace tf = accel::transformer;
 namespace pb = accel::plan;
 namespace fmt = accel::rt::plan;
@@ -38,7 +42,7 @@ llvm::Error error(const llvm::Twine &msg) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), msg);
 }
 
-/// "node_name" for a location the importer made, else a printed location.
+/// "node_name" for a location the importer made, else "".
 std::string locationName(Location loc) {
   if (auto name = dyn_cast<NameLoc>(loc))
     return name.getName().str();
@@ -59,18 +63,49 @@ std::string describeOp(Operation *op) {
          (where.empty() ? "" : " at '" + where + "'");
 }
 
+/// The plan's step kind of an exec step op: the one table of the contract
+/// between the compiler and the runtime (plan.StepKind mirrors
+/// ExecStepOps.td).
+pb::StepKind stepKindOf(Operation *op) {
+  return llvm::TypeSwitch<Operation *, pb::StepKind>(op)
+      .Case([](ex::EmbeddingOp) { return pb::EMBEDDING; })
+      .Case([](ex::RmsNormOp) { return pb::RMS_NORM; })
+      .Case([](ex::AddRmsNormOp) { return pb::ADD_RMS_NORM; })
+      .Case([](ex::LayerNormOp) { return pb::LAYER_NORM; })
+      .Case([](ex::ResidualAddOp) { return pb::RESIDUAL_ADD; })
+      .Case([](ex::ActivationOp) { return pb::ACTIVATION; })
+      .Case([](ex::GatedActOp) { return pb::GATED_ACT; })
+      .Case([](ex::GatedMlpOp) { return pb::GATED_MLP; })
+      .Case([](ex::RotaryOp) { return pb::ROTARY; })
+      .Case([](ex::QkvRotaryOp) { return pb::QKV_ROTARY; })
+      .Case([](ex::QkvRotaryKvWriteOp) { return pb::QKV_ROTARY_KV_WRITE; })
+      .Case([](ex::KVWriteOp) { return pb::KV_WRITE; })
+      .Case([](ex::AttentionOp) { return pb::ATTENTION; })
+      .Case([](ex::GemmOp) { return pb::GEMM; })
+      .Case([](ex::LogitsOp) { return pb::LOGITS; })
+      .Case([](ex::SplitOp) { return pb::SPLIT; })
+      .Case([](ex::CopyOp) { return pb::COPY; })
+      .Case([](ex::CollectiveOp) { return pb::COLLECTIVE; })
+      .Case([](ex::PpTransferOp) { return pb::PP_TRANSFER; })
+      .Case([](ex::OnnxOp) { return pb::ONNX; })
+      .Case([](ex::LaunchOp) { return pb::LAUNCH; })
+      .Default([](Operation *) { return pb::STEP_KIND_UNSPECIFIED; });
+}
+
+//===----------------------------------------------------------------------===//
+// Values and steps
+//===----------------------------------------------------------------------===//
+
 class ScheduleBuilder {
 public:
-  explicit ScheduleBuilder(pb::PlanMetadata &meta) : meta_(meta), s_(*meta.mutable_schedule()) {}
+  ScheduleBuilder(pb::Schedule &s, uint64_t weightsBytes) : s_(s), weightsSize_(weightsBytes) {}
 
-  /// A new value for `v` (an op result or an argument).
-  llvm::Expected<int32_t> define(Value v, const std::string &name) {
-    auto type = dyn_cast<RankedTensorType>(v.getType());
-    if (!type)
-      return error("a value of type that is not a ranked tensor cannot live in a plan");
+  /// A new value for the view `v`.
+  llvm::Expected<pb::Value *> define(Value v, const std::string &name) {
+    auto type = cast<ex::ViewType>(v.getType());
     std::optional<accel::rt::DType> dt = accel::eval::toDType(type.getElementType());
     if (!dt)
-      return error("element type of a value has no runtime representation");
+      return error("a view of element type that has no runtime representation");
     pb::Value *pv = s_.add_values();
     pv->set_id(s_.values_size() - 1);
     pv->set_dtype(accel::rt::dtypeName(*dt));
@@ -78,70 +113,17 @@ public:
       pv->add_shape(ShapedType::isDynamic(d) ? -1 : d);
     pv->set_name(name);
     ids_[v] = pv->id();
-    return pv->id();
-  }
-
-  /// A new constant value holding `t` (appended to the weights section).
-  int32_t constant(accel::rt::Tensor t, const std::string &name, Value v = {}) {
-    std::vector<accel::rt::Tensor> shards;
-    shards.push_back(std::move(t));
-    return constant(std::move(shards), name, v);
-  }
-
-  /// A new constant with one tensor per tensor-parallel rank (or one for
-  /// all): every rank's weights section holds its shard at the same offset.
-  int32_t constant(std::vector<accel::rt::Tensor> shards, const std::string &name,
-                   Value v = {}) {
-    const accel::rt::Tensor &t = shards.front();
-    pb::Value *pv = s_.add_values();
-    pv->set_id(s_.values_size() - 1);
-    pv->set_dtype(accel::rt::dtypeName(t.dtype()));
-    for (int64_t d : t.shape())
-      pv->add_shape(d);
-    pv->set_name(name);
-    pv->set_is_constant(true);
-    pv->set_section(0);
-    weightsSize_ = fmt::alignUp(weightsSize_, fmt::kTensorAlignment);
-    pv->set_offset(weightsSize_);
-    pv->set_size(t.byteSize());
-    weightsSize_ += t.byteSize();
-    uint64_t at = weightsSize_ - t.byteSize();
-    constants_.push_back({at, std::move(shards)});
-    if (v)
-      ids_[v] = pv->id();
-    return pv->id();
+    return pv;
   }
 
   llvm::Expected<int32_t> use(Value v, Operation *user) {
     auto it = ids_.find(v);
     if (it == ids_.end())
-      return error(describeOp(user) + " reads a value the plan cannot carry (a !transformer "
-                                      "type where a tensor is expected)");
+      return error(describeOp(user) + " reads a view the schedule does not declare before it");
     return it->second;
   }
 
-  pb::Step &step(const char *kind, const std::string &op, Operation *from) {
-    pb::Step *st = s_.add_steps();
-    st->set_kind(kind);
-    st->set_op(op);
-    st->set_location(locationName(from->getLoc()));
-    if (auto stage = from->getAttrOfType<IntegerAttr>("accel.pp_stage"))
-      st->set_stage(int32_t(stage.getInt())); // accelc -pp (passes/Partition)
-    if (kernelOf_)
-      if (auto it = kernelOf_->find(from); it != kernelOf_->end()) {
-        pb::Attribute *a = st->add_attributes();
-        a->set_name("kernel"); // the generated kernel it launches
-        a->set_s(it->second);
-      }
-    return *st;
-  }
-
-  /// The generated kernel of each op that has one (lib/Codegen).
-  void setKernels(const llvm::DenseMap<Operation *, std::string> *kernelOf) {
-    kernelOf_ = kernelOf;
-  }
-
-  /// Adds `v` (or -1 when null) as the next input of `st`.
+  /// `v` (or -1 when null) as the next input of `st`.
   llvm::Error input(pb::Step &st, Value v, Operation *user) {
     if (!v) {
       st.add_inputs(-1);
@@ -153,15 +135,39 @@ public:
     st.add_inputs(*id);
     return llvm::Error::success();
   }
-
-  llvm::Error outputs(pb::Step &st, Operation *op) {
-    for (Value r : op->getResults()) {
-      llvm::Expected<int32_t> id = define(r, locationName(op->getLoc()));
-      if (!id)
-        return error(describeOp(op) + ": " + llvm::toString(id.takeError()));
-      st.add_outputs(*id);
-    }
+  llvm::Error output(pb::Step &st, Value v, Operation *user) {
+    llvm::Expected<int32_t> id = use(v, user);
+    if (!id)
+      return id.takeError();
+    st.add_outputs(*id);
     return llvm::Error::success();
+  }
+
+  /// A weight: its bytes (one tensor, or one per rank) at `offset`.
+  void weight(pb::Value &pv, uint64_t offset, std::vector<accel::rt::Tensor> shards) {
+    pv.set_is_constant(true);
+    pv.set_placement(pb::Value::CONSTANT);
+    pv.set_section(0);
+    pv.set_offset(offset);
+    pv.set_size(shards.front().byteSize());
+    constants_.push_back({offset, std::move(shards)});
+  }
+
+  /// A constant of an ONNX attribute, after the exec weights.
+  int32_t attributeConstant(accel::rt::Tensor t, const std::string &name) {
+    pb::Value *pv = s_.add_values();
+    pv->set_id(s_.values_size() - 1);
+    pv->set_dtype(accel::rt::dtypeName(t.dtype()));
+    for (int64_t d : t.shape())
+      pv->add_shape(d);
+    pv->set_name(name);
+    weightsSize_ = fmt::alignUp(weightsSize_, fmt::kTensorAlignment);
+    uint64_t at = weightsSize_;
+    weightsSize_ += t.byteSize();
+    std::vector<accel::rt::Tensor> one;
+    one.push_back(std::move(t));
+    weight(*pv, at, std::move(one));
+    return pv->id();
   }
 
   struct Constant {
@@ -175,17 +181,11 @@ public:
   uint64_t weightsSize() const { return weightsSize_; }
 
 private:
-  pb::PlanMetadata &meta_;
   pb::Schedule &s_;
-  const llvm::DenseMap<Operation *, std::string> *kernelOf_ = nullptr;
   llvm::DenseMap<Value, int32_t> ids_;
   std::vector<Constant> constants_;
-  uint64_t weightsSize_ = 0;
+  uint64_t weightsSize_;
 };
-
-//===----------------------------------------------------------------------===//
-// Attributes
-//===----------------------------------------------------------------------===//
 
 void setI(pb::Step &st, const std::string &name, int64_t v) {
   pb::Attribute *a = st.add_attributes();
@@ -215,7 +215,13 @@ void setFloats(pb::Step &st, const std::string &name, std::optional<ArrayRef<dou
     a->mutable_floats()->add_values(float(x));
 }
 
-/// An ONNX attribute, as OnnxEval hands them to the same kernels.
+std::string dtypeOf(Value v) {
+  auto t = cast<ex::ViewType>(v.getType());
+  std::optional<accel::rt::DType> dt = accel::eval::toDType(t.getElementType());
+  return dt ? accel::rt::dtypeName(*dt) : "";
+}
+
+/// An ONNX attribute, as the CPU reference kernels take them.
 llvm::Error onnxAttr(ScheduleBuilder &b, pb::Step &st, StringRef name, Attribute attr) {
   pb::Attribute *a = st.add_attributes();
   a->set_name(name.str());
@@ -243,137 +249,17 @@ llvm::Error onnxAttr(ScheduleBuilder &b, pb::Step &st, StringRef name, Attribute
     llvm::Expected<accel::rt::Tensor> t = accel::eval::toTensor(e);
     if (!t)
       return t.takeError();
-    a->set_tensor(b.constant(std::move(*t), st.location() + "." + name.str()));
+    a->set_tensor(b.attributeConstant(std::move(*t), st.location() + "." + name.str()));
   } else {
     return error("attribute '" + name + "' has a kind a plan cannot carry");
   }
   return llvm::Error::success();
 }
 
-//===----------------------------------------------------------------------===//
-// Ops
-//===----------------------------------------------------------------------===//
-
-llvm::Error onnxConstant(ScheduleBuilder &b, Operation *op, int64_t tpSize) {
-  // A constant of a partitioned function (passes/Partition): one value per
-  // rank, all of one type.
-  if (auto shards = op->getAttrOfType<ArrayAttr>("accel.tp_shards")) {
-    if (int64_t(shards.size()) != tpSize)
-      return error(describeOp(op) + " has " + llvm::Twine(shards.size()) +
-                   " tensor-parallel shards but the function has " + llvm::Twine(tpSize) +
-                   " ranks");
-    std::vector<accel::rt::Tensor> tensors;
-    for (Attribute a : shards) {
-      auto e = dyn_cast<ElementsAttr>(a);
-      if (!e)
-        return error(describeOp(op) + " has a tensor-parallel shard that is not a tensor");
-      llvm::Expected<accel::rt::Tensor> t = accel::eval::toTensor(e);
-      if (!t)
-        return error(describeOp(op) + ": " + llvm::toString(t.takeError()));
-      if (!tensors.empty() && (t->shape() != tensors.front().shape() ||
-                               t->dtype() != tensors.front().dtype()))
-        return error(describeOp(op) + " has tensor-parallel shards of different types");
-      tensors.push_back(std::move(*t));
-    }
-    b.constant(std::move(tensors), locationName(op->getLoc()), op->getResult(0));
-    return llvm::Error::success();
-  }
-  // Evaluate it with the same code the evaluator uses (value, value_float,
-  // value_ints, ...).
-  accel::eval::Evaluator ev;
-  llvm::Expected<accel::rt::Tensor> t = ev.evaluate(op->getResult(0));
-  if (!t)
-    return error(describeOp(op) + ": " + llvm::toString(t.takeError()));
-  b.constant(std::move(*t), locationName(op->getLoc()), op->getResult(0));
-  return llvm::Error::success();
-}
-
-llvm::Error onnxOp(ScheduleBuilder &b, Operation *op) {
-  StringRef name = op->getName().getStringRef();
-  name.consume_front("onnx.");
-  std::string type = name.consume_front("ms_") ? "onnx.com.microsoft." + name.str()
-                                               : "onnx." + name.str();
-  pb::Step &st = b.step("launch", type, op);
-  DictionaryAttr attrs = op->getAttrDictionary();
-
-  // Positional inputs and outputs, -1 for absent optional ones.
-  if (auto seg = dyn_cast_or_null<DenseI32ArrayAttr>(attrs.get("operandSegmentSizes"))) {
-    unsigned next = 0;
-    for (int32_t n : seg.asArrayRef()) {
-      if (n == 0)
-        st.add_inputs(-1);
-      for (int32_t i = 0; i < n; ++i)
-        if (llvm::Error e = b.input(st, op->getOperand(next++), op))
-          return e;
-    }
-  } else {
-    for (Value v : op->getOperands())
-      if (llvm::Error e = b.input(st, v, op))
-        return e;
-  }
-  if (auto seg = dyn_cast_or_null<DenseI32ArrayAttr>(attrs.get("resultSegmentSizes"))) {
-    unsigned next = 0;
-    for (int32_t n : seg.asArrayRef()) {
-      if (n == 0)
-        st.add_outputs(-1);
-      for (int32_t i = 0; i < n; ++i) {
-        Value r = op->getResult(next++);
-        llvm::Expected<int32_t> id = b.define(r, locationName(op->getLoc()));
-        if (!id)
-          return error(describeOp(op) + ": " + llvm::toString(id.takeError()));
-        st.add_outputs(*id);
-      }
-    }
-    while (st.outputs_size() > 0 && st.outputs(st.outputs_size() - 1) == -1)
-      st.mutable_outputs()->RemoveLast();
-  } else if (llvm::Error e = b.outputs(st, op)) {
-    return e;
-  }
-  setI(st, "accel.num_outputs", st.outputs_size());
-  for (NamedAttribute a : attrs) {
-    StringRef n = a.getName().getValue();
-    if (n == "operandSegmentSizes" || n == "resultSegmentSizes" || n == "accel.pp_stage")
-      continue;
-    if (llvm::Error e = onnxAttr(b, st, n, a.getValue()))
-      return error(describeOp(op) + ": " + llvm::toString(std::move(e)));
-  }
-  return llvm::Error::success();
-}
-
-/// A launch of `op`'s operands (absent optional ones as -1, and skipping
-/// !transformer.batch / kv_cache operands) and results.
-llvm::Expected<pb::Step *> launch(ScheduleBuilder &b, Operation *op, const std::string &name,
-                                  ArrayRef<Value> inputs) {
-  pb::Step &st = b.step("launch", name, op);
-  for (Value v : inputs)
-    if (llvm::Error e = b.input(st, v, op))
-      return std::move(e);
-  if (llvm::Error e = b.outputs(st, op))
-    return std::move(e);
-  return &st;
-}
-
-std::string dtypeOf(Value v) {
-  auto t = cast<ShapedType>(v.getType());
-  std::optional<accel::rt::DType> dt = accel::eval::toDType(t.getElementType());
-  return dt ? accel::rt::dtypeName(*dt) : "";
-}
-
-/// The KV-cache attributes of a step that writes `op`'s k and v: the layer
-/// and an FP8 cache's scales (per layer, or per KV head).
-void kvWriteParams(pb::Step &st, tf::AttentionOp op) {
-  setI(st, "layer", int64_t(op.getLayer()));
-  setF(st, "k_scale", op.getKScale());
-  setF(st, "v_scale", op.getVScale());
-  setFloats(st, "k_head_scales", op.getKHeadScales());
-  setFloats(st, "v_head_scales", op.getVHeadScales());
-}
-
-/// A rotation's attributes (transformer.rotary and transformer.qkv_rotary
-/// carry the same): style, rotary_dim, theta and `scaling.*`.
+/// A rotation's attributes (rotary, qkv_rotary, qkv_rotary_kv_write).
 template <typename OpT> void rotaryParams(pb::Step &s, OpT op) {
-  setS(s, "style", tf::stringifyRotaryStyle(op.getStyle()).str());
-  setI(s, "rotary_dim", int64_t(op.getRotaryDim()));
+  setS(s, "style", tf::stringifyRotaryStyle(op.getStyle().getValue()).str());
+  setI(s, "rotary_dim", op.getRotaryDim());
   setF(s, "theta", op.getTheta());
   if (tf::RopeScalingAttr sc = op.getScalingAttr()) {
     setS(s, "scaling.kind", tf::stringifyRopeScalingKind(sc.getKind()).str());
@@ -387,321 +273,188 @@ template <typename OpT> void rotaryParams(pb::Step &s, OpT op) {
   }
 }
 
-/// The attention whose KV-cache write a qkv_rotary step does itself: the
-/// one attention that reads its k and v, as k and v, and nothing else does.
-tf::AttentionOp fusedAttention(tf::QkvRotaryOp op) {
-  if (!op.getK().hasOneUse() || !op.getV().hasOneUse())
-    return {};
-  auto attention = dyn_cast<tf::AttentionOp>(*op.getK().getUsers().begin());
-  if (!attention || attention.getK() != op.getK() || attention.getV() != op.getV())
-    return {};
-  return attention;
+/// The KV-cache attributes of a step that reads or writes layer `layer`.
+template <typename OpT> void kvParams(pb::Step &st, OpT op) {
+  setI(st, "layer", op.getLayer());
+  setF(st, "k_scale", op.getKScale());
+  setF(st, "v_scale", op.getVScale());
+  setFloats(st, "k_head_scales", op.getKHeadScales());
+  setFloats(st, "v_head_scales", op.getVHeadScales());
 }
 
-llvm::Error qkvRotaryOp(ScheduleBuilder &b, tf::QkvRotaryOp op) {
-  // Fused: `kv_write qkv_rotary` writes k and v into the cache and gives q
-  // to the attention's attention_prefill. Else a launch of q, k, v.
-  tf::AttentionOp attention = fusedAttention(op);
-  pb::Step &st = b.step(attention ? "kv_write" : "launch", "qkv_rotary", op);
-  for (Value v : {op.getQkv(), op.getPositions(), op.getCosCache(), op.getSinCache()})
-    if (llvm::Error e = b.input(st, v, op))
-      return e;
-  if (attention) {
-    llvm::Expected<int32_t> q = b.define(op.getQ(), locationName(op->getLoc()));
-    if (!q)
-      return error(describeOp(op) + ": " + llvm::toString(q.takeError()));
-    st.add_outputs(*q);
-    kvWriteParams(st, attention);
-  } else if (llvm::Error e = b.outputs(st, op)) {
-    return e;
-  }
-  setI(st, "num_heads", int64_t(op.getNumHeads()));
-  setI(st, "num_kv_heads", int64_t(op.getNumKvHeads()));
-  setI(st, "head_dim", int64_t(op.getHeadDim()));
-  rotaryParams(st, op);
-  return llvm::Error::success();
-}
-
-llvm::Error attentionOp(ScheduleBuilder &b, tf::AttentionOp op) {
-  // exec.kv_write, then exec.attention_prefill (it serves decode tokens
-  // too); a fused qkv_rotary step has written k and v already.
-  auto qkv = op.getK().getDefiningOp<tf::QkvRotaryOp>();
-  if (!qkv || fusedAttention(qkv) != op) {
-    pb::Step &write = b.step("kv_write", "kv_write", op);
-    if (llvm::Error e = b.input(write, op.getK(), op))
-      return e;
-    if (llvm::Error e = b.input(write, op.getV(), op))
-      return e;
-    kvWriteParams(write, op);
-  }
-  pb::Step &attend = b.step("attention_prefill", "attention", op);
-  if (llvm::Error e = b.input(attend, op.getQ(), op))
-    return e;
-  if (llvm::Error e = b.outputs(attend, op))
-    return e;
-  kvWriteParams(attend, op);
-  setF(attend, "scale", op.getScale().convertToDouble());
-  setI(attend, "causal", op.getCausal() ? 1 : 0);
-  if (std::optional<uint64_t> w = op.getSlidingWindow())
-    setI(attend, "sliding_window", int64_t(*w));
-  setF(attend, "softcap", op.getSoftcap());
-  setI(attend, "num_heads", int64_t(op.getNumHeads()));
-  setI(attend, "num_kv_heads", int64_t(op.getNumKvHeads()));
-  setI(attend, "head_dim", int64_t(op.getHeadDim()));
-  return llvm::Error::success();
-}
-
-/// A transformer.quantize that a W8A8 linear's gemm step does itself: f32
-/// to i8 or f8E4M3FN, per-tensor f32 scale, no zero point, read only by
-/// linears with that input scale.
-bool w8a8Quantize(tf::QuantizeOp q) {
-  auto in = cast<ShapedType>(q.getInput().getType());
-  auto out = cast<ShapedType>(q.getResult().getType());
-  auto scale = cast<ShapedType>(q.getScale().getType());
-  const Type qt = out.getElementType();
-  if (!in.getElementType().isF32() || !(qt.isInteger(8) || isa<Float8E4M3FNType>(qt)) ||
-      q.getZeroPoint() ||
-      scale.getRank() != 0 || !scale.getElementType().isF32())
-    return false;
-  return llvm::all_of(q.getResult().getUses(), [&](OpOperand &u) {
-    auto l = dyn_cast<tf::LinearOp>(u.getOwner());
-    return l && l.getX() == q.getResult() && l.getInputScale() == q.getScale();
-  });
-}
-
-/// A transformer.dynamic_quantize that W8A8 linears' gemm steps do
-/// themselves (`input_quant = "dynamic_per_token"`): f32 to i8 or f8E4M3FN
-/// with per-token scales, both results read only by linears that take the
-/// quantised x with those scales.
-bool dynamicW8A8Quantize(tf::DynamicQuantizeOp q) {
-  auto in = cast<ShapedType>(q.getInput().getType());
-  auto out = cast<ShapedType>(q.getResult().getType());
-  const Type qt = out.getElementType();
-  if (!in.getElementType().isF32() || !(qt.isInteger(8) || isa<Float8E4M3FNType>(qt)) ||
-      q.getScale().getType().getRank() != 1)
-    return false;
-  auto readByLinears = [&](Value v) {
-    return llvm::all_of(v.getUses(), [&](OpOperand &u) {
-      auto l = dyn_cast<tf::LinearOp>(u.getOwner());
-      return l && l.getX() == q.getResult() && l.getInputScale() == q.getScale();
-    });
-  };
-  return readByLinears(q.getResult()) && readByLinears(q.getScale());
-}
-
-llvm::Error transformerOp(ScheduleBuilder &b, Operation *o) {
-  auto done = [](llvm::Expected<pb::Step *> st) -> llvm::Error {
-    return st ? llvm::Error::success() : st.takeError();
-  };
-  // Folded into the W8A8 linears that read it (their gemm steps quantise).
-  if (auto q = dyn_cast<tf::QuantizeOp>(o); q && w8a8Quantize(q))
-    return llvm::Error::success();
-  if (auto q = dyn_cast<tf::DynamicQuantizeOp>(o); q && dynamicW8A8Quantize(q))
-    return llvm::Error::success();
-  if (auto op = dyn_cast<tf::PositionsOp>(o)) {
-    auto st = launch(b, o, "positions", {});
-    if (st)
-      setS(**st, "dtype", dtypeOf(op.getResult()));
-    return done(std::move(st));
-  }
-  if (auto op = dyn_cast<tf::EmbeddingOp>(o)) {
-    auto st = launch(b, o, "embedding", {op.getTable(), op.getIds()});
-    if (st)
-      setF(**st, "scale", op.getScale());
-    // Vocabulary-parallel (accel-partition): rank r's table holds rows
-    // [r * rows, (r+1) * rows) of the vocabulary.
-    if (st && op.getVocabShards())
-      setI(**st, "vocab_shards", int64_t(*op.getVocabShards()));
-    // A padded vocabulary (accel-partition): ids stop at vocab_size.
-    if (st && op.getVocabSize())
-      setI(**st, "vocab_size", int64_t(*op.getVocabSize()));
-    return done(std::move(st));
-  }
-  if (auto op = dyn_cast<tf::RmsNormOp>(o)) {
-    auto st = launch(b, o, "rms_norm", {op.getX(), op.getWeight()});
-    if (st) {
-      setF(**st, "epsilon", op.getEpsilon().convertToDouble());
-      setF(**st, "weight_offset", op.getWeightOffset());
-    }
-    return done(std::move(st));
-  }
-  if (auto op = dyn_cast<tf::AddRmsNormOp>(o)) {
-    auto st = launch(b, o, "add_rms_norm", {op.getX(), op.getResidual(), op.getWeight()});
-    if (st) {
-      setF(**st, "epsilon", op.getEpsilon().convertToDouble());
-      setF(**st, "weight_offset", op.getWeightOffset());
-    }
-    return done(std::move(st));
-  }
-  if (auto op = dyn_cast<tf::LayerNormOp>(o)) {
-    auto st = launch(b, o, "layer_norm", {op.getX(), op.getWeight(), op.getBias()});
-    if (st)
-      setF(**st, "epsilon", op.getEpsilon().convertToDouble());
-    return done(std::move(st));
-  }
-  if (auto op = dyn_cast<tf::ResidualAddOp>(o))
-    return done(launch(b, o, "residual_add", {op.getResidual(), op.getBranch()}));
-  if (auto op = dyn_cast<tf::LinearOp>(o)) {
-    // Weight-only quantisation (docs/precision.md): an i8/i4/fp8 weight with
-    // its scale as the fourth operand and an optional zero point as the fifth
-    // (per tensor, per channel, or per group with `group_size`).
-    // W8A8 (accel-quantize-activations): the i8 x comes from a per-tensor
-    // transformer.quantize of an f32 tensor with the same scale; the step
-    // reads that f32 tensor and quantises it itself, the input scale being
-    // the sixth operand (after a -1 zero point when there is none).
-    Value x = op.getX();
-    bool dynamicX = false;
-    if (auto dq = x.getDefiningOp<tf::DynamicQuantizeOp>();
-        dq && op.getInputScale() == dq.getScale() && dynamicW8A8Quantize(dq)) {
-      x = dq.getInput();
-      dynamicX = true;
-    } else if (Value xs = op.getInputScale()) {
-      auto q = x.getDefiningOp<tf::QuantizeOp>();
-      if (!q || !w8a8Quantize(q) || q.getScale() != xs)
-        return error(describeOp(o) + ": a linear with quantised activations is written to a plan "
-                                     "only when its i8 or f8E4M3FN x is a per-tensor "
-                                     "transformer.quantize of an f32 tensor by the linear's "
-                                     "input_scale");
-      x = q.getInput();
-    }
-    pb::Step &st = b.step("gemm", "linear", o);
-    for (Value v : {x, Value(op.getWeight()), Value(op.getBias())})
+/// Inputs, outputs and attributes of one step op (docs/plan-format.md).
+llvm::Error stepOperands(ScheduleBuilder &b, pb::Step &st, Operation *o) {
+  auto in = [&](std::initializer_list<Value> vs) -> llvm::Error {
+    for (Value v : vs)
       if (llvm::Error e = b.input(st, v, o))
         return e;
-    if (op.getWeightScale())
-      if (llvm::Error e = b.input(st, op.getWeightScale(), o))
-        return e;
-    if (op.getWeightZeroPoint() || (op.getInputScale() && !dynamicX))
-      if (llvm::Error e = b.input(st, op.getWeightZeroPoint(), o))
-        return e;
-    if (op.getInputScale() && !dynamicX)
-      if (llvm::Error e = b.input(st, op.getInputScale(), o))
-        return e;
-    if (llvm::Error e = b.outputs(st, o))
-      return e;
-    setS(st, "out_dtype", dtypeOf(op.getResult()));
-    if (dynamicX)
-      setS(st, "input_quant", "dynamic_per_token");
-    if (std::optional<tf::QuantGranularity> g = op.getGranularity())
-      setS(st, "granularity", tf::stringifyQuantGranularity(*g).str());
-    if (std::optional<uint64_t> group = op.getGroupSize())
-      setI(st, "group_size", int64_t(*group));
-    // The activation epilogue, spelled as a `launch activation` step's kind.
-    if (std::optional<tf::ActivationKind> act = op.getActivation())
-      setS(st, "activation", tf::stringifyActivationKind(*act).str());
     return llvm::Error::success();
-  }
-  if (auto op = dyn_cast<tf::LogitsOp>(o)) {
-    pb::Step &st = b.step("gemm", "logits", o);
-    for (Value v : {op.getHidden(), op.getLmHead(), op.getBias()})
-      if (llvm::Error e = b.input(st, v, o))
+  };
+  auto out = [&](std::initializer_list<Value> vs) -> llvm::Error {
+    for (Value v : vs)
+      if (llvm::Error e = b.output(st, v, o))
         return e;
-    if (llvm::Error e = b.outputs(st, o))
-      return e;
-    setS(st, "out_dtype", dtypeOf(op.getResult()));
-    setS(st, "epilogue", "logits");
+    return llvm::Error::success();
+  };
+#define TRY(x)                                                                                   \
+  if (llvm::Error e = (x))                                                                       \
+    return e;
+  if (auto op = dyn_cast<ex::EmbeddingOp>(o)) {
+    TRY(in({op.getTable(), op.getIds()}));
+    TRY(out({op.getOut()}));
+    setF(st, "scale", op.getScale());
+    if (std::optional<int64_t> n = op.getVocabShards())
+      setI(st, "vocab_shards", *n);
+    if (std::optional<int64_t> n = op.getVocabSize())
+      setI(st, "vocab_size", *n);
+  } else if (auto op = dyn_cast<ex::RmsNormOp>(o)) {
+    TRY(in({op.getX(), op.getWeight()}));
+    TRY(out({op.getOut()}));
+    setF(st, "epsilon", op.getEpsilon().convertToDouble());
+    setF(st, "weight_offset", op.getWeightOffset());
+  } else if (auto op = dyn_cast<ex::AddRmsNormOp>(o)) {
+    TRY(in({op.getX(), op.getResidual(), op.getWeight()}));
+    TRY(out({op.getOut(), op.getSum()}));
+    setF(st, "epsilon", op.getEpsilon().convertToDouble());
+    setF(st, "weight_offset", op.getWeightOffset());
+  } else if (auto op = dyn_cast<ex::LayerNormOp>(o)) {
+    TRY(in({op.getX(), op.getWeight(), op.getBias()}));
+    TRY(out({op.getOut()}));
+    setF(st, "epsilon", op.getEpsilon().convertToDouble());
+  } else if (auto op = dyn_cast<ex::ResidualAddOp>(o)) {
+    TRY(in({op.getResidual(), op.getBranch()}));
+    TRY(out({op.getOut()}));
+  } else if (auto op = dyn_cast<ex::ActivationOp>(o)) {
+    TRY(in({op.getInput()}));
+    TRY(out({op.getOut()}));
+    setS(st, "kind", tf::stringifyActivationKind(op.getKind().getValue()).str());
+  } else if (auto op = dyn_cast<ex::GatedActOp>(o)) {
+    TRY(in({op.getInput()}));
+    TRY(out({op.getOut()}));
+    setS(st, "kind", tf::stringifyActivationKind(op.getKind().getValue()).str());
+  } else if (auto op = dyn_cast<ex::GatedMlpOp>(o)) {
+    TRY(in({op.getX(), op.getGateUp(), op.getGate(), op.getUp(), op.getDown()}));
+    TRY(out({op.getOut()}));
+    setS(st, "kind", tf::stringifyActivationKind(op.getKind().getValue()).str());
+  } else if (auto op = dyn_cast<ex::RotaryOp>(o)) {
+    TRY(in({op.getInput(), op.getPositions(), op.getCos(), op.getSin()}));
+    TRY(out({op.getOut()}));
+    rotaryParams(st, op);
+  } else if (auto op = dyn_cast<ex::QkvRotaryOp>(o)) {
+    TRY(in({op.getQkv(), op.getPositions(), op.getCos(), op.getSin()}));
+    TRY(out({op.getQ(), op.getK(), op.getV()}));
+    setI(st, "num_heads", op.getNumHeads());
+    setI(st, "num_kv_heads", op.getNumKvHeads());
+    setI(st, "head_dim", op.getHeadDim());
+    rotaryParams(st, op);
+  } else if (auto op = dyn_cast<ex::QkvRotaryKvWriteOp>(o)) {
+    TRY(in({op.getQkv(), op.getPositions(), op.getCos(), op.getSin()}));
+    TRY(out({op.getQ()}));
+    setI(st, "num_heads", op.getNumHeads());
+    setI(st, "num_kv_heads", op.getNumKvHeads());
+    setI(st, "head_dim", op.getHeadDim());
+    rotaryParams(st, op);
+    kvParams(st, op);
+  } else if (auto op = dyn_cast<ex::KVWriteOp>(o)) {
+    TRY(in({op.getK(), op.getV()}));
+    kvParams(st, op);
+  } else if (auto op = dyn_cast<ex::AttentionOp>(o)) {
+    TRY(in({op.getQ()}));
+    TRY(out({op.getOut()}));
+    kvParams(st, op);
+    auto q = cast<ex::ViewType>(op.getQ().getType());
+    setF(st, "scale", op.getScale().convertToDouble());
+    setI(st, "causal", op.getCausal() ? 1 : 0);
+    if (std::optional<int64_t> w = op.getSlidingWindow())
+      setI(st, "sliding_window", *w);
     setF(st, "softcap", op.getSoftcap());
-    setI(st, "select_last", op.getBatch() ? 1 : 0);
-    return llvm::Error::success();
+    setI(st, "num_heads", q.getDimSize(1));
+    setI(st, "num_kv_heads", op.getNumKvHeads());
+    setI(st, "head_dim", q.getDimSize(2));
+  } else if (auto op = dyn_cast<ex::GemmOp>(o)) {
+    // x, weight, bias, then weight_scale; a zero point (or -1 before a static
+    // input scale); the static input scale.
+    TRY(in({op.getX(), op.getWeight(), op.getBias()}));
+    if (op.getWeightScale())
+      TRY(in({op.getWeightScale()}));
+    if (op.getZeroPoint() || op.getInputScale())
+      TRY(in({op.getZeroPoint()}));
+    if (op.getInputScale())
+      TRY(in({op.getInputScale()}));
+    TRY(out({op.getOut()}));
+    setS(st, "out_dtype", dtypeOf(op.getOut()));
+    if (op.getDynamicInput())
+      setS(st, "input_quant", "dynamic_per_token");
+    if (op.getGranularity())
+      setS(st, "granularity",
+           tf::stringifyQuantGranularity(op.getGranularity()->getValue()).str());
+    if (std::optional<int64_t> g = op.getGroupSize())
+      setI(st, "group_size", *g);
+    if (op.getActivation())
+      setS(st, "activation", tf::stringifyActivationKind(op.getActivation()->getValue()).str());
+  } else if (auto op = dyn_cast<ex::LogitsOp>(o)) {
+    TRY(in({op.getHidden(), op.getLmHead(), op.getBias()}));
+    TRY(out({op.getOut()}));
+    setS(st, "out_dtype", dtypeOf(op.getOut()));
+    setF(st, "softcap", op.getSoftcap());
+    setI(st, "select_last", op.getSelectLast() ? 1 : 0);
+  } else if (auto op = dyn_cast<ex::SplitOp>(o)) {
+    TRY(in({op.getInput()}));
+    pb::Attribute *sizes = st.add_attributes();
+    sizes->set_name("sizes");
+    for (Value r : op.getOutputs()) {
+      TRY(b.output(st, r, o));
+      sizes->mutable_ints()->add_values(cast<ex::ViewType>(r.getType()).getShape().back());
+    }
+  } else if (auto op = dyn_cast<ex::CopyOp>(o)) {
+    TRY(in({op.getSource()}));
+    TRY(out({op.getTarget()}));
+  } else if (auto op = dyn_cast<ex::CollectiveOp>(o)) {
+    TRY(in({op.getInput()}));
+    TRY(out({op.getOutput()}));
+    setI(st, "collective", int64_t(op.getKind()));
+    if (op.getReduction())
+      setS(st, "kind", ex::stringifyReduceKind(*op.getReduction()).str());
+    setI(st, "axis", op.getAxis());
+    setI(st, "group_size", op.getGroup());
+  } else if (auto op = dyn_cast<ex::PpTransferOp>(o)) {
+    TRY(in({op.getInput()}));
+    TRY(out({op.getOutput()}));
+    setI(st, "from_stage", op.getFromStage());
+    setI(st, "to_stage", op.getToStage());
+  } else if (auto op = dyn_cast<ex::OnnxOp>(o)) {
+    st.set_onnx_op(op.getOp().str());
+    if (op.getDomain())
+      st.set_onnx_domain(op.getDomain()->str());
+    auto present = [](std::optional<ArrayRef<bool>> p, size_t n) {
+      return p ? SmallVector<bool>(p->begin(), p->end()) : SmallVector<bool>(n, true);
+    };
+    size_t next = 0;
+    for (bool here : present(op.getInputPresent(), op.getInputs().size()))
+      TRY(b.input(st, here ? op.getInputs()[next++] : Value(), o));
+    next = 0;
+    for (bool here : present(op.getOutputPresent(), op.getOutputs().size())) {
+      if (!here) {
+        st.add_outputs(-1);
+        continue;
+      }
+      TRY(b.output(st, op.getOutputs()[next++], o));
+    }
+    while (st.outputs_size() > 0 && st.outputs(st.outputs_size() - 1) == -1)
+      st.mutable_outputs()->RemoveLast();
+    setI(st, "accel.num_outputs", st.outputs_size());
+    if (DictionaryAttr attrs = op.getAttrsAttr())
+      for (NamedAttribute a : attrs)
+        if (llvm::Error e = onnxAttr(b, st, a.getName().getValue(), a.getValue()))
+          return error(describeOp(o) + ": " + llvm::toString(std::move(e)));
+  } else {
+    return error(describeOp(o) + " has no plan step yet");
   }
-  if (auto op = dyn_cast<tf::RotaryOp>(o)) {
-    auto st = launch(b, o, "rotary",
-                     {op.getInput(), op.getPositions(), op.getCosCache(), op.getSinCache()});
-    if (!st)
-      return st.takeError();
-    rotaryParams(**st, op);
-    return llvm::Error::success();
-  }
-  if (auto op = dyn_cast<tf::QkvRotaryOp>(o))
-    return qkvRotaryOp(b, op);
-  if (auto op = dyn_cast<tf::AttentionOp>(o))
-    return attentionOp(b, op);
-  if (auto op = dyn_cast<tf::ActivationOp>(o)) {
-    auto st = launch(b, o, "activation", {op.getInput()});
-    if (st)
-      setS(**st, "kind", tf::stringifyActivationKind(op.getKind()).str());
-    return done(std::move(st));
-  }
-  if (auto op = dyn_cast<tf::GatedActOp>(o)) {
-    auto st = launch(b, o, "gated_act", {op.getInput()});
-    if (st)
-      setS(**st, "kind", tf::stringifyActivationKind(op.getKind()).str());
-    return done(std::move(st));
-  }
-  if (auto op = dyn_cast<tf::GatedMlpOp>(o)) {
-    auto st = launch(b, o, "gated_mlp",
-                     {op.getX(), op.getGateUp(), op.getGate(), op.getUp(), op.getDown()});
-    if (st)
-      setS(**st, "kind", tf::stringifyActivationKind(op.getKind()).str());
-    return done(std::move(st));
-  }
-  if (auto op = dyn_cast<tf::SplitOp>(o)) {
-    auto st = launch(b, o, "split", {op.getInput()});
-    if (!st)
-      return st.takeError();
-    pb::Attribute *a = (*st)->add_attributes();
-    a->set_name("sizes");
-    for (Value r : op.getResults())
-      a->mutable_ints()->add_values(cast<RankedTensorType>(r.getType()).getDimSize(1));
-    return llvm::Error::success();
-  }
-  if (auto op = dyn_cast<tf::SplitHeadsOp>(o)) {
-    auto st = launch(b, o, "split_heads", {op.getInput()});
-    if (st)
-      setI(**st, "num_heads", op.getResult().getType().getDimSize(1));
-    return done(std::move(st));
-  }
-  if (auto op = dyn_cast<tf::MergeHeadsOp>(o))
-    return done(launch(b, o, "merge_heads", {op.getInput()}));
-  if (auto op = dyn_cast<tf::FlattenTokensOp>(o)) {
-    auto st = launch(b, o, "flatten_tokens", {op.getInput()});
-    if (st)
-      setI(**st, "rank", op.getResult().getType().getRank());
-    return done(std::move(st));
-  }
-  if (auto op = dyn_cast<tf::UnflattenTokensOp>(o)) {
-    auto st = launch(b, o, "unflatten_tokens", {op.getInput(), op.getLike()});
-    if (st)
-      setI(**st, "num_token_dims", op.getNumTokenDims());
-    return done(std::move(st));
-  }
-  if (auto op = dyn_cast<tf::AllReduceOp>(o)) {
-    pb::Step &st = b.step("collective", "all_reduce", o);
-    if (llvm::Error e = b.input(st, op.getInput(), o))
-      return e;
-    if (llvm::Error e = b.outputs(st, o))
-      return e;
-    setI(st, "group_size", int64_t(op.getGroupSize()));
-    setS(st, "kind", tf::stringifyReduceKind(op.getKind()).str());
-    return llvm::Error::success();
-  }
-  if (auto op = dyn_cast<tf::PpTransferOp>(o)) {
-    pb::Step &st = b.step("collective", "pp_transfer", o);
-    if (llvm::Error e = b.input(st, op.getInput(), o))
-      return e;
-    if (llvm::Error e = b.outputs(st, o))
-      return e;
-    setI(st, "from_stage", int64_t(op.getFromStage()));
-    setI(st, "to_stage", int64_t(op.getToStage()));
-    return llvm::Error::success();
-  }
-  if (auto op = dyn_cast<tf::AllGatherOp>(o)) {
-    pb::Step &st = b.step("collective", "all_gather", o);
-    if (llvm::Error e = b.input(st, op.getInput(), o))
-      return e;
-    if (llvm::Error e = b.outputs(st, o))
-      return e;
-    setI(st, "group_size", int64_t(op.getGroupSize()));
-    setI(st, "axis", int64_t(op.getAxis()));
-    return llvm::Error::success();
-  }
-  return error(describeOp(o) + " cannot be written to a plan yet (quantisation ops arrive "
-                               "with issue 7)");
+#undef TRY
+  if (auto kernel = o->getAttrOfType<FlatSymbolRefAttr>("kernel"))
+    setS(st, "kernel", kernel.getValue().str()); // the generated kernel it runs
+  return llvm::Error::success();
 }
-
-//===----------------------------------------------------------------------===//
-// The file
-//===----------------------------------------------------------------------===//
 
 class FileWriter {
 public:
@@ -730,124 +483,183 @@ private:
 
 llvm::Error accel::plan::writePlan(ModuleOp module, const PlanOptions &options,
                                    const std::string &path) {
-  // The entry: the public function (raising keeps one).
-  func::FuncOp func;
-  for (auto f : module.getOps<func::FuncOp>()) {
-    if (f.isPrivate() || f.isExternal())
-      continue;
-    if (func)
-      return error("the module has more than one public function (@" + func.getSymName() +
-                   ", @" + f.getSymName() + "); a plan has one entry");
-    func = f;
+  // The schedule, the KV pool and the arenas the exec passes declared.
+  ex::ScheduleOp schedule;
+  ex::KVPoolOp pool;
+  ex::ArenaOp weights, activations;
+  for (Operation &op : module.getBody()->getOperations()) {
+    if (auto s = dyn_cast<ex::ScheduleOp>(op)) {
+      if (schedule)
+        return error("the module has more than one exec.schedule; a plan has one");
+      schedule = s;
+    } else if (auto p = dyn_cast<ex::KVPoolOp>(op)) {
+      if (pool)
+        return error("the module has more than one exec.kv_pool; a plan has one");
+      pool = p;
+    } else if (auto a = dyn_cast<ex::ArenaOp>(op)) {
+      ex::ArenaOp &slot = a.getKind() == ex::ArenaKind::weights ? weights : activations;
+      if (slot || a.getKind() == ex::ArenaKind::workspace)
+        return error("the module declares arena @" + a.getSymName() +
+                     ", and a plan has one weights and one activations arena");
+      slot = a;
+    }
   }
-  if (!func)
-    return error("the module has no public function to compile");
-  const std::string fn = ("@" + func.getSymName()).str();
-  if (!eval::isTokenMajor(func))
-    return error(fn + " is not in the token-major form that raising makes (its attention was "
-                      "not recognised; see the report of unraised subgraphs), and a plan needs "
-                      "it to run through the paged KV cache");
-  std::optional<unsigned> idsArg = eval::tokenIdsArgument(func);
-  if (!idsArg)
-    return error(fn + " must take exactly one tensor argument, the token ids");
-  if (!func.getBody().hasOneBlock())
-    return error(fn + " has more than one block");
+  if (!schedule)
+    return error("the module has no exec.schedule: lower it with accel-lower-to-exec first");
+  if (!pool)
+    return error("the module has no exec.kv_pool");
 
   pb::PlanMetadata meta;
   meta.set_accelc_version(options.accelcVersion);
   meta.set_target(options.target);
-  // Tensor-parallel ranks: accel.tp_size, set by passes/Partition.
-  int64_t tpSize = 1;
-  if (auto tp = func->getAttrOfType<IntegerAttr>("accel.tp_size"))
+  int64_t tpSize = 1, ppSize = 1;
+  if (auto tp = module->getAttrOfType<IntegerAttr>("accel.tp_size"))
     tpSize = tp.getInt();
-  if (tpSize < 1 || tpSize > 4096)
-    return error(fn + " has an invalid accel.tp_size of " + llvm::Twine(tpSize));
-  meta.set_tp_size(int32_t(tpSize));
-  // Pipeline stages: accel.pp_size and accel.pp_layers, set by passes/Partition.
-  int64_t ppSize = 1;
-  if (auto pp = func->getAttrOfType<IntegerAttr>("accel.pp_size"))
+  if (auto pp = module->getAttrOfType<IntegerAttr>("accel.pp_size"))
     ppSize = pp.getInt();
+  if (tpSize < 1 || tpSize > 4096)
+    return error("the module has an invalid accel.tp_size of " + llvm::Twine(tpSize));
   if (ppSize < 1 || ppSize > 4096)
-    return error(fn + " has an invalid accel.pp_size of " + llvm::Twine(ppSize));
+    return error("the module has an invalid accel.pp_size of " + llvm::Twine(ppSize));
+  meta.set_tp_size(int32_t(tpSize));
   meta.set_pp_size(int32_t(ppSize));
   meta.set_precision(options.precision);
   meta.set_compute_dtype(options.computeDType);
-  ScheduleBuilder b(meta);
-  const codegen::GeneratedKernels *kernels =
-      options.kernels && !options.kernels->empty() ? options.kernels : nullptr;
-  if (kernels)
-    b.setKernels(&kernels->selection.kernelOf);
 
-  // Arguments: the token ids; the batch and the cache are the runtime's.
-  for (auto [i, arg] : llvm::enumerate(func.getArguments())) {
-    if (auto cache = dyn_cast<tf::KVCacheType>(arg.getType())) {
-      pb::KVCache *kv = meta.mutable_kv_cache();
-      kv->set_num_layers(cache.getLayers());
-      kv->set_num_kv_heads(cache.getKvHeads());
-      kv->set_head_dim(cache.getHeadDim());
-      kv->set_block_size(cache.getBlockSize());
-      std::optional<rt::DType> dt = eval::toDType(cache.getElementType());
-      if (!dt)
-        return error(fn + "'s KV cache element type has no runtime representation");
-      meta.mutable_kv_cache()->set_dtype(rt::dtypeName(*dt));
-      if (ppSize > 1) {
-        auto counts = func->getAttrOfType<DenseI64ArrayAttr>("accel.pp_layers");
-        if (!counts || int64_t(counts.size()) != ppSize)
-          return error(fn + " is split into " + llvm::Twine(ppSize) +
-                       " pipeline stages but has no accel.pp_layers for each");
-        for (int64_t n : counts.asArrayRef())
-          kv->add_stage_layers(n);
+  pb::KVCache *kv = meta.mutable_kv_cache();
+  kv->set_num_layers(pool.getLayers());
+  kv->set_num_kv_heads(pool.getKvHeads());
+  kv->set_head_dim(pool.getHeadDim());
+  kv->set_block_size(pool.getBlockSize());
+  std::optional<rt::DType> kvType = eval::toDType(pool.getDtype());
+  if (!kvType)
+    return error("the KV pool's element type has no runtime representation");
+  kv->set_dtype(rt::dtypeName(*kvType));
+  if (ppSize > 1) {
+    std::optional<ArrayRef<int64_t>> stages = pool.getStageLayers();
+    if (!stages || int64_t(stages->size()) != ppSize)
+      return error("the plan has " + llvm::Twine(ppSize) +
+                   " pipeline stages but the KV pool lists no layers for each");
+    for (int64_t n : *stages)
+      kv->add_stage_layers(n);
+  }
+
+  pb::Schedule &s = *meta.mutable_schedule();
+  s.set_token_ids(-1);
+  s.set_logits(-1);
+  s.set_positions(-1);
+  if (activations) {
+    pb::Arena *arena = s.mutable_arena();
+    arena->set_fixed_bytes(uint64_t(activations.getSize()));
+    arena->set_bytes_per_token(uint64_t(activations.getPerToken()));
+    arena->set_bytes_per_seq(uint64_t(activations.getPerSeq()));
+    arena->set_alignment(uint32_t(activations.getAlignment()));
+  }
+  ScheduleBuilder b(s, weights ? uint64_t(weights.getSize()) : 0);
+
+  for (Operation &op : schedule.getBody().front()) {
+    const std::string name = locationName(op.getLoc());
+    if (isa<ex::StepSizeOp>(op))
+      continue;
+    if (auto input = dyn_cast<ex::StepInputOp>(op)) {
+      llvm::Expected<pb::Value *> v = b.define(input.getResult(), name);
+      if (!v)
+        return error(describeOp(&op) + ": " + llvm::toString(v.takeError()));
+      (*v)->set_placement(pb::Value::STEP_INPUT);
+      if (input.getKind() == ex::StepInputKind::token_ids) {
+        (*v)->set_step_input(pb::Value::TOKEN_IDS);
+        (*v)->set_name("token_ids");
+        s.set_token_ids((*v)->id());
+      } else {
+        (*v)->set_step_input(pb::Value::POSITIONS);
+        (*v)->set_name("positions");
+        s.set_positions((*v)->id());
       }
       continue;
     }
-    if (isa<tf::BatchType>(arg.getType()))
+    if (auto w = dyn_cast<ex::WeightOp>(op)) {
+      llvm::Expected<pb::Value *> v = b.define(w.getResult(), w.getName().str());
+      if (!v)
+        return error(describeOp(&op) + ": " + llvm::toString(v.takeError()));
+      std::vector<rt::Tensor> shards;
+      if (std::optional<ArrayAttr> parts = w.getShards()) {
+        if (int64_t(parts->size()) != tpSize)
+          return error(describeOp(&op) + " has " + llvm::Twine(parts->size()) +
+                       " tensor-parallel shards in a plan of " + llvm::Twine(tpSize) + " ranks");
+        for (Attribute a : *parts) {
+          llvm::Expected<rt::Tensor> t = eval::toTensor(cast<ElementsAttr>(a));
+          if (!t)
+            return error(describeOp(&op) + ": " + llvm::toString(t.takeError()));
+          shards.push_back(std::move(*t));
+        }
+      } else if (std::optional<ElementsAttr> value = w.getValue()) {
+        llvm::Expected<rt::Tensor> t = eval::toTensor(*value);
+        if (!t)
+          return error(describeOp(&op) + ": " + llvm::toString(t.takeError()));
+        shards.push_back(std::move(*t));
+      } else {
+        return error(describeOp(&op) + " (weight '" + w.getName() +
+                     "') has no bytes: it was printed with its weights elided");
+      }
+      if (uint64_t(w.getOffset()) + shards.front().byteSize() > b.weightsSize())
+        return error(describeOp(&op) + " (weight '" + w.getName() +
+                     "') does not fit the weights arena");
+      b.weight(**v, uint64_t(w.getOffset()), std::move(shards));
       continue;
-    llvm::Expected<int32_t> id = b.define(arg, "token_ids");
-    if (!id)
-      return error(fn + " argument " + llvm::Twine(i) + ": " + llvm::toString(id.takeError()));
-    meta.mutable_schedule()->set_token_ids(*id);
-  }
-
-  // The body, in program order.
-  for (Operation &op : func.getBody().front()) {
-    if (op.getNumRegions() != 0)
-      return error(describeOp(&op) + " has regions; control flow cannot be written to a plan");
-    if (auto ret = dyn_cast<func::ReturnOp>(op)) {
-      int logits = -1;
-      for (unsigned i = 0; i < func.getNumResults(); ++i)
-        if (DictionaryAttr attrs = func.getResultAttrDict(i))
-          if (auto n = attrs.getAs<StringAttr>("onnx.name"); n && n == "logits")
-            logits = int(i);
-      if (logits < 0 && func.getNumResults() == 1)
-        logits = 0;
-      if (logits < 0)
-        return error(fn + " has " + llvm::Twine(func.getNumResults()) +
-                     " results and none is named 'logits'");
-      mlir::Value v = ret.getOperand(unsigned(logits));
-      llvm::Expected<int32_t> id = b.use(v, &op);
+    }
+    if (auto slice = dyn_cast<ex::SliceOp>(op)) {
+      llvm::Expected<pb::Value *> v = b.define(slice.getResult(), name);
+      if (!v)
+        return error(describeOp(&op) + ": " + llvm::toString(v.takeError()));
+      (*v)->set_placement(pb::Value::ARENA);
+      (*v)->set_region(slice.getRegion() == ex::ArenaRegion::fixed    ? pb::Value::FIXED
+                       : slice.getRegion() == ex::ArenaRegion::tokens ? pb::Value::TOKENS
+                                                                      : pb::Value::SEQS);
+      (*v)->set_arena_offset(uint64_t(slice.getOffset()));
+      continue;
+    }
+    if (auto view = dyn_cast<ex::ViewOp>(op)) {
+      llvm::Expected<int32_t> source = b.use(view.getSource(), &op);
+      if (!source)
+        return source.takeError();
+      llvm::Expected<pb::Value *> v = b.define(view.getResult(), name);
+      if (!v)
+        return error(describeOp(&op) + ": " + llvm::toString(v.takeError()));
+      (*v)->set_placement(pb::Value::VIEW);
+      (*v)->set_view_of(*source);
+      continue;
+    }
+    if (auto out = dyn_cast<ex::StepOutputOp>(op)) {
+      llvm::Expected<int32_t> id = b.use(out.getView(), &op);
       if (!id)
         return id.takeError();
-      meta.mutable_schedule()->set_logits(*id);
-      auto type = cast<RankedTensorType>(v.getType());
-      if (type.getRank() < 2 || type.isDynamicDim(type.getRank() - 1))
-        return error(fn + "'s logits " + llvm::Twine(type.getRank()) +
-                     "-D tensor needs a static vocabulary (last) dimension");
-      meta.mutable_model()->set_vocab_size(type.getShape().back());
+      if (out.getKind() != ex::StepOutputKind::logits)
+        return error(describeOp(&op) + ": a plan's step outputs logits");
+      s.set_logits(*id);
+      meta.mutable_model()->set_vocab_size(
+          cast<ex::ViewType>(out.getView().getType()).getShape().back());
       continue;
     }
-    llvm::Error e = llvm::Error::success();
-    if (isa<onnx::ConstantOp>(op)) {
-      e = onnxConstant(b, &op, tpSize);
-    } else if (op.getDialect() && op.getDialect()->getNamespace() == "onnx") {
-      e = onnxOp(b, &op);
-    } else if (op.getDialect() && op.getDialect()->getNamespace() == "transformer") {
-      e = transformerOp(b, &op);
-    } else {
-      e = error(describeOp(&op) + " cannot be written to a plan");
-    }
-    if (e)
+    if (isa<ex::AllocOp>(op))
+      return error(describeOp(&op) + " is a buffer without a place: run "
+                                     "accel-exec-assign-buffers before writing the plan");
+    pb::StepKind kind = stepKindOf(&op);
+    if (kind == pb::STEP_KIND_UNSPECIFIED)
+      return error(describeOp(&op) + " cannot be written to a plan");
+    pb::Step &st = *s.add_steps();
+    st.set_kind(kind);
+    st.set_location(name);
+    if (auto stage = op.getAttrOfType<IntegerAttr>("accel.pp_stage"))
+      st.set_stage(int32_t(stage.getInt())); // accelc -pp (passes/Partition)
+    if (llvm::Error e = stepOperands(b, st, &op))
       return e;
   }
+  if (s.token_ids() < 0)
+    return error("the schedule reads no token ids");
+  if (s.logits() < 0)
+    return error("the schedule has no logits output (exec.step_output logits)");
+  const codegen::GeneratedKernels *kernels =
+      options.kernels && !options.kernels->empty() ? options.kernels : nullptr;
 
   pb::ModelConfig *model = meta.mutable_model();
   model->set_source(options.source);
@@ -857,20 +669,14 @@ llvm::Error accel::plan::writePlan(ModuleOp module, const PlanOptions &options,
   // wpe: an embedding read with the step's positions) bounds them.
   int64_t maxPosition = options.maxPosition;
   if (maxPosition == 0)
-    module.walk([&](tf::EmbeddingOp op) {
-      auto table = dyn_cast<RankedTensorType>(op.getTable().getType());
-      // Through the reshapes an exporter puts between them.
+    schedule.walk([&](ex::EmbeddingOp op) {
+      auto table = cast<ex::ViewType>(op.getTable().getType());
+      // Through the views between them.
       mlir::Value ids = op.getIds();
-      while (Operation *def = ids.getDefiningOp()) {
-        llvm::StringRef name = def->getName().getStringRef();
-        if (def->getNumOperands() == 0 ||
-            !llvm::is_contained({"onnx.Unsqueeze", "onnx.Squeeze", "onnx.Reshape", "onnx.Cast",
-                                 "transformer.flatten_tokens", "transformer.unflatten_tokens"},
-                                name))
-          break;
-        ids = def->getOperand(0);
-      }
-      if (ids.getDefiningOp<tf::PositionsOp>() && table && !table.isDynamicDim(0))
+      while (auto view = ids.getDefiningOp<ex::ViewOp>())
+        ids = view.getSource();
+      auto input = ids.getDefiningOp<ex::StepInputOp>();
+      if (input && input.getKind() == ex::StepInputKind::positions && !table.isDynamicDim(0))
         maxPosition = maxPosition ? std::min(maxPosition, table.getDimSize(0)) : table.getDimSize(0);
     });
   model->set_max_position(maxPosition);

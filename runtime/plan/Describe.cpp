@@ -138,22 +138,53 @@ std::string describePlan(const PlanFile &plan) {
     }
   os << "values: " << sc.values_size() << " (" << constants << " constants, " << constantBytes
      << " bytes)\n";
-  os << "schedule: " << sc.steps_size() << " steps, token ids %" << sc.token_ids() << ", logits %"
-     << sc.logits() << "\n";
+  const pb::Arena &arena = sc.arena();
+  os << "activations arena: " << arena.fixed_bytes() << " bytes + " << arena.bytes_per_token()
+     << " per token + " << arena.bytes_per_seq() << " per sequence, aligned to "
+     << arena.alignment() << "\n";
+  os << "schedule: " << sc.steps_size() << " steps, token ids %" << sc.token_ids();
+  if (sc.positions() >= 0)
+    os << ", positions %" << sc.positions();
+  os << ", logits %" << sc.logits() << "\n";
+  // Where each value written or read lives: "%12 @tokens+512", "%13 = view %12".
+  auto place = [&](int32_t id) {
+    const pb::Value &v = sc.values(id);
+    switch (v.placement()) {
+    case pb::Value::CONSTANT:
+      return std::string(":const");
+    case pb::Value::STEP_INPUT:
+      return std::string(":input");
+    case pb::Value::VIEW:
+      return ":view(%" + std::to_string(v.view_of()) + ")";
+    case pb::Value::ARENA:
+      return "@" +
+             std::string(v.region() == pb::Value::FIXED    ? "fixed"
+                         : v.region() == pb::Value::TOKENS ? "tokens"
+                                                           : "seqs") +
+             "+" + std::to_string(v.arena_offset());
+    default:
+      return std::string();
+    }
+  };
   for (const pb::Step &st : sc.steps()) {
     os << "  ";
     if (plan.ppSize() > 1)
       os << "[stage " << st.stage() << "] ";
     for (int i = 0; i < st.outputs_size(); ++i)
-      os << (i ? ", " : "") << (st.outputs(i) < 0 ? std::string("_") : "%" + std::to_string(st.outputs(i)));
+      os << (i ? ", " : "")
+         << (st.outputs(i) < 0 ? std::string("_")
+                               : "%" + std::to_string(st.outputs(i)) + place(st.outputs(i)));
     if (st.outputs_size())
       os << " = ";
-    os << st.kind() << " " << st.op() << "(";
+    os << stepKindName(st.kind());
+    if (st.kind() == pb::ONNX)
+      os << " " << (st.onnx_domain().empty() ? "" : st.onnx_domain() + ".") << st.onnx_op();
+    os << "(";
     for (int i = 0; i < st.inputs_size(); ++i) {
       int32_t in = st.inputs(i);
       os << (i ? ", " : "") << (in < 0 ? std::string("none") : "%" + std::to_string(in));
-      if (in >= 0 && sc.values(in).is_constant())
-        os << ":const";
+      if (in >= 0)
+        os << place(in);
     }
     os << ")";
     if (st.attributes_size()) {

@@ -2,6 +2,7 @@
 #include "runtime/plan/PlanFile.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -173,6 +174,9 @@ Status PlanFile::checkSchedule() {
   std::vector<char> defined(size_t(n), 0);
   auto bad = [&](const std::string &msg) { return dataLoss(path_, "schedule: " + msg); };
 
+  // A view's bytes are its root's (the value it views, through views).
+  std::vector<int32_t> root(size_t(n), -1);
+  const pb::Arena &arena = s.arena();
   for (int32_t id = 0; id < n; ++id) {
     const pb::Value &v = s.values(id);
     if (v.id() != id)
@@ -180,11 +184,60 @@ Status PlanFile::checkSchedule() {
     std::optional<DType> dt = dtypeFromName(v.dtype());
     if (!dt)
       return bad(valueName(s, id) + " has unknown element type '" + v.dtype() + "'");
-    for (int64_t d : v.shape())
+    int dynamic = 0;
+    for (int64_t d : v.shape()) {
       if (d < -1)
         return bad(valueName(s, id) + " has a negative dimension");
-    if (!v.is_constant())
+      dynamic += d == -1;
+    }
+    root[size_t(id)] = id;
+    if (v.is_constant() != (v.placement() == pb::Value::CONSTANT))
+      return bad(valueName(s, id) + " is placed as " + pb::Value::Placement_Name(v.placement()) +
+                 (v.is_constant() ? " but is a constant" : ""));
+    switch (v.placement()) {
+    case pb::Value::STEP_INPUT:
+      if (v.step_input() != pb::Value::TOKEN_IDS && v.step_input() != pb::Value::POSITIONS)
+        return bad(valueName(s, id) + " is an unknown step input");
+      if (v.shape_size() != 1 || dynamic != 1 || !isInteger(*dt))
+        return bad(valueName(s, id) + " must be a vector of integers of the step's tokens");
+      defined[size_t(id)] = 1;
       continue;
+    case pb::Value::VIEW: {
+      if (v.view_of() < 0 || v.view_of() >= id)
+        return bad(valueName(s, id) + " views value " + std::to_string(v.view_of()) +
+                   ", which is not declared before it");
+      const pb::Value &source = s.values(v.view_of());
+      if (source.dtype() != v.dtype())
+        return bad(valueName(s, id) + " views " + valueName(s, v.view_of()) +
+                   " with another element type");
+      root[size_t(id)] = root[size_t(v.view_of())];
+      continue;
+    }
+    case pb::Value::ARENA: {
+      // One dynamic dimension at most (the region's unit); its bytes per
+      // unit from the offset must fit the region.
+      const bool fixed = v.region() == pb::Value::FIXED;
+      uint64_t regionBytes = fixed                              ? arena.fixed_bytes()
+                             : v.region() == pb::Value::TOKENS ? arena.bytes_per_token()
+                                                               : arena.bytes_per_seq();
+      if (dynamic != (fixed ? 0 : 1))
+        return bad(valueName(s, id) + " has " + std::to_string(dynamic) +
+                   " dynamic dimensions in arena region " + pb::Value::Region_Name(v.region()));
+      uint64_t bytes = dtypeSize(*dt);
+      for (int64_t d : v.shape())
+        bytes *= uint64_t(d == -1 ? 1 : d);
+      if (v.arena_offset() > regionBytes || bytes > regionBytes - v.arena_offset())
+        return bad(valueName(s, id) + " of " + std::to_string(bytes) + " bytes at offset " +
+                   std::to_string(v.arena_offset()) + " overruns arena region " +
+                   pb::Value::Region_Name(v.region()) + " of " + std::to_string(regionBytes) +
+                   " bytes");
+      continue;
+    }
+    case pb::Value::CONSTANT:
+      break;
+    default:
+      return bad(valueName(s, id) + " has no placement");
+    }
     if (v.section() < 0 || v.section() >= metadata_.sections_size() ||
         metadata_.sections(v.section()).kind() != pb::Section::WEIGHTS ||
         metadata_.sections(v.section()).rank() != 0)
@@ -204,9 +257,15 @@ Status PlanFile::checkSchedule() {
   }
 
   auto inRange = [&](int32_t id) { return id >= 0 && id < n; };
-  if (!inRange(s.token_ids()) || s.values(s.token_ids()).is_constant())
+  if (!inRange(s.token_ids()) || s.values(s.token_ids()).placement() != pb::Value::STEP_INPUT ||
+      s.values(s.token_ids()).step_input() != pb::Value::TOKEN_IDS)
     return bad("the token ids value is missing");
-  defined[size_t(s.token_ids())] = 1;
+  if (s.positions() != -1 &&
+      (!inRange(s.positions()) || s.values(s.positions()).placement() != pb::Value::STEP_INPUT ||
+       s.values(s.positions()).step_input() != pb::Value::POSITIONS))
+    return bad("the positions value is not a step input");
+  // Every view reads and writes its root's bytes.
+  auto isDefined = [&](int32_t id) { return defined[size_t(root[size_t(id)])] != 0; };
 
   // Pipeline stages (accelc -pp): every step runs in one stage, and a value
   // that a stage reads was written in that stage (or is a constant or the
@@ -231,11 +290,15 @@ Status PlanFile::checkSchedule() {
   std::vector<int32_t> stageOf(size_t(n), -1); // the stage that wrote a value; -1: every stage
   for (int i = 0; i < s.steps_size(); ++i) {
     const pb::Step &step = s.steps(i);
-    std::string what = "step " + std::to_string(i) + " (" + step.kind() + " " + step.op() + ")";
+    if (!pb::StepKind_IsValid(step.kind()) || step.kind() == pb::STEP_KIND_UNSPECIFIED)
+      return bad("step " + std::to_string(i) + " has unknown kind " +
+                 std::to_string(int(step.kind())) + " (a plan from a newer accelc?)");
+    std::string what = "step " + std::to_string(i) + " (" + stepKindName(step.kind()) +
+                       (step.kind() == pb::ONNX ? " " + step.onnx_op() : "") + ")";
     if (step.stage() < 0 || step.stage() >= pp)
       return bad(what + " runs in pipeline stage " + std::to_string(step.stage()) +
                  " of a plan with " + std::to_string(pp));
-    const bool transfer = step.kind() == "collective" && step.op() == "pp_transfer";
+    const bool transfer = step.kind() == pb::PP_TRANSFER;
     int64_t fromStage = -1, toStage = -1;
     for (const pb::Attribute &a : step.attributes()) {
       if (a.name() == "from_stage" && a.value_case() == pb::Attribute::kI)
@@ -254,20 +317,20 @@ Status PlanFile::checkSchedule() {
     }
     const int64_t reader = transfer ? fromStage : step.stage();
     for (int32_t in : step.inputs())
-      if (inRange(in) && defined[size_t(in)] && stageOf[size_t(in)] >= 0 &&
-          stageOf[size_t(in)] != reader)
+      if (inRange(in) && isDefined(in) && stageOf[size_t(root[size_t(in)])] >= 0 &&
+          stageOf[size_t(root[size_t(in)])] != reader)
         return bad(what + " runs in pipeline stage " + std::to_string(reader) + " and reads " +
-                   valueName(s, in) + ", which stage " + std::to_string(stageOf[size_t(in)]) +
-                   " writes");
+                   valueName(s, in) + ", which stage " +
+                   std::to_string(stageOf[size_t(root[size_t(in)])]) + " writes");
     for (int32_t out : step.outputs())
       if (inRange(out))
-        stageOf[size_t(out)] = step.stage();
+        stageOf[size_t(root[size_t(out)])] = step.stage();
     for (int32_t in : step.inputs()) {
       if (in == -1)
         continue;
       if (!inRange(in))
         return bad(what + " reads value " + std::to_string(in) + ", which does not exist");
-      if (!defined[size_t(in)])
+      if (!isDefined(in))
         return bad(what + " reads " + valueName(s, in) + " before it is written");
     }
     for (int32_t out : step.outputs()) {
@@ -275,25 +338,31 @@ Status PlanFile::checkSchedule() {
         continue; // an optional ONNX output the model does not use
       if (!inRange(out))
         return bad(what + " writes value " + std::to_string(out) + ", which does not exist");
-      if (defined[size_t(out)])
+      const pb::Value &o = s.values(root[size_t(out)]);
+      if (o.placement() != pb::Value::ARENA)
+        return bad(what + " writes " + valueName(s, out) + ", which is not in the arena");
+      if (isDefined(out))
         return bad(what + " writes " + valueName(s, out) + " a second time");
-      defined[size_t(out)] = 1;
+      defined[size_t(root[size_t(out)])] = 1;
     }
     for (const pb::Attribute &a : step.attributes())
       if (a.value_case() == pb::Attribute::kTensor &&
           (!inRange(a.tensor()) || !s.values(a.tensor()).is_constant()))
         return bad(what + " attribute '" + a.name() + "' names no constant");
-    if (step.kind() == "collective" && !transfer) {
+    if (step.kind() == pb::COLLECTIVE) {
       // all_reduce / all_gather of one value over the plan's ranks.
-      int64_t group = -1, axis = 0;
+      int64_t group = -1, axis = 0, collective = -1;
       for (const pb::Attribute &a : step.attributes()) {
         if (a.name() == "group_size" && a.value_case() == pb::Attribute::kI)
           group = a.i();
         if (a.name() == "axis" && a.value_case() == pb::Attribute::kI)
           axis = a.i();
+        if (a.name() == "collective" && a.value_case() == pb::Attribute::kI)
+          collective = a.i();
       }
-      if (step.op() != "all_reduce" && step.op() != "all_gather")
-        return bad(what + " is not all_reduce, all_gather or pp_transfer");
+      const bool gather = collective == kAllGather;
+      if (collective != kAllReduce && !gather)
+        return bad(what + " is neither an all_reduce nor an all_gather");
       if (step.inputs_size() != 1 || step.outputs_size() != 1 || step.inputs(0) < 0 ||
           step.outputs(0) < 0)
         return bad(what + " must read one value and write one");
@@ -301,16 +370,16 @@ Status PlanFile::checkSchedule() {
         return bad(what + " has group_size " + std::to_string(group) + " in a plan for " +
                    std::to_string(metadata_.tp_size()) + " ranks");
       const pb::Value &in = s.values(step.inputs(0)), &out = s.values(step.outputs(0));
-      if (axis < 0 || (step.op() == "all_gather" && axis >= in.shape_size()))
+      if (axis < 0 || (gather && axis >= in.shape_size()))
         return bad(what + " gathers along axis " + std::to_string(axis) + ", outside its " +
                    std::to_string(in.shape_size()) + "-D input");
       if (in.dtype() != out.dtype() || in.shape_size() != out.shape_size())
         return bad(what + " changes the type of its value");
     }
   }
-  if (!inRange(s.logits()) || !defined[size_t(s.logits())])
+  if (!inRange(s.logits()) || !isDefined(s.logits()))
     return bad("no step writes the logits");
-  if (pp > 1 && stageOf[size_t(s.logits())] != pp - 1)
+  if (pp > 1 && stageOf[size_t(root[size_t(s.logits())])] != pp - 1)
     return bad("the logits are not written by the last pipeline stage");
   return Status::ok();
 }
@@ -325,6 +394,13 @@ std::optional<std::string_view> PlanFile::tokenizerJson() const {
     if (metadata_.sections(i).kind() == pb::Section::TOKENIZER)
       return section(i);
   return std::nullopt;
+}
+
+std::string stepKindName(accel::plan::StepKind kind) {
+  std::string name = accel::plan::StepKind_Name(kind);
+  for (char &c : name)
+    c = char(std::tolower(static_cast<unsigned char>(c)));
+  return name.empty() ? "step kind " + std::to_string(int(kind)) : name;
 }
 
 Tensor PlanFile::constant(int32_t id, int rank) const {

@@ -86,6 +86,13 @@ private:
   std::vector<int> weightSections_; // by rank: the index of its weights section
 };
 
+/// "rms_norm", "qkv_rotary_kv_write": a step kind as messages name it.
+std::string stepKindName(accel::plan::StepKind kind);
+
+/// The `collective` attribute of a COLLECTIVE step (the exec dialect's
+/// CollectiveKind).
+inline constexpr int64_t kAllReduce = 0, kAllGather = 1, kReduceScatter = 2;
+
 } // namespace accel::rt::plan
 
 #endif // ACCEL_RUNTIME_PLAN_PLANFILE_H

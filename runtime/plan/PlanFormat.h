@@ -24,7 +24,7 @@ namespace accel::rt::plan {
 inline constexpr char kMagic[8] = {'A', 'C', 'C', 'E', 'L', 'P', 'L', 'N'};
 /// A reader accepts every minor version of its major version; a new major
 /// version means an old reader cannot run the plan.
-inline constexpr uint32_t kFormatMajor = 1;
+inline constexpr uint32_t kFormatMajor = 2;
 inline constexpr uint32_t kFormatMinor = 0;
 inline constexpr size_t kHeaderSize = 64;
 inline constexpr uint64_t kSectionAlignment = 4096;

@@ -6,29 +6,43 @@
 // RUN: %if libdevice %{ accelc %s -target=h100 -emit=ptx | FileCheck %s --check-prefix=PTX %}
 // RUN: %if ptxas %{ accelc %s -target=h100 -emit=ptx -o %t.ptx && %ptxas -arch=sm_90 -v %t.ptx -o %t.cubin 2>&1 | FileCheck %s --check-prefix=SPILLS %}
 
-func.func @residual(%r: tensor<?x4096xbf16>, %b: tensor<?x4096xbf16>) -> tensor<?x4096xbf16> {
-  %0 = transformer.residual_add %r, %b : tensor<?x4096xbf16>
-  return %0 : tensor<?x4096xbf16>
+exec.arena @w weights size 268435456 align 64 section "weights"
+
+exec.schedule @residual mixed {
+  %t = exec.step_size tokens
+  %r = exec.alloc sizes(%t) : !exec.view<?x4096xbf16>
+  %b = exec.alloc sizes(%t) : !exec.view<?x4096xbf16>
+  %0 = exec.alloc sizes(%t) : !exec.view<?x4096xbf16>
+  exec.residual_add %r, %b -> %0 : !exec.view<?x4096xbf16>
 }
 
-func.func @act(%x: tensor<?x3072xf32>) -> tensor<?x3072xf32> {
-  %0 = transformer.activation %x kind = gelu : tensor<?x3072xf32>
-  return %0 : tensor<?x3072xf32>
+exec.schedule @act mixed {
+  %t = exec.step_size tokens
+  %x = exec.alloc sizes(%t) : !exec.view<?x3072xf32>
+  %0 = exec.alloc sizes(%t) : !exec.view<?x3072xf32>
+  exec.activation %x -> %0 {kind = #transformer<activation_kind gelu>} : !exec.view<?x3072xf32>
 }
 
-func.func @gated(%gu: tensor<?x22016xbf16>) -> tensor<?x11008xbf16> {
-  %0 = transformer.gated_act %gu kind = silu : tensor<?x22016xbf16> -> tensor<?x11008xbf16>
-  return %0 : tensor<?x11008xbf16>
+exec.schedule @gated mixed {
+  %t = exec.step_size tokens
+  %gu = exec.alloc sizes(%t) : !exec.view<?x22016xbf16>
+  %0 = exec.alloc sizes(%t) : !exec.view<?x11008xbf16>
+  exec.gated_act %gu -> %0 {kind = #transformer<activation_kind silu>} : !exec.view<?x22016xbf16> -> !exec.view<?x11008xbf16>
 }
 
 // The same kernel serves a gated_mlp's activation between its GEMMs (one
 // gated_act_gelu_tanh_i8192 for both ops below, so it appears once).
-func.func @mlp(%x: tensor<?x3072xbf16>, %gu: tensor<16384x3072xbf16>, %d: tensor<3072x8192xbf16>,
-               %a: tensor<?x16384xbf16>) -> (tensor<?x3072xbf16>, tensor<?x8192xbf16>) {
-  %0 = transformer.gated_mlp %x gate_up(%gu) down(%d) kind = gelu_tanh
-         : (tensor<?x3072xbf16>, tensor<16384x3072xbf16>, tensor<3072x8192xbf16>) -> tensor<?x3072xbf16>
-  %1 = transformer.gated_act %a kind = gelu_tanh : tensor<?x16384xbf16> -> tensor<?x8192xbf16>
-  return %0, %1 : tensor<?x3072xbf16>, tensor<?x8192xbf16>
+exec.schedule @mlp mixed {
+  %t = exec.step_size tokens
+  %x = exec.alloc sizes(%t) : !exec.view<?x3072xbf16>
+  %gu = exec.weight "gu" @w[0] : !exec.view<16384x3072xbf16>
+  %d = exec.weight "d" @w[0] : !exec.view<3072x8192xbf16>
+  %a = exec.alloc sizes(%t) : !exec.view<?x16384xbf16>
+  %0 = exec.alloc sizes(%t) : !exec.view<?x3072xbf16>
+  exec.gated_mlp %x gate_up(%gu : !exec.view<16384x3072xbf16>) down(%d : !exec.view<3072x8192xbf16>) -> %0
+      {kind = #transformer<activation_kind gelu_tanh>} : !exec.view<?x3072xbf16> -> !exec.view<?x3072xbf16>
+  %1 = exec.alloc sizes(%t) : !exec.view<?x8192xbf16>
+  exec.gated_act %a -> %1 {kind = #transformer<activation_kind gelu_tanh>} : !exec.view<?x16384xbf16> -> !exec.view<?x8192xbf16>
 }
 
 // IR-LABEL: gpu.func @activation_gelu_h3072_f32(

@@ -9,16 +9,25 @@
 // ptxas agrees: no spills.
 // RUN: %if ptxas %{ accelc %s -target=h200 -emit=ptx -o %t.ptx && %ptxas -arch=sm_90 -v %t.ptx -o %t.cubin 2>&1 | FileCheck %s --check-prefix=SPILLS %}
 
-func.func @norm(%x: tensor<?x4096xbf16>, %w: tensor<4096xf32>) -> tensor<?x4096xbf16> {
-  %n = transformer.rms_norm %x, %w {epsilon = 1.0e-06} : tensor<?x4096xbf16>, tensor<4096xf32>
-  return %n : tensor<?x4096xbf16>
+exec.arena @w weights size 1048576 align 64 section "weights"
+
+exec.schedule @norm mixed {
+  %t = exec.step_size tokens
+  %x = exec.alloc sizes(%t) : !exec.view<?x4096xbf16>
+  %w = exec.weight "w" @w[0] : !exec.view<4096xf32>
+  %n = exec.alloc sizes(%t) : !exec.view<?x4096xbf16>
+  exec.rms_norm %x, %w -> %n {epsilon = 1.0e-06 : f64} : !exec.view<?x4096xbf16>, !exec.view<4096xf32> -> !exec.view<?x4096xbf16>
 }
 
-func.func @add_norm(%x: tensor<?x2048xf32>, %r: tensor<?x2048xf32>, %w: tensor<2048xf32>)
-    -> (tensor<?x2048xf32>, tensor<?x2048xf32>) {
-  %n, %s = transformer.add_rms_norm %x, %r, %w {epsilon = 1.0e-05, weight_offset = 1.0}
-      : tensor<?x2048xf32>, tensor<2048xf32>
-  return %n, %s : tensor<?x2048xf32>, tensor<?x2048xf32>
+exec.schedule @add_norm mixed {
+  %t = exec.step_size tokens
+  %x = exec.alloc sizes(%t) : !exec.view<?x2048xf32>
+  %r = exec.alloc sizes(%t) : !exec.view<?x2048xf32>
+  %w = exec.weight "w" @w[0] : !exec.view<2048xf32>
+  %n = exec.alloc sizes(%t) : !exec.view<?x2048xf32>
+  %s = exec.alloc sizes(%t) : !exec.view<?x2048xf32>
+  exec.add_rms_norm %x, %r, %w -> %n, %s {epsilon = 1.0e-05 : f64, weight_offset = 1.0 : f64}
+      : !exec.view<?x2048xf32>, !exec.view<?x2048xf32>, !exec.view<2048xf32> -> !exec.view<?x2048xf32>, !exec.view<?x2048xf32>
 }
 
 // IR: gpu.module @accel_kernels [#nvvm.target<O = 3, chip = "sm_90", features = "+ptx80">]

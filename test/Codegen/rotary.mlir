@@ -7,34 +7,49 @@
 // RUN: %if ptxas %{ accelc %s -target=h200 -emit=ptx -o %t.ptx && %ptxas -arch=sm_90 -v %t.ptx -o %t.cubin 2>&1 | FileCheck %s --check-prefix=SPILLS %}
 
 // Llama: 32 heads of 128, all rotated, i64 positions, inverse frequencies.
-func.func @llama(%q: tensor<?x32x128xbf16>, %pos: tensor<?xi64>) -> tensor<?x32x128xbf16> {
-  %0 = transformer.rotary %q, %pos style = half_split {rotary_dim = 128, theta = 10000.0}
-         : (tensor<?x32x128xbf16>, tensor<?xi64>) -> tensor<?x32x128xbf16>
-  return %0 : tensor<?x32x128xbf16>
+exec.arena @w weights size 1048576 align 64 section "weights"
+
+exec.schedule @llama mixed {
+  %t = exec.step_size tokens
+  %pos = exec.step_input positions : !exec.view<?xi64>
+  %q = exec.alloc sizes(%t) : !exec.view<?x32x128xbf16>
+  %0 = exec.alloc sizes(%t) : !exec.view<?x32x128xbf16>
+  exec.rotary %q, %pos -> %0 {rotary_dim = 128 : i64, style = #transformer<rotary_style half_split>, theta = 1.0e+04 : f64}
+      : !exec.view<?x32x128xbf16>, !exec.view<?xi64> -> !exec.view<?x32x128xbf16>
 }
 
 // Phi3 LongRoPE: explicit f32 tables, i32 positions, 96 channels.
-func.func @tables(%q: tensor<?x32x96xf16>, %pos: tensor<?xi32>,
-                  %cos: tensor<4096x48xf32>, %sin: tensor<4096x48xf32>) -> tensor<?x32x96xf16> {
-  %0 = transformer.rotary %q, %pos cos_sin(%cos, %sin) style = half_split {rotary_dim = 96}
-         : (tensor<?x32x96xf16>, tensor<?xi32>, tensor<4096x48xf32>, tensor<4096x48xf32>) -> tensor<?x32x96xf16>
-  return %0 : tensor<?x32x96xf16>
+exec.schedule @tables mixed {
+  %t = exec.step_size tokens
+  %pos = exec.step_input positions : !exec.view<?xi32>
+  %q = exec.alloc sizes(%t) : !exec.view<?x32x96xf16>
+  %cos = exec.weight "cos" @w[0] : !exec.view<4096x48xf32>
+  %sin = exec.weight "sin" @w[0] : !exec.view<4096x48xf32>
+  %0 = exec.alloc sizes(%t) : !exec.view<?x32x96xf16>
+  exec.rotary %q, %pos cos_sin(%cos, %sin : !exec.view<4096x48xf32>, !exec.view<4096x48xf32>) -> %0 {rotary_dim = 96 : i64, style = #transformer<rotary_style half_split>}
+      : !exec.view<?x32x96xf16>, !exec.view<?xi32> -> !exec.view<?x32x96xf16>
 }
 
 // Partial rotary (GPT-NeoX style, 16 of 64 channels): 8 pairs a head do not
 // fill a 16-byte bf16 vector, so bf16/f16 take the scalar path; the other 48
 // channels are copied.
-func.func @partial(%q: tensor<?x8x64xbf16>, %pos: tensor<?xi64>) -> tensor<?x8x64xbf16> {
-  %0 = transformer.rotary %q, %pos style = half_split {rotary_dim = 20, theta = 10000.0}
-         : (tensor<?x8x64xbf16>, tensor<?xi64>) -> tensor<?x8x64xbf16>
-  return %0 : tensor<?x8x64xbf16>
+exec.schedule @partial mixed {
+  %t = exec.step_size tokens
+  %pos = exec.step_input positions : !exec.view<?xi64>
+  %q = exec.alloc sizes(%t) : !exec.view<?x8x64xbf16>
+  %0 = exec.alloc sizes(%t) : !exec.view<?x8x64xbf16>
+  exec.rotary %q, %pos -> %0 {rotary_dim = 20 : i64, style = #transformer<rotary_style half_split>, theta = 1.0e+04 : f64}
+      : !exec.view<?x8x64xbf16>, !exec.view<?xi64> -> !exec.view<?x8x64xbf16>
 }
 
 // Interleaved pairs stay with the hand-written kernel.
-func.func @gptj(%k: tensor<?x16x256xf16>, %pos: tensor<?xi32>) -> tensor<?x16x256xf16> {
-  %0 = transformer.rotary %k, %pos style = interleaved {rotary_dim = 64, theta = 10000.0}
-         : (tensor<?x16x256xf16>, tensor<?xi32>) -> tensor<?x16x256xf16>
-  return %0 : tensor<?x16x256xf16>
+exec.schedule @gptj mixed {
+  %t = exec.step_size tokens
+  %pos = exec.step_input positions : !exec.view<?xi32>
+  %q = exec.alloc sizes(%t) : !exec.view<?x16x256xf16>
+  %0 = exec.alloc sizes(%t) : !exec.view<?x16x256xf16>
+  exec.rotary %q, %pos -> %0 {rotary_dim = 64 : i64, style = #transformer<rotary_style interleaved>, theta = 1.0e+04 : f64}
+      : !exec.view<?x16x256xf16>, !exec.view<?xi32> -> !exec.view<?x16x256xf16>
 }
 
 // IR-NOT: interleaved

@@ -7,16 +7,25 @@
 // RUN: %if libdevice %{ accelc %s -target=h200 -emit=ptx | FileCheck %s --check-prefix=PTX %}
 // RUN: %if ptxas %{ accelc %s -target=h200 -emit=ptx -o %t.ptx && %ptxas -arch=sm_90 -v %t.ptx -o %t.cubin 2>&1 | FileCheck %s --check-prefix=SPILLS %}
 
-func.func @odd(%x: tensor<?x4098xbf16>, %w: tensor<4098xf32>, %r: tensor<?x4098xbf16>)
-    -> (tensor<?x4098xbf16>, tensor<?x4098xbf16>) {
-  %n = transformer.rms_norm %x, %w {epsilon = 1.0e-06} : tensor<?x4098xbf16>, tensor<4098xf32>
-  %s = transformer.residual_add %x, %r : tensor<?x4098xbf16>
-  return %n, %s : tensor<?x4098xbf16>, tensor<?x4098xbf16>
+exec.arena @w weights size 1048576 align 64 section "weights"
+
+exec.schedule @odd mixed {
+  %t = exec.step_size tokens
+  %x = exec.alloc sizes(%t) : !exec.view<?x4098xbf16>
+  %w = exec.weight "w" @w[0] : !exec.view<4098xf32>
+  %r = exec.alloc sizes(%t) : !exec.view<?x4098xbf16>
+  %n = exec.alloc sizes(%t) : !exec.view<?x4098xbf16>
+  exec.rms_norm %x, %w -> %n {epsilon = 1.0e-06 : f64} : !exec.view<?x4098xbf16>, !exec.view<4098xf32> -> !exec.view<?x4098xbf16>
+  %s = exec.alloc sizes(%t) : !exec.view<?x4098xbf16>
+  exec.residual_add %x, %r -> %s : !exec.view<?x4098xbf16>
 }
 
-func.func @mixed(%x: tensor<?x4100xf16>, %w: tensor<4100xf32>) -> tensor<?x4100xf16> {
-  %n = transformer.rms_norm %x, %w {epsilon = 1.0e-06} : tensor<?x4100xf16>, tensor<4100xf32>
-  return %n : tensor<?x4100xf16>
+exec.schedule @mixed mixed {
+  %t = exec.step_size tokens
+  %x = exec.alloc sizes(%t) : !exec.view<?x4100xf16>
+  %w = exec.weight "w" @w[0] : !exec.view<4100xf32>
+  %n = exec.alloc sizes(%t) : !exec.view<?x4100xf16>
+  exec.rms_norm %x, %w -> %n {epsilon = 1.0e-06 : f64} : !exec.view<?x4100xf16>, !exec.view<4100xf32> -> !exec.view<?x4100xf16>
 }
 
 // IR-LABEL: gpu.func @residual_add_h4098_f32(

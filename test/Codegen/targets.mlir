@@ -17,11 +17,17 @@
 // And the other levels read ONNX, not MLIR.
 // RUN: not accelc %s -target=h200 -emit=fused 2>&1 | FileCheck %s --check-prefix=LEVEL
 
-func.func @block(%x: tensor<?x4096xbf16>, %w: tensor<4096xf32>, %gu: tensor<?x22016xbf16>)
-    -> (tensor<?x4096xbf16>, tensor<?x11008xbf16>) {
-  %n = transformer.rms_norm %x, %w {epsilon = 1.0e-06} : tensor<?x4096xbf16>, tensor<4096xf32>
-  %a = transformer.gated_act %gu kind = silu : tensor<?x22016xbf16> -> tensor<?x11008xbf16>
-  return %n, %a : tensor<?x4096xbf16>, tensor<?x11008xbf16>
+exec.arena @w weights size 1048576 align 64 section "weights"
+
+exec.schedule @block mixed {
+  %t = exec.step_size tokens
+  %x = exec.alloc sizes(%t) : !exec.view<?x4096xbf16>
+  %w = exec.weight "w" @w[0] : !exec.view<4096xf32>
+  %gu = exec.alloc sizes(%t) : !exec.view<?x22016xbf16>
+  %n = exec.alloc sizes(%t) : !exec.view<?x4096xbf16>
+  exec.rms_norm %x, %w -> %n {epsilon = 1.0e-06 : f64} : !exec.view<?x4096xbf16>, !exec.view<4096xf32> -> !exec.view<?x4096xbf16>
+  %a = exec.alloc sizes(%t) : !exec.view<?x11008xbf16>
+  exec.gated_act %gu -> %a {kind = #transformer<activation_kind silu>} : !exec.view<?x22016xbf16> -> !exec.view<?x11008xbf16>
 }
 
 // A100-IR: #nvvm.target<O = 3, chip = "sm_80", features = "+ptx80">

@@ -16,7 +16,8 @@
 #include "accel/Eval/Stepper.h"
 #include "accel/Import/OnnxImporter.h"
 #include "accel/Target/Target.h"
-#include "accel/passes/MemoryPlan.h"
+#include "accel/dialects/Exec/ExecOps.h"
+#include "accel/dialects/Exec/ExecUtils.h"
 #include "accel/passes/Passes.h"
 
 #include "runtime/support/Npy.h"
@@ -61,7 +62,8 @@ cl::opt<EmitLevel> emitLevel(
                           "the transformer dialect after raising and fusion (what plans hold)"),
                clEnumValN(EmitLevel::Partitioned, "partitioned",
                           "the fused transformer dialect split over -tp ranks and -pp stages"),
-               clEnumValN(EmitLevel::Exec, "exec", "the exec schedule (not yet)"),
+               clEnumValN(EmitLevel::Exec, "exec",
+                          "the exec schedule: steps over views, the memory plan, the kernels"),
                clEnumValN(EmitLevel::Kernels, "kernels",
                           "the generated GPU kernels as a gpu.module (-target=a100|h100|h200)"),
                clEnumValN(EmitLevel::Nvvm, "nvvm",
@@ -163,13 +165,18 @@ cl::opt<std::string>
                cl::value_desc("file"));
 cl::opt<bool> printMemoryPlan(
     cl::cat(accelcCategory), "print-memory-plan",
-    cl::desc("Plan the activations of the fused level (partitioned with -tp) in one arena "
-             "(accel-plan-memory, docs/passes/layout.md) and print the table and the peak"),
+    cl::desc("Print the activations arena the exec level plans (accel-exec-assign-buffers, "
+             "docs/passes/layout.md): one row per buffer, then the region sizes"),
     cl::init(false));
 cl::opt<int64_t> maxTokens(cl::cat(accelcCategory), "max-tokens",
-                           cl::desc("-print-memory-plan: the tokens of one step, the bound of "
-                                    "every dynamic dimension (default 2048)"),
+                           cl::desc("-print-memory-plan: a step's tokens (and sequences), to "
+                                    "give the arena in bytes (default 2048)"),
                            cl::init(2048));
+cl::opt<bool> allowHostSteps(
+    cl::cat(accelcCategory), "allow-host-steps",
+    cl::desc("GPU plans: keep ONNX operators raising left (the GPU runtime runs them on the "
+             "host every step, without CUDA graphs) instead of refusing the model"),
+    cl::init(false));
 cl::opt<int64_t> inlineBytes(cl::cat(accelcCategory), "inline-constant-bytes",
                              cl::desc("Initializers up to this size are printed inline"),
                              cl::init(256));
@@ -289,11 +296,10 @@ static std::string describeRow(mlir::Location loc) {
   return file.empty() ? accel::describeLocation(loc) : file + ": nodes " + nodes;
 }
 
-/// -print-memory-plan: after accel-plan-memory has run, one row per planned
-/// value (its buffer: itself, or the value it is a view of), then
-/// "peak <bytes> bytes, naive <bytes> bytes (<naive/peak>x)" per function.
-/// Offsets and sizes are the attributes the pass wrote; live ranges come
-/// from the same analysis (accel::layout::planMemory).
+/// -print-memory-plan: the exec level's activations arena. One row per
+/// buffer (a slice of @act: its region, offset, bytes per unit and live
+/// steps; the first step that writes it and its node), then the regions'
+/// sizes, what one buffer per value would take, and both at -max-tokens.
 static int emitMemoryPlan(mlir::ModuleOp module) {
   std::string error;
   auto output = mlir::openOutputFile(outputFilename, &error);
@@ -307,38 +313,68 @@ static int emitMemoryPlan(mlir::ModuleOp module) {
     v.printAsOperand(vs, state);
     return s;
   };
-  for (auto func : module.getOps<mlir::func::FuncOp>()) {
-    if (func.isExternal())
-      continue;
-    mlir::FailureOr<accel::layout::MemoryPlan> plan = accel::layout::planMemory(func, maxTokens);
-    auto peak = func->getAttrOfType<mlir::IntegerAttr>(accel::layout::kArenaBytesAttr);
-    auto naive = func->getAttrOfType<mlir::IntegerAttr>(accel::layout::kArenaNaiveBytesAttr);
-    if (mlir::failed(plan) || !peak || !naive)
-      return fail("internal error: @" + func.getSymName() + " has no memory plan");
-    os << "memory plan of @" << func.getSymName() << " at " << int64_t(maxTokens)
-       << " tokens (bytes; live: first..last op index in the function body)\n";
-    os << llvm::formatv("{0,-16} {1,-28} {2,12} {3,12} {4,-11} {5,-16} {6}\n", "value", "op",
-                        "bytes", "offset", "live", "buffer", "location");
-    for (const accel::layout::PlannedValue &pv : plan->values) {
-      auto r = mlir::cast<mlir::OpResult>(pv.value);
-      mlir::Operation *op = r.getOwner();
-      // The offset and bytes the pass wrote.
-      auto entries = op->getAttrOfType<mlir::ArrayAttr>(accel::layout::kArenaAttr);
-      auto entry = entries && entries.size() == op->getNumResults()
-                       ? mlir::dyn_cast<mlir::DenseI64ArrayAttr>(entries[r.getResultNumber()])
-                       : nullptr;
-      if (!entry || entry.size() != 2)
-        return fail("internal error: " + name(pv.value) + " has no accel.arena entry");
-      os << llvm::formatv("{0,-16} {1,-28} {2,12} {3,12} {4,-11} {5,-16} {6}\n",
-                          name(pv.value), op->getName().getStringRef(), entry[1], entry[0],
-                          std::to_string(pv.start) + ".." + std::to_string(pv.end),
-                          name(plan->values[pv.buffer].value),
-                          describeRow(op->getLoc()));
+  accel::exec::ArenaOp arena;
+  for (auto a : module.getOps<accel::exec::ArenaOp>())
+    if (a.getKind() == accel::exec::ArenaKind::activations)
+      arena = a;
+  for (auto schedule : module.getOps<accel::exec::ScheduleOp>()) {
+    // Steps in order; each slice's first writer and live interval.
+    llvm::DenseMap<mlir::Operation *, int64_t> stepIndex;
+    int64_t n = 0;
+    for (mlir::Operation &op : schedule.getBody().front())
+      if (accel::exec::isStep(&op))
+        stepIndex[&op] = n++;
+    os << "activations arena of @" << schedule.getSymName()
+       << " (bytes; per token or per sequence outside the fixed region; live: first..last "
+          "step)\n";
+    os << llvm::formatv("{0,-8} {1,-7} {2,10} {3,10} {4,-11} {5,-24} {6}\n", "buffer", "region",
+                        "offset", "bytes", "live", "written by", "location");
+    int64_t naive[3] = {0, 0, 0};
+    for (auto slice : schedule.getOps<accel::exec::SliceOp>()) {
+      int64_t first = -1, last = -1;
+      mlir::Operation *writer = nullptr;
+      llvm::SmallVector<mlir::Value> worklist{slice.getResult()};
+      while (!worklist.empty()) {
+        mlir::Value v = worklist.pop_back_val();
+        for (mlir::Operation *user : v.getUsers()) {
+          if (auto view = llvm::dyn_cast<accel::exec::ViewOp>(user)) {
+            worklist.push_back(view.getResult());
+            continue;
+          }
+          auto it = stepIndex.find(user);
+          if (it == stepIndex.end())
+            continue;
+          first = first < 0 ? it->second : std::min(first, it->second);
+          last = std::max(last, it->second);
+          if (llvm::is_contained(accel::exec::getStepOutputs(user), v) &&
+              (!writer || it->second < stepIndex[writer]))
+            writer = user;
+        }
+      }
+      auto type = llvm::cast<accel::exec::ViewType>(slice.getType());
+      int64_t bytes = accel::exec::getBytesPerUnit(type).value_or(0);
+      naive[int(slice.getRegion())] += (bytes + 255) / 256 * 256;
+      os << llvm::formatv("{0,-8} {1,-7} {2,10} {3,10} {4,-11} {5,-24} {6}\n", name(slice),
+                          accel::exec::stringifyArenaRegion(slice.getRegion()),
+                          slice.getOffset(), bytes,
+                          std::to_string(first) + ".." + std::to_string(last),
+                          writer ? writer->getName().getStringRef() : llvm::StringRef("-"),
+                          writer ? describeRow(writer->getLoc()) : std::string());
     }
-    os << "peak " << peak.getInt() << " bytes, naive " << naive.getInt() << " bytes ("
-       << llvm::formatv("{0:F2}", peak.getInt() ? double(naive.getInt()) / double(peak.getInt())
-                                                : 1.0)
-       << "x)\n";
+    if (!arena)
+      return fail("internal error: the exec module has no activations arena");
+    const int64_t T = maxTokens;
+    auto at = [&](int64_t fixed, int64_t perToken, int64_t perSeq) {
+      return fixed + (perToken + perSeq) * T;
+    };
+    const int64_t planned = at(arena.getSize(), arena.getPerToken(), arena.getPerSeq());
+    const int64_t unshared = at(naive[0], naive[1], naive[2]);
+    os << "arena: fixed " << arena.getSize() << ", per token " << arena.getPerToken()
+       << ", per sequence " << arena.getPerSeq() << "; one buffer per value: fixed " << naive[0]
+       << ", per token " << naive[1] << ", per sequence " << naive[2] << "\n";
+    os << "at " << T << " tokens and sequences: " << planned << " bytes, one buffer per value "
+       << unshared << " bytes ("
+       << llvm::formatv("{0:F2}", planned ? double(unshared) / double(planned) : 1.0) << "x)\n";
   }
   output->keep();
   return 0;
@@ -408,6 +444,7 @@ static int emitPlan() {
   options.smoothQuant = smoothQuant;
   options.kvCacheDtype = kvCacheDtype;
   options.codegen = !noCodegen;
+  options.allowHostSteps = allowHostSteps;
   options.cudaPath = cudaPath;
   options.tpSize = tpSize;
   options.ppSize = ppSize;
@@ -441,15 +478,14 @@ int main(int argc, char **argv) {
   if (std::string bad = accel::checkTargetName(target); !bad.empty())
     return fail(bad);
   if (printMemoryPlan) {
-    if (emitLevel.getNumOccurrences() && emitLevel != EmitLevel::Fused &&
-        emitLevel != EmitLevel::Partitioned)
-      return fail("-print-memory-plan plans the fused level (partitioned with -tp): drop -emit "
-                  "or give -emit=fused");
+    if (emitLevel.getNumOccurrences() && emitLevel != EmitLevel::Exec)
+      return fail("-print-memory-plan prints the exec level's arena: drop -emit or give "
+                  "-emit=exec");
     if (interpret)
       return fail("-print-memory-plan prints a table; it cannot be combined with -interpret");
     if (maxTokens < 1)
       return fail("-max-tokens must be at least 1, got " + llvm::Twine(int64_t(maxTokens)));
-    emitLevel = tpSize > 1 || ppSize > 1 ? EmitLevel::Partitioned : EmitLevel::Fused;
+    emitLevel = EmitLevel::Exec;
   } else if (maxTokens.getNumOccurrences()) {
     return fail("-max-tokens is the token bound of -print-memory-plan; add -print-memory-plan");
   }
@@ -481,7 +517,8 @@ int main(int argc, char **argv) {
   const bool mlirInput = llvm::StringRef(inputFilename).ends_with(".mlir");
   if (mlirInput && emitLevel < EmitLevel::Kernels)
     return fail("'" + inputFilename + "' is MLIR; only -emit=kernels, nvvm and ptx read MLIR "
-                "(the transformer dialect), every other level starts from an ONNX model");
+                "(the transformer or exec dialect), every other level starts from an ONNX "
+                "model");
   mlir::OwningOpRef<mlir::ModuleOp> module =
       mlirInput ? mlir::parseSourceFile<mlir::ModuleOp>(inputFilename, &context)
                 : accel::importOnnxFile(context, inputFilename, importOptions);
@@ -492,54 +529,51 @@ int main(int argc, char **argv) {
     mlir::PassManager pm(&context);
     if (mlir::failed(mlir::applyPassManagerCLOptions(pm)))
       return 1;
+    // One pipeline, stopped after the level asked for (lib/Driver/Pipeline.cpp,
+    // the same the plan is compiled with). The kernel levels print the
+    // kernels of the exec level.
+    accel::PipelineOptions pipeline;
+    pipeline.target = target;
+    pipeline.precision = precision;
+    pipeline.precisionOptions.calibration = calibration;
+    pipeline.precisionOptions.smoothQuantAlpha = smoothQuantAlpha;
+    pipeline.precisionOptions.smoothQuant = smoothQuant;
+    pipeline.precisionOptions.smoothQuantOnly = smoothQuantOnly;
+    pipeline.kvCacheDtype = kvCacheDtype;
+    pipeline.padGemmDims = padGemmDims;
+    pipeline.tpSize = tpSize;
+    pipeline.ppSize = ppSize;
+    pipeline.codegen = !noCodegen;
+    pipeline.allowHostSteps = allowHostSteps;
+    const accel::Phase phase = emitLevel == EmitLevel::Transformer ? accel::Phase::Transformer
+                               : emitLevel == EmitLevel::Fused     ? accel::Phase::Fused
+                               : emitLevel == EmitLevel::Partitioned
+                                   ? accel::Phase::Partitioned
+                                   : accel::Phase::Exec;
+    if (phase == accel::Phase::Fused)
+      pipeline.tpSize = pipeline.ppSize = 1; // -emit=fused: before partitioning
     std::string error;
-    if (mlir::failed(accel::buildRaisePipeline(pm, error)))
-      return fail("internal error: " + error);
-    const bool fused = emitLevel == EmitLevel::Fused || emitLevel == EmitLevel::Partitioned ||
-                       emitLevel >= EmitLevel::Kernels;
-    // -precision shows in the fused IR (docs/precision.md).
-    accel::PrecisionOptions precisionOptions;
-    precisionOptions.calibration = calibration;
-    precisionOptions.smoothQuantAlpha = smoothQuantAlpha;
-    precisionOptions.smoothQuant = smoothQuant;
-    precisionOptions.smoothQuantOnly = smoothQuantOnly;
-    if (fused && precision != "f32") {
-      if (std::string bad = accel::checkPrecisionMode(precision); !bad.empty())
-        return fail(bad);
-      if (std::string bad = accel::checkPrecisionOptions(precision, precisionOptions);
-          !bad.empty())
-        return fail(bad);
-      if (mlir::failed(accel::buildPrecisionPipeline(pm, precision, /*beforeFusion=*/true, error)))
-        return fail("internal error: " + error);
-    }
-    if (fused && mlir::failed(accel::buildFusionPipeline(pm, error)))
-      return fail("internal error: " + error);
-    if (fused && precision != "f32" &&
-        mlir::failed(accel::buildPrecisionPipeline(pm, precision, /*beforeFusion=*/false, error,
-                                                   precisionOptions)))
-      return fail("internal error: " + error);
-    // The target's layout rules (docs/passes/layout.md).
-    if (fused && mlir::failed(accel::buildLayoutPipeline(
-                     pm, target, padGemmDims, emitLevel == EmitLevel::Partitioned ? tpSize : 1,
-                     error)))
+    if (mlir::failed(accel::buildCompilePipeline(pm, pipeline, phase, error)))
       return fail(error);
-    if (emitLevel == EmitLevel::Partitioned &&
-        mlir::failed(accel::buildPartitionPipeline(pm, tpSize, ppSize, error)))
-      return fail(error);
-    // What the plan writer sees last (after -tp/-pp partitioning).
-    if (fused && mlir::failed(accel::buildLateFusionPipeline(pm, error)))
-      return fail("internal error: " + error);
-    if (printMemoryPlan && mlir::failed(accel::buildMemoryPlanPipeline(pm, maxTokens, error)))
+    if (mlir::failed(pm.run(*module)))
+      return 1;
+  } else if (mlirInput && emitLevel >= EmitLevel::Kernels &&
+             module->getOps<accel::exec::ScheduleOp>().empty()) {
+    // Transformer-dialect IR: lowered to exec, then its kernels.
+    mlir::PassManager pm(&context);
+    std::string error;
+    const accel::target::TargetDesc *t = accel::target::lookup(target);
+    if (mlir::failed(accel::buildExecPipeline(pm, target, /*codegen=*/t && t->isGpu,
+                                              /*allowHostSteps=*/true, error)))
       return fail(error);
     if (mlir::failed(pm.run(*module)))
       return 1;
   }
   if (printMemoryPlan)
     return emitMemoryPlan(*module);
-  if (emitLevel == EmitLevel::Exec)
-    return fail("-emit=exec is not implemented yet (the exec lowering and its memory "
-                "layout arrive with the GPU backend, issue 5); use -emit=transformer, or "
-                "-emit=plan to see the schedule with accel-run --describe");
+  if (interpret && emitLevel == EmitLevel::Exec)
+    return fail("-interpret runs the transformer or onnx level; run an exec-level schedule by "
+                "compiling a plan (accel-run)");
   if (interpret && emitLevel == EmitLevel::Partitioned && ppSize > 1)
     return fail("-interpret runs one rank and a function split into pipeline stages needs "
                 "every stage's own KV cache; compile a plan with -pp and run it with accel-run");

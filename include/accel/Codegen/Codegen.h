@@ -1,11 +1,12 @@
 //===- Codegen.h - generated GPU kernels: select, build, lower, assemble -*- C++ -*-===//
 //
-// The compiler's kernel generator (docs/codegen.md). For a token-major
-// function and a GPU target it
-//   1. selects the steps it generates kernels for (selectKernels): rms_norm,
-//      add_rms_norm, residual_add, activation, gated_act (and the activation
-//      of a gated_mlp with fused gate_up), half_split rotary; one kernel per
-//      distinct specialisation (KernelSpec);
+// The compiler's kernel generator (docs/codegen.md). For an exec module and a
+// GPU target it
+//   1. selects the steps it generates kernels for (selectKernels, which
+//      accel-exec-select-kernels runs): exec.rms_norm, add_rms_norm,
+//      residual_add, activation, gated_act (and the activation of a
+//      gated_mlp with fused gate_up), half_split rotary; one kernel per
+//      distinct specialisation (KernelSpec), declared as an exec.kernel;
 //   2. builds one gpu.module holding every dtype variant of every kernel
 //      (buildKernelModule; `accelc -emit=kernels` prints it);
 //   3. lowers it to the NVVM and LLVM dialects (lowerToNVVM: scf → cf,
@@ -47,13 +48,19 @@ struct CodegenOptions {
   bool cubin = true;
 };
 
-/// The kernels a function needs, and the kernel each op's step launches.
+/// The kernels an exec module's steps can run, and the kernel of each step.
 struct KernelSelection {
   std::vector<KernelSpec> kernels; // distinct, sorted by name
   llvm::DenseMap<mlir::Operation *, std::string> kernelOf;
 };
-/// The kernels of every function in `scope` (a func.func, or a module).
+/// The kernels of every exec step in `scope` (a schedule, or a module).
 KernelSelection selectKernels(mlir::Operation *scope);
+
+/// The `config` of the exec.kernel that declares `spec` (its specialisation).
+mlir::DictionaryAttr specConfig(const KernelSpec &spec, mlir::MLIRContext *context);
+/// The spec an exec.kernel declares (its `implements` family and config),
+/// or nullopt for one this generator does not make.
+std::optional<KernelSpec> specFromKernel(mlir::Operation *kernelOp);
 
 /// Registers what building, lowering and serialising kernels needs.
 void registerCodegenDialects(mlir::DialectRegistry &registry);
@@ -97,9 +104,11 @@ struct GeneratedKernels {
   bool empty() const { return selection.kernels.empty(); }
 };
 
-/// Steps 1-5 for `func`, in a context of its own. With no kernel to
-/// generate, returns an empty set (and runs nothing).
-llvm::Expected<GeneratedKernels> generateKernels(mlir::func::FuncOp func,
+/// Steps 2-5 for the exec.kernel declarations of `module` (what
+/// accel-exec-select-kernels declared), in a context of their own; records
+/// the images made in each declaration's `image`. With no kernel declared,
+/// returns an empty set (and runs nothing).
+llvm::Expected<GeneratedKernels> generateKernels(mlir::ModuleOp module,
                                                  const CodegenOptions &options);
 
 /// What `accelc -emit=kernels|nvvm|ptx` prints of a function's kernels.
@@ -108,8 +117,9 @@ enum class KernelLevel {
   Nvvm, // after lowerToNVVM (the LLVM and NVVM dialects)
   Ptx,  // the PTX text
 };
-/// Prints the generated kernels of `scope` (a function, or every function of
-/// a module) at `level` ("// no generated kernels" when it has none).
+/// Prints the generated kernels of the exec module `scope` (its declared
+/// kernels, else those its steps could run) at `level` ("// no generated
+/// kernels" when it has none).
 llvm::Error printKernels(mlir::Operation *scope, const CodegenOptions &options,
                          KernelLevel level, llvm::raw_ostream &os);
 

@@ -76,6 +76,10 @@ struct CompileOptions {
   /// them in the plan (docs/codegen.md); false: the runtime's hand-written
   /// kernels run every step (accelc -no-codegen).
   bool codegen = true;
+  /// Keep ONNX operators raising left in a GPU plan; the GPU runtime then
+  /// runs them on the host every step (accelc -allow-host-steps). Off: such
+  /// a model is refused for GPU targets in one sentence naming the operator.
+  bool allowHostSteps = false;
   /// The CUDA toolkit that codegen takes libdevice and ptxas from; empty:
   /// $CUDA_HOME, $CUDA_PATH, else /usr/local/cuda (accelc -cuda-path).
   std::string cudaPath;

@@ -81,11 +81,45 @@ mlir::LogicalResult buildLayoutPipeline(mlir::OpPassManager &pm, const std::stri
                                         int64_t padOverride, int64_t tpSize,
                                         std::string &error);
 
-/// `accelc -print-memory-plan -max-tokens=N` (docs/passes/layout.md), after
-/// fusion (and partitioning): accel-plan-memory{max-tokens=N}. N < 1 is an
-/// error.
-mlir::LogicalResult buildMemoryPlanPipeline(mlir::OpPassManager &pm, int64_t maxTokens,
-                                            std::string &error);
+/// The exec level (docs/architecture.md): accel-lower-to-exec,
+/// accel-exec-assign-buffers, and for a GPU target with generated kernels
+/// accel-exec-select-kernels{chip} (which refuses ONNX operators left by
+/// raising unless `allowHostSteps`).
+mlir::LogicalResult buildExecPipeline(mlir::OpPassManager &pm, const std::string &target,
+                                      bool codegen, bool allowHostSteps, std::string &error);
+
+/// Where a compile stops: what `accelc -emit=<phase>` prints. Every phase
+/// includes the ones before it.
+enum class Phase {
+  Transformer, // raised (buildRaisePipeline)
+  Fused,       // + precision, fusion, the target's layout rules, the KV cache dtype
+  Partitioned, // + -tp/-pp partitioning, then the late fusions
+  Exec,        // + the exec level: the schedule the plan is written from
+};
+
+/// Everything a compile's pipeline depends on (accelc's flags, the C API's
+/// options).
+struct PipelineOptions {
+  std::string target = "cpu";
+  std::string precision = "f32";
+  PrecisionOptions precisionOptions;
+  std::string kvCacheDtype = "auto";
+  /// -1: the target's GEMM multiple.
+  int64_t padGemmDims = -1;
+  int64_t tpSize = 1, ppSize = 1;
+  /// Select generated kernels for a GPU target (off: -no-codegen, or no
+  /// libdevice).
+  bool codegen = true;
+  /// Keep ONNX operators raising left in a GPU plan (run on the host).
+  bool allowHostSteps = false;
+};
+
+/// The one pipeline behind accelc and the C API: every pass from the
+/// imported onnx dialect to `stopAfter`. Fused stops before partitioning
+/// (and runs the late fusions on the unpartitioned function); Partitioned
+/// and Exec partition first. A bad option is an error in one sentence.
+mlir::LogicalResult buildCompilePipeline(mlir::OpPassManager &pm, const PipelineOptions &options,
+                                         Phase stopAfter, std::string &error);
 
 } // namespace accel
 

@@ -3,6 +3,7 @@
 #define ACCEL_DIALECTS_EXEC_EXECOPS_H
 
 #include "accel/dialects/Exec/ExecDialect.h"
+#include "accel/dialects/Transformer/TransformerDialect.h"
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Interfaces/InferTypeOpInterface.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"

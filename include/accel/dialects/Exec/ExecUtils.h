@@ -9,14 +9,16 @@
 
 #include "accel/dialects/Exec/ExecOps.h"
 
+#include "llvm/ADT/SmallVector.h"
+
 #include <optional>
 #include <string>
 
 namespace accel::exec {
 
 /// The extent of one dimension of a view: a static size, a per-step size
-/// plus a constant (`seqs + 1` for query_start_loc), or an unknown dynamic
-/// extent (a view that did not come from slice/weight/step_input).
+/// (plus a constant), or an unknown dynamic extent (a view that did not come
+/// from alloc/slice/step_input, or a view of one).
 struct Extent {
   int64_t size = mlir::ShapedType::kDynamic;
   std::optional<StepSizeKind> symbol;
@@ -42,15 +44,19 @@ Extent getExtent(mlir::Value view, unsigned dim);
 /// extent agrees with any dynamic one. A null schedule is a mixed one.
 bool extentsAgree(const Extent &a, const Extent &b, ScheduleOp schedule);
 
-/// The largest value `extent` takes in `schedule`; nullopt when unknown.
-std::optional<int64_t> getExtentBound(const Extent &extent,
-                                      ScheduleOp schedule);
+/// The bytes `view` takes per unit of its one dynamic extent (per token or
+/// per sequence), or its bytes when it has a static shape; nullopt when it
+/// has more than one dynamic dimension.
+std::optional<int64_t> getBytesPerUnit(ViewType type);
 
-/// The most bytes `view` takes in its schedule: every dynamic dimension at
-/// its bound. This is what the Layout pass reserves and what the slice
-/// verifiers check against the arena size. nullopt when a dimension is
-/// unbound.
-std::optional<int64_t> getMaxByteSize(mlir::Value view);
+/// The views a step op writes (its destinations: `out`, `sum`, q/k/v,
+/// outputs, a collective's output, a copy's target, a launch's views), in
+/// order; empty for an op that is not a step.
+llvm::SmallVector<mlir::Value> getStepOutputs(mlir::Operation *op);
+/// The views a step op reads: its other view operands.
+llvm::SmallVector<mlir::Value> getStepInputs(mlir::Operation *op);
+/// Whether `op` is a runtime step (an exec op of ExecStepOps.td).
+bool isStep(mlir::Operation *op);
 
 /// Whether `type` is an FP8 type exec knows (f8E4M3FN, f8E5M2).
 bool isFP8Type(mlir::Type type);
