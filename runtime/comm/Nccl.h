@@ -25,8 +25,8 @@
 #ifndef ACCEL_RUNTIME_COMM_NCCL_H
 #define ACCEL_RUNTIME_COMM_NCCL_H
 
-#include "runtime/support/Status.h"
-#include "runtime/tensor/Tensor.h"
+#include "runtime/core/Status.h"
+#include "runtime/core/Tensor.h"
 
 #include <atomic>
 #include <memory>

@@ -11,8 +11,8 @@
 #ifndef ACCEL_RUNTIME_DEVICE_CUBLASLT_H
 #define ACCEL_RUNTIME_DEVICE_CUBLASLT_H
 
+#include "runtime/core/DType.h"
 #include "runtime/device/GpuContext.h"
-#include "runtime/tensor/DType.h"
 
 #include <map>
 #include <tuple>

@@ -8,7 +8,7 @@
 #ifndef ACCEL_RUNTIME_DEVICE_CUDADRIVER_H
 #define ACCEL_RUNTIME_DEVICE_CUDADRIVER_H
 
-#include "runtime/support/Status.h"
+#include "runtime/core/Status.h"
 
 #include <cstddef>
 #include <string>

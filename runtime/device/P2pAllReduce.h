@@ -20,9 +20,9 @@
 #ifndef ACCEL_RUNTIME_DEVICE_P2PALLREDUCE_H
 #define ACCEL_RUNTIME_DEVICE_P2PALLREDUCE_H
 
+#include "runtime/core/DType.h"
 #include "runtime/device/GpuContext.h"
 #include "runtime/kernels/P2pAllReduce.h"
-#include "runtime/tensor/DType.h"
 
 #include <memory>
 #include <vector>

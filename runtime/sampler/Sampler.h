@@ -30,8 +30,8 @@
 #ifndef ACCEL_RUNTIME_SAMPLER_SAMPLER_H
 #define ACCEL_RUNTIME_SAMPLER_SAMPLER_H
 
+#include "runtime/core/Status.h"
 #include "runtime/sampler/Random.h"
-#include "runtime/support/Status.h"
 
 #include <cstdint>
 #include <optional>

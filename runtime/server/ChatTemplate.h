@@ -26,7 +26,7 @@
 #ifndef ACCEL_RUNTIME_SERVER_CHATTEMPLATE_H
 #define ACCEL_RUNTIME_SERVER_CHATTEMPLATE_H
 
-#include "runtime/support/Status.h"
+#include "runtime/core/Status.h"
 
 #include <string>
 #include <string_view>

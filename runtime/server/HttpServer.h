@@ -23,7 +23,7 @@
 #ifndef ACCEL_RUNTIME_SERVER_HTTPSERVER_H
 #define ACCEL_RUNTIME_SERVER_HTTPSERVER_H
 
-#include "runtime/support/Status.h"
+#include "runtime/core/Status.h"
 
 #include <chrono>
 #include <cstdint>

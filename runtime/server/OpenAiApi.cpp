@@ -1,8 +1,8 @@
 //===- OpenAiApi.cpp - the OpenAI-compatible routes -----------------------===//
 #include "runtime/server/OpenAiApi.h"
 
+#include "runtime/core/Json.h"
 #include "runtime/server/Sse.h"
-#include "runtime/support/Json.h"
 #include "runtime/tokenizer/Tokenizer.h"
 
 #include <chrono>

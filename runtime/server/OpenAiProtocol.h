@@ -9,9 +9,9 @@
 #ifndef ACCEL_RUNTIME_SERVER_OPENAIPROTOCOL_H
 #define ACCEL_RUNTIME_SERVER_OPENAIPROTOCOL_H
 
+#include "runtime/core/Json.h"
 #include "runtime/sampler/Sampler.h"
 #include "runtime/server/ChatTemplate.h"
-#include "runtime/support/Json.h"
 
 #include <cstdint>
 #include <optional>

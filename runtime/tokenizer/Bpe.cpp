@@ -1,7 +1,7 @@
 //===- Bpe.cpp - the BPE model of tokenizer.json --------------------------===//
 #include "runtime/tokenizer/Bpe.h"
 
-#include "runtime/support/Json.h"
+#include "runtime/core/Json.h"
 
 #include <cstdio>
 #include <queue>

@@ -16,7 +16,7 @@
 //===----------------------------------------------------------------------===//
 #include "runtime/tokenizer/Tokenizer.h"
 
-#include "runtime/support/Json.h"
+#include "runtime/core/Json.h"
 #include "runtime/tokenizer/Bpe.h"
 #include "runtime/tokenizer/Split.h"
 #include "runtime/tokenizer/Unicode.h"

@@ -17,9 +17,9 @@
 //
 //===----------------------------------------------------------------------===//
 #include "GpuTestContext.h"
+#include "runtime/core/Tensor.h"
 #include "runtime/kernels/GemvShape.h"
 #include "runtime/kernels/KernelImage.h"
-#include "runtime/tensor/Tensor.h"
 
 #include <gtest/gtest.h>
 

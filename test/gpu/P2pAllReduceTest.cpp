@@ -9,10 +9,10 @@
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/comm/Nccl.h"
+#include "runtime/core/Tensor.h"
 #include "runtime/device/CudaDriver.h"
 #include "runtime/device/P2pAllReduce.h"
 #include "runtime/kernels/KernelImage.h"
-#include "runtime/tensor/Tensor.h"
 
 #include <gtest/gtest.h>
 

@@ -25,7 +25,7 @@
 // with the `tokenizers` Python package.
 //
 //===----------------------------------------------------------------------===//
-#include "runtime/support/Json.h"
+#include "runtime/core/Json.h"
 #include "runtime/tokenizer/Tokenizer.h"
 
 #include <cstdio>

@@ -10,8 +10,8 @@
 //===----------------------------------------------------------------------===//
 #include "runtime/serve/Scheduler.h"
 
+#include "runtime/core/Npy.h"
 #include "runtime/serve/PrefixCache.h"
-#include "runtime/support/Npy.h"
 #include "runtime/tokenizer/Tokenizer.h"
 
 #include <gtest/gtest.h>

@@ -7,6 +7,7 @@
 // disconnect detection, many concurrent streams).
 //
 //===----------------------------------------------------------------------===//
+#include "runtime/core/Json.h"
 #include "runtime/serve/Scheduler.h"
 #include "runtime/server/Admission.h"
 #include "runtime/server/ChatTemplate.h"
@@ -16,7 +17,6 @@
 #include "runtime/server/OpenAiProtocol.h"
 #include "runtime/server/Serve.h"
 #include "runtime/server/Sse.h"
-#include "runtime/support/Json.h"
 #include "runtime/tokenizer/Tokenizer.h"
 
 #include <gtest/gtest.h>

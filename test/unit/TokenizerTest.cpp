@@ -9,7 +9,7 @@
 #include "runtime/tokenizer/Tokenizer.h"
 #include "runtime/tokenizer/Unicode.h"
 
-#include "runtime/support/Json.h"
+#include "runtime/core/Json.h"
 
 #include <gtest/gtest.h>
 

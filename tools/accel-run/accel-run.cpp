@@ -9,13 +9,13 @@
 // Thin: parses flags and hands over to runtime/. Links no LLVM or MLIR.
 //
 //===----------------------------------------------------------------------===//
+#include "runtime/core/Npy.h"
 #include "runtime/device/CudaDriver.h"
 #include "runtime/engine/Engine.h"
 #include "runtime/engine/GpuExecutor.h"
 #include "runtime/engine/TextGeneration.h"
 #include "runtime/plan/Describe.h"
 #include "runtime/server/Serve.h"
-#include "runtime/support/Npy.h"
 
 #include <cerrno>
 #include <chrono>

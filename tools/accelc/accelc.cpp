@@ -19,7 +19,7 @@
 #include "accel/passes/MemoryPlan.h"
 #include "accel/passes/Passes.h"
 
-#include "runtime/support/Npy.h"
+#include "runtime/core/Npy.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/AsmState.h"

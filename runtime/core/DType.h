@@ -10,10 +10,10 @@
 // [0, 15]); f16/bf16 are uint16 bit patterns, f8 formats uint8 bit patterns.
 //
 //===----------------------------------------------------------------------===//
-#ifndef ACCEL_RUNTIME_TENSOR_DTYPE_H
-#define ACCEL_RUNTIME_TENSOR_DTYPE_H
+#ifndef ACCEL_RUNTIME_CORE_DTYPE_H
+#define ACCEL_RUNTIME_CORE_DTYPE_H
 
-#include "runtime/support/Status.h"
+#include "runtime/core/Status.h"
 
 #include <cstddef>
 #include <cstdint>
@@ -87,4 +87,4 @@ uint8_t f32ToF8E5M2(float v, bool saturate = true);
 
 } // namespace accel::rt
 
-#endif // ACCEL_RUNTIME_TENSOR_DTYPE_H
+#endif // ACCEL_RUNTIME_CORE_DTYPE_H

@@ -6,11 +6,11 @@
 // written. Every failure is one sentence naming the file and the problem.
 //
 //===----------------------------------------------------------------------===//
-#ifndef ACCEL_RUNTIME_SUPPORT_NPY_H
-#define ACCEL_RUNTIME_SUPPORT_NPY_H
+#ifndef ACCEL_RUNTIME_CORE_NPY_H
+#define ACCEL_RUNTIME_CORE_NPY_H
 
-#include "runtime/support/Status.h"
-#include "runtime/tensor/Tensor.h"
+#include "runtime/core/Status.h"
+#include "runtime/core/Tensor.h"
 
 #include <cstddef>
 #include <string>
@@ -32,4 +32,4 @@ Status writeNpy(const std::string &path, const Tensor &t);
 
 } // namespace accel::rt
 
-#endif // ACCEL_RUNTIME_SUPPORT_NPY_H
+#endif // ACCEL_RUNTIME_CORE_NPY_H

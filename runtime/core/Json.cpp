@@ -1,5 +1,5 @@
 //===- Json.cpp - a small JSON DOM, parser and writer ---------------------===//
-#include "runtime/support/Json.h"
+#include "runtime/core/Json.h"
 
 #include <charconv>
 #include <cmath>

@@ -4,8 +4,8 @@
 // The runtime never throws across its boundary and never aborts on user input.
 //
 //===----------------------------------------------------------------------===//
-#ifndef ACCEL_RUNTIME_SUPPORT_STATUS_H
-#define ACCEL_RUNTIME_SUPPORT_STATUS_H
+#ifndef ACCEL_RUNTIME_CORE_STATUS_H
+#define ACCEL_RUNTIME_CORE_STATUS_H
 
 #include <string>
 #include <utility>
@@ -109,4 +109,4 @@ inline Status internalError(std::string m) {
   ACCEL_RT_ASSIGN_OR_RETURN_IMPL(ACCEL_RT_CONCAT(_accel_sor_, __LINE__), lhs,  \
                                  (__VA_ARGS__))
 
-#endif // ACCEL_RUNTIME_SUPPORT_STATUS_H
+#endif // ACCEL_RUNTIME_CORE_STATUS_H

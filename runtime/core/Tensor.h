@@ -9,12 +9,12 @@
 // write to their inputs; use clone() for a private copy.
 //
 //===----------------------------------------------------------------------===//
-#ifndef ACCEL_RUNTIME_TENSOR_TENSOR_H
-#define ACCEL_RUNTIME_TENSOR_TENSOR_H
+#ifndef ACCEL_RUNTIME_CORE_TENSOR_H
+#define ACCEL_RUNTIME_CORE_TENSOR_H
 
-#include "runtime/support/Status.h"
-#include "runtime/tensor/DType.h"
-#include "runtime/tensor/TypeDispatch.h"
+#include "runtime/core/DType.h"
+#include "runtime/core/Status.h"
+#include "runtime/core/TypeDispatch.h"
 
 #include <cstdint>
 #include <cstring>
@@ -139,4 +139,4 @@ template <typename T> Tensor Tensor::scalar(T value) {
 
 } // namespace accel::rt
 
-#endif // ACCEL_RUNTIME_TENSOR_TENSOR_H
+#endif // ACCEL_RUNTIME_CORE_TENSOR_H

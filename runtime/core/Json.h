@@ -24,10 +24,10 @@
 // NaN and infinities are written as null (JSON has no spelling for them).
 //
 //===----------------------------------------------------------------------===//
-#ifndef ACCEL_RUNTIME_SUPPORT_JSON_H
-#define ACCEL_RUNTIME_SUPPORT_JSON_H
+#ifndef ACCEL_RUNTIME_CORE_JSON_H
+#define ACCEL_RUNTIME_CORE_JSON_H
 
-#include "runtime/support/Status.h"
+#include "runtime/core/Status.h"
 
 #include <cstddef>
 #include <cstdint>
@@ -156,4 +156,4 @@ std::string quote(std::string_view s);
 
 } // namespace accel::rt::json
 
-#endif // ACCEL_RUNTIME_SUPPORT_JSON_H
+#endif // ACCEL_RUNTIME_CORE_JSON_H

@@ -13,10 +13,10 @@
 // floats (f16, bf16, f8*) are not native: kernels widen them to f32 first.
 //
 //===----------------------------------------------------------------------===//
-#ifndef ACCEL_RUNTIME_TENSOR_TYPEDISPATCH_H
-#define ACCEL_RUNTIME_TENSOR_TYPEDISPATCH_H
+#ifndef ACCEL_RUNTIME_CORE_TYPEDISPATCH_H
+#define ACCEL_RUNTIME_CORE_TYPEDISPATCH_H
 
-#include "runtime/tensor/DType.h"
+#include "runtime/core/DType.h"
 
 #include <cstdint>
 #include <type_traits>
@@ -75,4 +75,4 @@ template <typename F> bool dispatchInteger(DType t, F &&f) {
 
 } // namespace accel::rt
 
-#endif // ACCEL_RUNTIME_TENSOR_TYPEDISPATCH_H
+#endif // ACCEL_RUNTIME_CORE_TYPEDISPATCH_H
