@@ -12,7 +12,7 @@
 #ifndef ACCEL_RUNTIME_ENGINE_ENGINE_H
 #define ACCEL_RUNTIME_ENGINE_ENGINE_H
 
-#include "runtime/engine/CpuExecutor.h"
+#include "runtime/cpu/CpuExecutor.h"
 
 #include <functional>
 #include <optional>
@@ -58,7 +58,7 @@ struct EngineOptions {
   int64_t numKvBlocks = 0;
   int64_t kvCacheBytes = 0;
   plan::LoadOptions load;
-  /// The GPU backend (accel-run passes runtime/engine/GpuExecutor's); without
+  /// The GPU backend (accel-run passes runtime/cuda/GpuExecutor's); without
   /// one, plans for GPU targets are refused in one sentence.
   GpuBackend gpuBackend;
   /// A tensor-parallel plan run as one process per rank (accel-run

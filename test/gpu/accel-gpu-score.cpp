@@ -25,8 +25,8 @@
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/core/Npy.h"
-#include "runtime/device/CudaDriver.h"
-#include "runtime/engine/GpuExecutor.h"
+#include "runtime/cuda/CudaDriver.h"
+#include "runtime/cuda/GpuExecutor.h"
 #include "runtime/kv/SequenceKV.h"
 
 #include <algorithm>
