@@ -4,7 +4,7 @@
 // sequences (logits at every position, fed through the paged KV cache a
 // chunk at a time) or generate from a prompt, one sequence at a time; or
 // run one step over a ragged batch of sequences (stepBatch), which is what
-// the continuous-batching scheduler (runtime/serve/Scheduler.h) drives.
+// the continuous-batching scheduler (runtime/serving/Scheduler.h) drives.
 //
 // Not thread-safe: one caller at a time (the scheduler serialises its steps).
 //

@@ -26,7 +26,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/core/Json.h"
-#include "runtime/tokenizer/Tokenizer.h"
+#include "runtime/serving/tokenizer/Tokenizer.h"
 
 #include <cstdio>
 #include <cstring>

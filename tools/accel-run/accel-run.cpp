@@ -15,7 +15,7 @@
 #include "runtime/engine/Engine.h"
 #include "runtime/engine/TextGeneration.h"
 #include "runtime/plan/Describe.h"
-#include "runtime/server/Serve.h"
+#include "runtime/serving/http/Serve.h"
 
 #include <cerrno>
 #include <chrono>
