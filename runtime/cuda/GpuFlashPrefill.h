@@ -3,7 +3,7 @@
 // The launch of runtime/cuda/kernels/FlashPrefill.cu (flash_prefill_d{64,128}_
 // {bf16,f16}) for an attention_prefill step: FlashAttention-2 style tiles on
 // the tensor cores over the paged KV cache, one CTA per 64 (token, query
-// head) rows of one sequence and one KV head's GQA group. GpuSteps.cpp's
+// head) rows of one sequence and one KV head's GQA group. ops/Attention.cpp's
 // attention step tries it first; when it does not apply it says so and the
 // step runs paged_attention_* (Attention.cu) as before.
 //

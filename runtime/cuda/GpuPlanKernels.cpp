@@ -4,7 +4,7 @@
 // shapes against what its kernel was specialised for, then launches the
 // variant of the compute dtype with the parameters the plan recorded (and
 // load() checked): the same semantics as the hand-written kernels'
-// calls in GpuSteps.cpp.
+// calls in runtime/cuda/ops.
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/cuda/GpuPlanKernels.h"
@@ -76,7 +76,7 @@ std::string joined(const std::vector<std::string> &v) {
 }
 
 /// Grid of a grid-stride loop over `vectors` with `threads` a block (as
-/// GpuSteps' strideGrid).
+/// ops/Ops.h's strideGrid).
 Dim3 strideGrid(int64_t vectors, unsigned threads) {
   const int64_t blocks = (vectors + threads - 1) / threads;
   return Dim3{unsigned(std::clamp<int64_t>(blocks, 1, 1 << 20)), 1, 1};

@@ -9,7 +9,7 @@
 //
 // A step that names a generated kernel (its `kernel` attribute) runs it
 // through prepareGeneratedStep(); every other step keeps the runtime's
-// hand-written kernels (GpuSteps.cpp). Before anything is launched, each
+// hand-written kernels (runtime/cuda/ops). Before anything is launched, each
 // kernel's recorded parameter list is checked against the one this runtime
 // passes, so a plan from a mismatched accelc fails at load in one sentence.
 //

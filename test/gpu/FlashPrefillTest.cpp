@@ -229,7 +229,7 @@ std::vector<double> reference(const Problem &p) {
   return out;
 }
 
-/// The old kernel (paged_attention_*, one split), as GpuSteps launches it.
+/// The old kernel (paged_attention_*, one split), as ops/Attention.cpp launches it.
 Status runOld(Problem &p, const DeviceTensor &out) {
   GpuRunState &st = p.st;
   const Case &c = p.c;

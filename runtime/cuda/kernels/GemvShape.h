@@ -1,9 +1,9 @@
 //===- GemvShape.h - the launch shape of Gemv.cu's batch-1 GEMV -*- C++ -*-===//
 //
-// Shared by the kernels (runtime/cuda/kernels/Gemv.cu), the runtime that launches
-// them (runtime/cuda/GpuSteps.cpp) and their tests: a block of kGemvWarps
-// warps makes kGemvWarps / ks output columns, ks warps splitting each row of
-// the weight along K.
+// Shared by the kernels (runtime/cuda/kernels/Gemv.cu), the runtime that
+// launches them (runtime/cuda/ops/Linear.cpp) and their tests: a block of
+// kGemvWarps warps makes kGemvWarps / ks output columns, ks warps splitting
+// each row of the weight along K.
 //
 //===----------------------------------------------------------------------===//
 #ifndef ACCEL_RUNTIME_CUDA_KERNELS_GEMVSHAPE_H

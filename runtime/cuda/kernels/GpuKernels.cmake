@@ -62,6 +62,15 @@ add_library(accel_gpu STATIC
   cuda/GpuPlanKernels.cpp
   cuda/GpuGraphs.cpp
   cuda/GpuSteps.cpp
+  cuda/ops/Attention.cpp
+  cuda/ops/Collectives.cpp
+  cuda/ops/Embedding.cpp
+  cuda/ops/Linear.cpp
+  cuda/ops/Norms.cpp
+  cuda/ops/Onnx.cpp
+  cuda/ops/Pointwise.cpp
+  cuda/ops/Sampling.cpp
+  cuda/ops/Views.cpp
   cuda/GpuRotary.cpp
   cuda/GpuFlashPrefill.cpp
   ${ACCEL_GPU_KERNEL_IMAGE}

@@ -3,7 +3,7 @@
 // Shared by the kernels that write or read an f8E4M3FN KV cache (KVCache.cu,
 // Rotary.cu, Attention.cu, DecodeAttention.cu: stored = value / scale, read
 // back as stored * scale) and the runtime that launches them
-// (runtime/cuda/GpuSteps.cpp, GpuRotary.cpp). One layer's scales travel
+// (runtime/cuda/ops/Attention.cpp, GpuRotary.cpp). One layer's scales travel
 // by value as a kernel parameter (no device buffer, and a CUDA graph keeps
 // them): one k and one v scale for the layer (`heads` = 1: accelc
 // -kv-cache-dtype=fp8), or one per KV head (accelc -kv-cache-dtype=fp8
