@@ -76,7 +76,7 @@ private:
   std::string constant(const std::string &key, const std::string &rhs);
 };
 
-/// kind(x) on a vector<V x f32> (the runtime's formulas, runtime/kernels/Common.cuh);
+/// kind(x) on a vector<V x f32> (the runtime's formulas, runtime/cuda/kernels/Common.cuh);
 /// "" for an unknown kind.
 std::string emitActivation(IRWriter &w, const std::string &kind, const std::string &x);
 bool isKnownActivation(const std::string &kind);

@@ -6,7 +6,7 @@
 // walk writes (x * inv) * (w + offset) (Gemma's offset = 1). add_rms_norm
 // first rounds x + residual to the activation dtype, writes it (the next
 // residual) and normalises the rounded values, as the CPU kernels and
-// runtime/kernels/Norm.cu do; the second walk reads back the values the
+// runtime/cuda/kernels/Norm.cu do; the second walk reads back the values the
 // same thread wrote.
 //
 //===----------------------------------------------------------------------===//

@@ -6,7 +6,7 @@
 //   activation    out = kind(x)                      (n elements)
 //   gated_act     out[r, j] = kind(x[r, j]) * x[r, I + j]   (x [rows, 2I], gate first)
 // Arithmetic in f32, rounded once to the activation dtype. The activation
-// formulas are the CPU's and runtime/kernels/Common.cuh's; exp, erf and tanh
+// formulas are the CPU's and runtime/cuda/kernels/Common.cuh's; exp, erf and tanh
 // are libdevice's (__nv_expf, ...), as nvcc uses for the hand-written kernels.
 //
 //===----------------------------------------------------------------------===//

@@ -1,7 +1,7 @@
 //===- RotaryKernels.cpp - half_split rotary embedding as gpu.func ---------===//
 //
 // x [tokens, heads, head_dim] rotated by each token's position (HF's
-// rotate_half, runtime/kernels/Rotary.cu's semantics): for j < rotary_dim / 2
+// rotate_half, runtime/cuda/kernels/Rotary.cu's semantics): for j < rotary_dim / 2
 // the pair (j, j + rotary_dim / 2) of every head becomes
 //   (x1 c - x2 s, x2 c + x1 s),  c, s = cos, sin(float(pos) * inv_freq[j])
 // or c, s read from f32 tables [max_position, rotary_dim / 2] at row pos.

@@ -12,10 +12,10 @@
 
 #include "accel/Driver/Compile.h"
 
+#include "runtime/core/Status.h"
+#include "runtime/cuda/GpuExecutor.h"
 #include "runtime/engine/Engine.h"
-#include "runtime/engine/GpuExecutor.h"
 #include "runtime/engine/TextGeneration.h"
-#include "runtime/support/Status.h"
 
 #include <atomic>
 #include <cstdlib>

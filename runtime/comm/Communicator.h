@@ -15,8 +15,8 @@
 #ifndef ACCEL_RUNTIME_COMM_COMMUNICATOR_H
 #define ACCEL_RUNTIME_COMM_COMMUNICATOR_H
 
-#include "runtime/support/Status.h"
-#include "runtime/tensor/Tensor.h"
+#include "runtime/core/Status.h"
+#include "runtime/core/Tensor.h"
 
 #include <memory>
 #include <vector>

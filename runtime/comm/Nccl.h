@@ -1,7 +1,7 @@
 //===- Nccl.h - NCCL, opened at run time; a GPU tensor-parallel group -*- C++ -*-===//
 //
 // accel never links NCCL: a tensor-parallel plan on the GPU (accelc -tp=N,
-// runtime/engine/TpGpuExecutor) opens it with dlopen, `$ACCEL_LIBNCCL` when
+// runtime/cuda/TpGpuExecutor) opens it with dlopen, `$ACCEL_LIBNCCL` when
 // set, else libnccl.so.2, and resolves the entry points below. The few
 // types and enum values of nccl.h that the runtime passes are declared here
 // (NCCL 2.x ABI: ncclComm_t is a pointer, ncclUniqueId 128 bytes, data types
@@ -11,7 +11,7 @@
 // (ncclCommInitAll), or the one communicator of a process that runs one rank
 // of a group spread over processes and machines (ncclCommInitRank, the
 // unique id handed out by rank 0 over the tensor-parallel rendezvous,
-// runtime/engine/GpuProcessRank), and what a rank calls at a `collective` step: all_reduce
+// runtime/cuda/GpuProcessRank), and what a rank calls at a `collective` step: all_reduce
 // (sum) and all_gather (along the leading dimension, as NCCL gathers) on the
 // rank's stream, asynchronously, in the tensor's own dtype (f32, bf16, f16).
 //
@@ -25,8 +25,8 @@
 #ifndef ACCEL_RUNTIME_COMM_NCCL_H
 #define ACCEL_RUNTIME_COMM_NCCL_H
 
-#include "runtime/support/Status.h"
-#include "runtime/tensor/Tensor.h"
+#include "runtime/core/Status.h"
+#include "runtime/core/Tensor.h"
 
 #include <atomic>
 #include <memory>

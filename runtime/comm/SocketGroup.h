@@ -14,7 +14,7 @@
 // that fails or exits closes its connection: the others' pending and later
 // collectives fail with one sentence naming it.
 //
-// GPU ranks in their own processes (runtime/engine/GpuProcessRank) meet
+// GPU ranks in their own processes (runtime/cuda/GpuProcessRank) meet
 // here once: rank 0 hands out NCCL's unique id with an all_gather, NCCL
 // carries every collective after that, and watchSocketGroup turns a rank
 // that leaves (fails, exits, is killed) into an abort of the others' NCCL

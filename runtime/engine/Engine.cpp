@@ -2,7 +2,7 @@
 #include "runtime/engine/Engine.h"
 
 #include "runtime/comm/SocketGroup.h"
-#include "runtime/engine/TpCpuExecutor.h"
+#include "runtime/cpu/TpCpuExecutor.h"
 #include "runtime/kv/SequenceKV.h"
 
 #include <algorithm>

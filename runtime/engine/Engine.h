@@ -4,7 +4,7 @@
 // sequences (logits at every position, fed through the paged KV cache a
 // chunk at a time) or generate from a prompt, one sequence at a time; or
 // run one step over a ragged batch of sequences (stepBatch), which is what
-// the continuous-batching scheduler (runtime/serve/Scheduler.h) drives.
+// the continuous-batching scheduler (runtime/serving/Scheduler.h) drives.
 //
 // Not thread-safe: one caller at a time (the scheduler serialises its steps).
 //
@@ -12,7 +12,7 @@
 #ifndef ACCEL_RUNTIME_ENGINE_ENGINE_H
 #define ACCEL_RUNTIME_ENGINE_ENGINE_H
 
-#include "runtime/engine/CpuExecutor.h"
+#include "runtime/cpu/CpuExecutor.h"
 
 #include <functional>
 #include <optional>
@@ -58,7 +58,7 @@ struct EngineOptions {
   int64_t numKvBlocks = 0;
   int64_t kvCacheBytes = 0;
   plan::LoadOptions load;
-  /// The GPU backend (accel-run passes runtime/engine/GpuExecutor's); without
+  /// The GPU backend (accel-run passes runtime/cuda/GpuExecutor's); without
   /// one, plans for GPU targets are refused in one sentence.
   GpuBackend gpuBackend;
   /// A tensor-parallel plan run as one process per rank (accel-run

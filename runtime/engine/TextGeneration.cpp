@@ -1,7 +1,7 @@
 //===- TextGeneration.cpp - prompt in, text out ----------------------------===//
 #include "runtime/engine/TextGeneration.h"
 
-#include "runtime/tokenizer/Tokenizer.h"
+#include "runtime/serving/tokenizer/Tokenizer.h"
 
 #include <algorithm>
 #include <optional>

@@ -10,8 +10,8 @@
 #define ACCEL_RUNTIME_ENGINE_TEXTGENERATION_H
 
 #include "runtime/engine/Engine.h"
-#include "runtime/sampler/Sampler.h"
-#include "runtime/sampler/StopCriteria.h"
+#include "runtime/serving/sampler/Sampler.h"
+#include "runtime/serving/sampler/StopCriteria.h"
 
 #include <functional>
 #include <memory>

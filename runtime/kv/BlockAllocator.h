@@ -13,7 +13,7 @@
 // to the back of the queue), as vLLM does, so that a prefix cache can keep
 // the contents of recently freed blocks alive the longest.
 //
-// Prefix caching (runtime/serve/PrefixCache.h) keeps using the contents of
+// Prefix caching (runtime/serving/PrefixCache.h) keeps using the contents of
 // a free block: reclaim() takes a given free block off the queue again,
 // contents intact, and generation() tells whether a block was handed out by
 // allocate() since its contents were recorded (allocate() is the only
@@ -24,7 +24,7 @@
 #ifndef ACCEL_RUNTIME_KV_BLOCKALLOCATOR_H
 #define ACCEL_RUNTIME_KV_BLOCKALLOCATOR_H
 
-#include "runtime/support/Status.h"
+#include "runtime/core/Status.h"
 
 #include <cstdint>
 #include <vector>

@@ -19,8 +19,8 @@
 #ifndef ACCEL_RUNTIME_KV_BLOCKPOOL_H
 #define ACCEL_RUNTIME_KV_BLOCKPOOL_H
 
+#include "runtime/core/Tensor.h"
 #include "runtime/kv/BlockAllocator.h"
-#include "runtime/tensor/Tensor.h"
 
 #include <memory>
 

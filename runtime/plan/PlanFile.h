@@ -13,10 +13,10 @@
 #ifndef ACCEL_RUNTIME_PLAN_PLANFILE_H
 #define ACCEL_RUNTIME_PLAN_PLANFILE_H
 
+#include "runtime/core/Status.h"
+#include "runtime/core/Tensor.h"
 #include "runtime/plan/Plan.pb.h"
 #include "runtime/plan/PlanFormat.h"
-#include "runtime/support/Status.h"
-#include "runtime/tensor/Tensor.h"
 
 #include <algorithm>
 #include <memory>

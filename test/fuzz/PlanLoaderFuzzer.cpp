@@ -11,7 +11,7 @@
 // mutations then reach the protobuf parse and the schedule checks.
 //
 //===----------------------------------------------------------------------===//
-#include "runtime/engine/CpuExecutor.h"
+#include "runtime/cpu/CpuExecutor.h"
 #include "runtime/plan/PlanFile.h"
 
 #include <cstddef>

@@ -1,7 +1,7 @@
 //===- FlashPrefillTest.cpp - the tensor-core prefill attention kernel -----===//
 //
-// flash_prefill_* (runtime/kernels/FlashPrefill.cu, launched through
-// runtime/engine/GpuFlashPrefill.h) against a double-precision CPU reference
+// flash_prefill_* (runtime/cuda/kernels/FlashPrefill.cu, launched through
+// runtime/cuda/GpuFlashPrefill.h) against a double-precision CPU reference
 // computed from the same rounded bf16/f16 inputs, and against the old
 // paged_attention_* kernel: head_dim 64 and 128, GQA 4:1, 2:1, 3:1, 8:1 and
 // MHA, query counts that are not multiples of the 64-row tile (1, 15, 17,
@@ -22,9 +22,9 @@
 //
 //===----------------------------------------------------------------------===//
 #include "GpuTestContext.h"
-#include "runtime/engine/GpuFlashPrefill.h"
-#include "runtime/kernels/KernelImage.h"
-#include "runtime/kernels/KvScales.h"
+#include "runtime/cuda/GpuFlashPrefill.h"
+#include "runtime/cuda/kernels/KernelImage.h"
+#include "runtime/cuda/kernels/KvScales.h"
 
 #include <gtest/gtest.h>
 
@@ -229,7 +229,7 @@ std::vector<double> reference(const Problem &p) {
   return out;
 }
 
-/// The old kernel (paged_attention_*, one split), as GpuSteps launches it.
+/// The old kernel (paged_attention_*, one split), as ops/Attention.cpp launches it.
 Status runOld(Problem &p, const DeviceTensor &out) {
   GpuRunState &st = p.st;
   const Case &c = p.c;

@@ -1,6 +1,6 @@
 //===- GemvTest.cpp - the decode-step GEMM kernels ---------------------------===//
 //
-// gemv_m1_* (runtime/kernels/Gemv.cu) against a double-precision CPU
+// gemv_m1_* (runtime/cuda/kernels/Gemv.cu) against a double-precision CPU
 // product of the same rounded bf16/f16 inputs: one row, N not a multiple of
 // the columns a block makes, K from one 16-byte chunk to Llama-3's 14336
 // (chunk counts that are not multiples of what a warp reads per round, nor
@@ -17,9 +17,9 @@
 //
 //===----------------------------------------------------------------------===//
 #include "GpuTestContext.h"
-#include "runtime/kernels/GemvShape.h"
-#include "runtime/kernels/KernelImage.h"
-#include "runtime/tensor/Tensor.h"
+#include "runtime/core/Tensor.h"
+#include "runtime/cuda/kernels/GemvShape.h"
+#include "runtime/cuda/kernels/KernelImage.h"
 
 #include <gtest/gtest.h>
 

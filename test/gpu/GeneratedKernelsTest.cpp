@@ -25,9 +25,9 @@
 #include "mlir/IR/MLIRContext.h"
 #endif
 #include "GpuTestContext.h"
-#include "runtime/device/CudaDriver.h"
-#include "runtime/engine/CpuExecutor.h"
-#include "runtime/engine/GpuExecutor.h"
+#include "runtime/cpu/CpuExecutor.h"
+#include "runtime/cuda/CudaDriver.h"
+#include "runtime/cuda/GpuExecutor.h"
 
 #include "../unit/PlanTestUtil.h"
 

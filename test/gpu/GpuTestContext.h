@@ -9,9 +9,9 @@
 #ifndef ACCEL_TEST_GPU_GPUTESTCONTEXT_H
 #define ACCEL_TEST_GPU_GPUTESTCONTEXT_H
 
-#include "runtime/device/CudaDriver.h"
-#include "runtime/device/GpuContext.h"
-#include "runtime/kernels/KernelImage.h"
+#include "runtime/cuda/CudaDriver.h"
+#include "runtime/cuda/GpuContext.h"
+#include "runtime/cuda/kernels/KernelImage.h"
 
 #include <memory>
 #include <string>

@@ -1,6 +1,6 @@
 //===- GreedyTest.cpp - greedy token selection on the device ----------------===//
 //
-// argmax_chunks_* (runtime/kernels/Sampling.cu, through
+// argmax_chunks_* (runtime/cuda/kernels/Sampling.cu, through
 // engine::greedyTokensOnDevice, which reduces the chunks' partials) against rows whose answer is fixed by
 // construction: a unique maximum anywhere (first, last, middle of a
 // Llama-3-sized vocabulary of 128256), ties (the lowest index wins, as
@@ -13,8 +13,8 @@
 //
 //===----------------------------------------------------------------------===//
 #include "GpuTestContext.h"
-#include "runtime/engine/GpuSteps.h"
-#include "runtime/kernels/KernelImage.h"
+#include "runtime/cuda/GpuSteps.h"
+#include "runtime/cuda/kernels/KernelImage.h"
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
 //===- P2pAllReduceTest.cpp - the one-shot all-reduce on two GPUs ---------===//
 //
-// runtime/device/P2pAllReduce.h against sums worked out here (exact: small
+// runtime/cuda/P2pAllReduce.h against sums worked out here (exact: small
 // integers), in f32, bf16 and f16, at sizes from one vector to the 1 MiB
 // limit, called again and again (the epochs), and replayed from CUDA graphs
 // with new inputs; then its time per call against NCCL's all-reduce on the
@@ -9,10 +9,10 @@
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/comm/Nccl.h"
-#include "runtime/device/CudaDriver.h"
-#include "runtime/device/P2pAllReduce.h"
-#include "runtime/kernels/KernelImage.h"
-#include "runtime/tensor/Tensor.h"
+#include "runtime/core/Tensor.h"
+#include "runtime/cuda/CudaDriver.h"
+#include "runtime/cuda/P2pAllReduce.h"
+#include "runtime/cuda/kernels/KernelImage.h"
 
 #include <gtest/gtest.h>
 

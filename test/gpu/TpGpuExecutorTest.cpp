@@ -16,10 +16,10 @@
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/comm/Nccl.h"
-#include "runtime/device/CudaDriver.h"
+#include "runtime/cuda/CudaDriver.h"
+#include "runtime/cuda/GpuExecutor.h"
+#include "runtime/cuda/kernels/KernelImage.h"
 #include "runtime/engine/Engine.h"
-#include "runtime/engine/GpuExecutor.h"
-#include "runtime/kernels/KernelImage.h"
 #include "runtime/kv/SequenceKV.h"
 
 #include "../unit/EngineTestUtil.h"

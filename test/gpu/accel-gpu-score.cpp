@@ -24,10 +24,10 @@
 // 77 no usable GPU (ctest's SKIP_RETURN_CODE).
 //
 //===----------------------------------------------------------------------===//
-#include "runtime/device/CudaDriver.h"
-#include "runtime/engine/GpuExecutor.h"
+#include "runtime/core/Npy.h"
+#include "runtime/cuda/CudaDriver.h"
+#include "runtime/cuda/GpuExecutor.h"
 #include "runtime/kv/SequenceKV.h"
-#include "runtime/support/Npy.h"
 
 #include <algorithm>
 #include <chrono>

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """A tensor-parallel GPU plan as one accel-run process per rank, one GPU each, NCCL between them
-(runtime/engine/GpuProcessRank.h; docs/gpu-backend.md, "Several processes").
+(runtime/cuda/GpuProcessRank.h; docs/gpu-backend.md, "Several processes").
 
 usage: gpu_tp_processes.py <accel-run> <fixtures> <workdir> [<accelc>]
 

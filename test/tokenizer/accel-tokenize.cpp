@@ -25,8 +25,8 @@
 // with the `tokenizers` Python package.
 //
 //===----------------------------------------------------------------------===//
-#include "runtime/support/Json.h"
-#include "runtime/tokenizer/Tokenizer.h"
+#include "runtime/core/Json.h"
+#include "runtime/serving/tokenizer/Tokenizer.h"
 
 #include <cstdio>
 #include <cstring>

@@ -1,6 +1,6 @@
 // The driver is opened with dlopen; these tests run on machines without a GPU
 // (CI) and check that the failure is one clear sentence, not a crash.
-#include "runtime/device/CudaDriver.h"
+#include "runtime/cuda/CudaDriver.h"
 
 #include <cstdlib>
 #include <gtest/gtest.h>

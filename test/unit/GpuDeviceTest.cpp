@@ -1,5 +1,5 @@
 // GPU tests (ctest label `gpu`): run on the GPU machine, skipped elsewhere.
-#include "runtime/device/CudaDriver.h"
+#include "runtime/cuda/CudaDriver.h"
 
 #include <gtest/gtest.h>
 

@@ -1,11 +1,11 @@
 //===- GraphBucketsTest.cpp - CUDA-graph buckets, split-KV, KV memory budget ===//
 //
 // The pure arithmetic behind the GPU backend's CUDA graphs and its
-// --gpu-memory-utilization sizing (runtime/engine/GraphBuckets.h,
+// --gpu-memory-utilization sizing (runtime/cuda/GraphBuckets.h,
 // MemoryBudget.h); no GPU needed.
 //
 //===----------------------------------------------------------------------===//
-#include "runtime/engine/GraphBuckets.h"
+#include "runtime/cuda/GraphBuckets.h"
 #include "runtime/engine/MemoryBudget.h"
 
 #include <gtest/gtest.h>

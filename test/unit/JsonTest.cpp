@@ -1,5 +1,5 @@
-//===- JsonTest.cpp - runtime/support/Json --------------------------------===//
-#include "runtime/support/Json.h"
+//===- JsonTest.cpp - runtime/core/Json -----------------------------------===//
+#include "runtime/core/Json.h"
 
 #include <gtest/gtest.h>
 

@@ -2,8 +2,8 @@
 #ifndef ACCEL_TEST_UNIT_KERNELTESTUTIL_H
 #define ACCEL_TEST_UNIT_KERNELTESTUTIL_H
 
+#include "runtime/core/Tensor.h"
 #include "runtime/cpu/onnx/OnnxKernels.h"
-#include "runtime/tensor/Tensor.h"
 
 #include <gtest/gtest.h>
 

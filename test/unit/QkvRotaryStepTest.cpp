@@ -9,7 +9,7 @@
 // runs the same kernels). Then the one-sentence errors.
 //
 //===----------------------------------------------------------------------===//
-#include "runtime/engine/CpuSteps.h"
+#include "runtime/cpu/CpuSteps.h"
 #include "runtime/kv/BlockPool.h"
 #include "runtime/kv/StepMetadata.h"
 

@@ -1,6 +1,6 @@
 //===- SamplerTest.cpp - sampler, seeds, logprobs and stop conditions -----===//
-#include "runtime/sampler/Sampler.h"
-#include "runtime/sampler/StopCriteria.h"
+#include "runtime/serving/sampler/Sampler.h"
+#include "runtime/serving/sampler/StopCriteria.h"
 
 #include <gtest/gtest.h>
 

@@ -3,16 +3,16 @@
 // Compiles two fixtures with the built accelc once (the demo model: a small
 // trained Llama with its tokenizer, HF's greedy output in
 // generated_ids.npy; and llama_op18, random weights, no tokenizer), then
-// drives runtime/serve/Scheduler step by step: batched, chunked, preempted
+// drives runtime/serving/Scheduler step by step: batched, chunked, preempted
 // and prefix-cached generation must give exactly the tokens single-sequence
 // Engine::generate gives, and every KV block must come back.
 //
 //===----------------------------------------------------------------------===//
-#include "runtime/serve/Scheduler.h"
+#include "runtime/serving/Scheduler.h"
 
-#include "runtime/serve/PrefixCache.h"
-#include "runtime/support/Npy.h"
-#include "runtime/tokenizer/Tokenizer.h"
+#include "runtime/core/Npy.h"
+#include "runtime/serving/PrefixCache.h"
+#include "runtime/serving/tokenizer/Tokenizer.h"
 
 #include <gtest/gtest.h>
 

@@ -1,23 +1,23 @@
 //===- ServerTest.cpp - the HTTP server without a model -------------------===//
 //
-// runtime/server against a fake scheduler: request parsing and validation,
+// runtime/serving/http against a fake scheduler: request parsing and validation,
 // OpenAI error bodies, SSE framing, the Prometheus text, admission control,
 // chat templates, the routes (OpenAiApi with a fake exchange), and the
 // HTTP transport over real sockets (limits, keep-alive, chunked streams,
 // disconnect detection, many concurrent streams).
 //
 //===----------------------------------------------------------------------===//
-#include "runtime/serve/Scheduler.h"
-#include "runtime/server/Admission.h"
-#include "runtime/server/ChatTemplate.h"
-#include "runtime/server/HttpServer.h"
-#include "runtime/server/Metrics.h"
-#include "runtime/server/OpenAiApi.h"
-#include "runtime/server/OpenAiProtocol.h"
-#include "runtime/server/Serve.h"
-#include "runtime/server/Sse.h"
-#include "runtime/support/Json.h"
-#include "runtime/tokenizer/Tokenizer.h"
+#include "runtime/core/Json.h"
+#include "runtime/serving/Scheduler.h"
+#include "runtime/serving/http/Admission.h"
+#include "runtime/serving/http/ChatTemplate.h"
+#include "runtime/serving/http/HttpServer.h"
+#include "runtime/serving/http/Metrics.h"
+#include "runtime/serving/http/OpenAiApi.h"
+#include "runtime/serving/http/OpenAiProtocol.h"
+#include "runtime/serving/http/Serve.h"
+#include "runtime/serving/http/Sse.h"
+#include "runtime/serving/tokenizer/Tokenizer.h"
 
 #include <gtest/gtest.h>
 

@@ -3,7 +3,7 @@
 // runtime/comm/SocketGroup.h over loopback, each rank on a thread of this
 // process (the sockets are the same as between processes): the all_gather
 // that hands out rank 0's NCCL id, and watchSocketGroup, which tells a GPU
-// rank that a peer left (runtime/engine/GpuProcessRank) so that its NCCL work
+// rank that a peer left (runtime/cuda/GpuProcessRank) so that its NCCL work
 // does not wait forever, and stays quiet for a peer that is only in the last
 // barrier.
 //

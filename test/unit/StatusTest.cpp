@@ -1,4 +1,4 @@
-#include "runtime/support/Status.h"
+#include "runtime/core/Status.h"
 
 #include <gtest/gtest.h>
 

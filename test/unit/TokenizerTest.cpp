@@ -1,15 +1,15 @@
-//===- TokenizerTest.cpp - runtime/tokenizer ------------------------------===//
+//===- TokenizerTest.cpp - runtime/serving/tokenizer ----------------------===//
 //
 // Unit tests with expectations worked out by hand from the definitions (the
 // Unicode standard, the regexes, the BPE merge rule). The comparison with
 // the `tokenizers` package itself is test/tokenizer/check_tokenizer.py.
 //
 //===----------------------------------------------------------------------===//
-#include "runtime/tokenizer/Split.h"
-#include "runtime/tokenizer/Tokenizer.h"
-#include "runtime/tokenizer/Unicode.h"
+#include "runtime/serving/tokenizer/Split.h"
+#include "runtime/serving/tokenizer/Tokenizer.h"
+#include "runtime/serving/tokenizer/Unicode.h"
 
-#include "runtime/support/Json.h"
+#include "runtime/core/Json.h"
 
 #include <gtest/gtest.h>
 

@@ -8,7 +8,7 @@
 // runs it beside HF transformers; docs/performance.md records the numbers.
 //
 //===----------------------------------------------------------------------===//
-#include "runtime/engine/GpuExecutor.h"
+#include "runtime/cuda/GpuExecutor.h"
 #include "runtime/engine/LatencyBench.h"
 
 #include <algorithm>

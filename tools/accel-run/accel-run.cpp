@@ -9,13 +9,13 @@
 // Thin: parses flags and hands over to runtime/. Links no LLVM or MLIR.
 //
 //===----------------------------------------------------------------------===//
-#include "runtime/device/CudaDriver.h"
+#include "runtime/core/Npy.h"
+#include "runtime/cuda/CudaDriver.h"
+#include "runtime/cuda/GpuExecutor.h"
 #include "runtime/engine/Engine.h"
-#include "runtime/engine/GpuExecutor.h"
 #include "runtime/engine/TextGeneration.h"
 #include "runtime/plan/Describe.h"
-#include "runtime/server/Serve.h"
-#include "runtime/support/Npy.h"
+#include "runtime/serving/http/Serve.h"
 
 #include <cerrno>
 #include <chrono>
@@ -534,7 +534,7 @@ int main(int argc, char **argv) {
   if (f.tpRank > 0 && !std::freopen("/dev/null", "w", stdout))
     return fail(Status(StatusCode::kUnavailable, "cannot silence rank " +
                                                      std::to_string(f.tpRank) + "'s output"));
-  // Plans for a GPU target run on runtime/engine/GpuExecutor.
+  // Plans for a GPU target run on runtime/cuda/GpuExecutor.
   engine::GpuExecutorOptions gpu;
   gpu.dtype = f.dtype;
   gpu.dtypeFromPlan = !f.dtypeGiven;

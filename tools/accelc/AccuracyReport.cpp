@@ -1,8 +1,8 @@
 //===- AccuracyReport.cpp - accelc -report-accuracy -----------------------===//
 #include "AccuracyReport.h"
 
+#include "runtime/core/Npy.h"
 #include "runtime/engine/Engine.h"
-#include "runtime/support/Npy.h"
 
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"

@@ -9,7 +9,7 @@
 // specialised row divides into them, else 1 (the scalar path).
 //
 // The launch contract (parameter list, grid rule, block size) is what the
-// plan records (accel.plan.Kernel) and what runtime/engine/GpuPlanKernels
+// plan records (accel.plan.Kernel) and what runtime/cuda/GpuPlanKernels
 // checks before it launches anything.
 //
 //===----------------------------------------------------------------------===//

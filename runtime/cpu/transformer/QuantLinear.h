@@ -9,7 +9,7 @@
 #ifndef ACCEL_RUNTIME_CPU_TRANSFORMER_QUANTLINEAR_H
 #define ACCEL_RUNTIME_CPU_TRANSFORMER_QUANTLINEAR_H
 
-#include "runtime/tensor/Tensor.h"
+#include "runtime/core/Tensor.h"
 
 namespace accel::rt::cpu::transformer {
 

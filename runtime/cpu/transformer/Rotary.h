@@ -18,7 +18,7 @@
 #ifndef ACCEL_RUNTIME_CPU_TRANSFORMER_ROTARY_H
 #define ACCEL_RUNTIME_CPU_TRANSFORMER_ROTARY_H
 
-#include "runtime/tensor/Tensor.h"
+#include "runtime/core/Tensor.h"
 
 #include <vector>
 

@@ -1,0 +1,801 @@
+//===- GpuExecutor.cpp - run a plan's schedule on an NVIDIA GPU ------------===//
+#include "runtime/cuda/GpuExecutor.h"
+
+#include "runtime/cuda/GpuPlanKernels.h"
+#include "runtime/cuda/GpuGraphs.h"
+#include "runtime/cuda/GpuProcessRank.h"
+#include "runtime/cuda/GpuSteps.h"
+#include "runtime/engine/MemoryBudget.h"
+#include "runtime/cuda/TpGpuExecutor.h"
+#include "runtime/cuda/kernels/KernelImage.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+
+namespace accel::rt::engine {
+
+namespace pb = accel::plan;
+
+struct GpuExecutorImpl {
+  /// The device KV pool's element type: f8E4M3FN for a plan compiled with
+  /// -kv-cache-dtype=fp8 (stored = value / scale), else the compute dtype.
+  DType cacheDType() const {
+    return plan->metadata().kv_cache().dtype() == "f8E4M3FN" ? DType::kF8E4M3FN : options.dtype;
+  }
+
+  struct Prepared {
+    GpuKernel kernel;
+    std::vector<int32_t> inputs;
+    std::vector<int32_t> outputs;
+    std::vector<int32_t> freeAfter; // values whose last reader is this step
+    std::string what;               // "step 12 (launch rms_norm at 'node')"
+    std::string op;                 // "launch rms_norm" (the profile's key)
+  };
+
+  /// $ACCEL_GPU_PROFILE=1: eager steps synchronise around every step and add
+  /// its wall time to its op's row; the table goes to stderr when the
+  /// executor is destroyed (CUDA graphs are off: a capture cannot
+  /// synchronise). Coarse (each step pays a synchronisation), but it says
+  /// where a step's time goes without a profiler on the machine.
+  struct ProfileRow {
+    int64_t calls = 0;
+    double ms = 0;
+  };
+  bool profile = false;
+  std::map<std::string, ProfileRow> profileRows;
+  void printProfile() const;
+
+  std::shared_ptr<const plan::PlanFile> plan;
+  GpuExecutorOptions options;
+  std::unique_ptr<gpu::GpuContext> gpu;
+  std::unique_ptr<gpu::CublasLt> blas;
+  std::unique_ptr<GpuPlanKernels> planKernels; // the kernels the plan carries
+  std::vector<Prepared> steps;
+  std::vector<GpuValue> constants; // by value id; undefined for non-constants
+  DType tokenDType = DType::kI64;
+  // The device KV pool mirroring the host pool's geometry.
+  kv::KVCacheConfig kvConfig;
+  DeviceTensor kvStorage;
+  std::vector<DeviceTensor> keys, values;
+  std::set<std::string> fallbacks;
+  int64_t vocab = 0;         // the embedding table's rows (graph steps check ids on the host)
+  int64_t maxModelLen = 0;   // options.maxModelLen, or the plan's
+  int64_t weightsBytes = 0;  // device bytes after create(): weights, workspace
+  std::unique_ptr<DecodeGraphs> graphs; // after gpu: destroyed first
+  comm::NcclRank *comm = nullptr;       // the rank's group (TpGpuExecutor)
+  gpu::P2pAllReduce *p2p = nullptr;     // its one-shot all-reduce, when peer access works
+
+  Status ensureKvPool(const kv::KVCacheConfig &c, GpuRunState &st);
+  GpuRunState baseState();
+  /// The schedule once; returns the logits value.
+  StatusOr<GpuValue> runSchedule(GpuRunState &st, GpuValue tokens);
+  /// Uploads the step's metadata, runs the schedule, returns f32 logits.
+  StatusOr<Tensor> runEager(const Tensor &tokenIds, GpuRunState &st, const kv::StepMetadata &meta);
+  /// Copy-on-write block copies queued by a device-storage BlockPool.
+  Status applyBlockCopies(const std::vector<kv::BlockCopy> &copies);
+  bool graphsWanted() const;
+  /// The decode graphs for the current KV geometry (null: graphs off).
+  DecodeGraphs *decodeGraphs();
+  DecodeGraphs::Schedule graphSchedule();
+  /// GpuExecutor::run; `copies`: the pool's copy-on-write copies, taken by
+  /// the caller (null: taken here).
+  StatusOr<Tensor> runStep(const Tensor &tokenIds, kv::BlockPool &pool,
+                           const kv::StepMetadata &meta, const std::vector<kv::BlockCopy> *copies);
+};
+
+Status GpuExecutorImpl::ensureKvPool(const kv::KVCacheConfig &c, GpuRunState &st) {
+  const auto &want = plan->metadata().kv_cache();
+  if (c.numLayers < want.num_layers() || c.numKvHeads != want.num_kv_heads() ||
+      c.headDim != want.head_dim())
+    return Status(StatusCode::kInvalidArgument,
+                  "the KV pool (" + std::to_string(c.numLayers) + " layers, " +
+                      std::to_string(c.numKvHeads) + " KV heads of " + std::to_string(c.headDim) +
+                      ") does not match the plan's cache (" + std::to_string(want.num_layers()) +
+                      " layers, " + std::to_string(want.num_kv_heads()) + " KV heads of " +
+                      std::to_string(want.head_dim()) + ")");
+  const DType cache = cacheDType();
+  const bool same = kvStorage.defined() && c.numLayers == kvConfig.numLayers &&
+                    c.numKvHeads == kvConfig.numKvHeads && c.headDim == kvConfig.headDim &&
+                    c.blockSize == kvConfig.blockSize && c.numBlocks == kvConfig.numBlocks;
+  if (!same) {
+    keys.clear();
+    values.clear();
+    kvStorage = DeviceTensor();
+    if (graphs)
+      graphs->clear(); // they hold the old pool's addresses
+    const int64_t perLayer = c.numBlocks * c.blockSize * c.numKvHeads * c.headDim;
+    kvStorage.dtype = cache;
+    kvStorage.shape = {2 * c.numLayers * perLayer};
+    ACCEL_RT_ASSIGN_OR_RETURN(kvStorage.mem, gpu->allocateExact(kvStorage.byteSize()));
+    kvStorage.ptr = kvStorage.mem->ptr;
+    ACCEL_RT_RETURN_IF_ERROR(gpu->zero(kvStorage.ptr, kvStorage.byteSize()));
+    const size_t layerBytes = size_t(perLayer) * dtypeSize(cache);
+    for (int64_t l = 0; l < c.numLayers; ++l)
+      for (int which = 0; which < 2; ++which) {
+        DeviceTensor t = kvStorage;
+        t.ptr = kvStorage.ptr + gpu::CuDevicePtr((2 * l + which) * layerBytes);
+        t.shape = {c.numBlocks, c.blockSize, c.numKvHeads, c.headDim};
+        (which ? values : keys).push_back(t);
+      }
+    kvConfig = c;
+  }
+  st.keys = &keys;
+  st.values = &values;
+  st.blockSize = c.blockSize;
+  st.numKvHeads = c.numKvHeads;
+  st.headDim = c.headDim;
+  return Status::ok();
+}
+
+StatusOr<std::unique_ptr<GpuExecutor>>
+GpuExecutor::create(std::shared_ptr<const plan::PlanFile> plan, const GpuExecutorOptions &options) {
+  if (options.dtypeFromPlan) {
+    GpuExecutorOptions fixed = options;
+    fixed.dtypeFromPlan = false;
+    const std::string &want = plan->metadata().compute_dtype();
+    if (!want.empty()) {
+      std::optional<DType> d = dtypeFromName(want);
+      if (!d)
+        return Status(StatusCode::kInvalidArgument,
+                      plan->path() + ": unknown compute dtype '" + want + "' in the plan");
+      fixed.dtype = *d;
+    }
+    return create(std::move(plan), fixed);
+  }
+  if (options.dtype != DType::kF32 && options.dtype != DType::kBF16 &&
+      options.dtype != DType::kF16)
+    return Status(StatusCode::kInvalidArgument,
+                  std::string("the GPU backend computes in f32, bf16 or f16, not ") +
+                      dtypeName(options.dtype));
+  const auto &meta = plan->metadata();
+  if (options.tpRank < 0 && plan->tpSize() != 1)
+    return Status(StatusCode::kUnimplemented,
+                  plan->path() + ": the plan is partitioned for " + std::to_string(meta.tp_size()) +
+                      " ranks; one GpuExecutor runs one (TpGpuExecutor runs them all)");
+  if (options.tpRank >= plan->tpSize())
+    return Status(StatusCode::kInvalidArgument,
+                  plan->path() + ": rank " + std::to_string(options.tpRank) + " of a plan with " +
+                      std::to_string(plan->tpSize()) + " tensor-parallel ranks");
+  const int rank = std::max(options.tpRank, 0);
+  if (plan->ppSize() != 1)
+    return Status(StatusCode::kUnimplemented,
+                  plan->path() + ": the plan is split into " + std::to_string(plan->ppSize()) +
+                      " pipeline stages; the GPU backend runs one");
+  // The KV cache: the compute dtype, or f8E4M3FN (-kv-cache-dtype=fp8).
+  {
+    const std::string &kvd = meta.kv_cache().dtype();
+    if (kvd == "f8E5M2" || kvd == "i8")
+      return Status(StatusCode::kUnimplemented,
+                    plan->path() + ": the plan's KV cache is " + kvd +
+                        "; the GPU backend keeps f8E4M3FN or the compute dtype");
+  }
+  // Quantised linears run on the GPU with per-channel or per-tensor scales:
+  // weight-only ones (accelc -precision=int8-weight|fp8, ONNX QDQ) with i8,
+  // f8E4M3FN or f8E5M2 weights, W8A8 ones (-precision=w8a8|w8a8-fp8) with
+  // i8 or f8E4M3FN; zero points, per-group scales and 4-bit weights run on
+  // the CPU only (docs/precision.md).
+  for (const pb::Step &step : plan->schedule().steps()) {
+    if (step.kind() != "gemm" || step.inputs_size() <= 3 || step.inputs(3) < 0)
+      continue;
+    bool dynamicX = false;
+    for (const pb::Attribute &a : step.attributes())
+      dynamicX |= a.name() == "input_quant" && a.s() != "none";
+    const bool w8a8 = (step.inputs_size() > 5 && step.inputs(5) >= 0) || dynamicX;
+    const std::string &wt = plan->schedule().values(step.inputs(1)).dtype();
+    // W8A8 (-precision=w8a8 / w8a8-fp8): i8 or f8E4M3FN tensor-core GEMMs.
+    if (w8a8 && wt != "i8" && wt != "f8E4M3FN")
+      return Status(StatusCode::kUnimplemented,
+                    plan->path() + ": a linear of the plan quantises its activations to go with " +
+                        wt + " weights; the GPU runs W8A8 with i8 or f8E4M3FN weights. Run the "
+                             "plan with -target=cpu");
+    bool grouped = false;
+    for (const pb::Attribute &a : step.attributes())
+      grouped |= a.name() == "group_size" && a.i() > 0;
+    const bool zeroPoint = step.inputs_size() > 4 && step.inputs(4) >= 0;
+    if (zeroPoint || grouped || (wt != "i8" && wt != "f8E4M3FN" && wt != "f8E5M2"))
+      return Status(StatusCode::kUnimplemented,
+                    plan->path() + ": a quantised linear of the plan (" + wt + " weight" +
+                        (zeroPoint ? ", zero point" : "") + (grouped ? ", per-group scales" : "") +
+                        ") has no GPU kernel; the GPU runs i8, f8E4M3FN and f8E5M2 weights with "
+                        "per-channel or per-tensor scales. Run the plan with -target=cpu");
+  }
+  std::unique_ptr<GpuExecutor> ex(new GpuExecutor());
+  ex->impl_ = std::make_unique<GpuExecutorImpl>();
+  GpuExecutorImpl &im = *ex->impl_;
+  im.options = options;
+  ACCEL_RT_ASSIGN_OR_RETURN(im.gpu, gpu::GpuContext::create(options.device, gpu::kernelImage(),
+                                                            gpu::kernelImageBytes()));
+  // A plan for sm_80 runs on sm_80 and later; one for sm_90 needs sm_90+.
+  const std::string &target = meta.target();
+  if (target.rfind("sm_", 0) == 0) {
+    const int want = std::atoi(target.c_str() + 3);
+    const int have = im.gpu->info().smMajor * 10 + im.gpu->info().smMinor;
+    if (want > have)
+      return Status(StatusCode::kUnavailable,
+                    plan->path() + ": the plan was built for " + target + " and GPU " +
+                        std::to_string(options.device) + " (" + im.gpu->info().name + ") is sm_" +
+                        std::to_string(have) + "; recompile with a matching -target");
+  }
+  ACCEL_RT_ASSIGN_OR_RETURN(im.blas, gpu::CublasLt::create(*im.gpu));
+  ACCEL_RT_ASSIGN_OR_RETURN(im.planKernels, GpuPlanKernels::load(*plan, *im.gpu, options.dtype));
+
+  const pb::Schedule &s = plan->schedule();
+  const int32_t n = s.values_size();
+  im.tokenDType = *dtypeFromName(s.values(s.token_ids()).dtype());
+
+  // Constants: host views of the mapped plan; those a device step reads are
+  // uploaded once, in the dtype that step wants.
+  im.constants.resize(size_t(n));
+  std::map<int32_t, std::optional<DType>> deviceType; // constant -> dtype to upload
+  for (const pb::Step &step : s.steps())
+    for (int i = 0; i < step.inputs_size(); ++i) {
+      const int32_t id = step.inputs(i);
+      if (id < 0 || !s.values(id).is_constant())
+        continue;
+      std::optional<DType> want = gpuOperandDType(step, i, options.dtype);
+      if (!want)
+        continue;
+      auto it = deviceType.find(id);
+      if (it == deviceType.end() || it->second == DType::kF32)
+        deviceType[id] = want; // the compute dtype wins when both are wanted
+    }
+  GpuRunState up;
+  up.gpu = im.gpu.get();
+  up.dtype = options.dtype;
+  for (int32_t id = 0; id < n; ++id) {
+    if (!s.values(id).is_constant())
+      continue;
+    im.constants[size_t(id)].host = plan->constant(id, rank);
+    auto it = deviceType.find(id);
+    if (it == deviceType.end())
+      continue;
+    std::optional<DType> want = it->second;
+    // Integer and 8-bit float constants (quantised weights) stay as stored.
+    const DType stored = im.constants[size_t(id)].host.dtype();
+    if (!isFloat(stored) || stored == DType::kF8E4M3FN || stored == DType::kF8E5M2)
+      want = std::nullopt;
+    ACCEL_RT_RETURN_IF_ERROR(up.toDevice(im.constants[size_t(id)], want).status());
+    im.constants[size_t(id)].dev.constant = true;
+  }
+  ACCEL_RT_RETURN_IF_ERROR(im.gpu->synchronize());
+
+  std::vector<int> lastUse(size_t(n), -1);
+  for (int i = 0; i < s.steps_size(); ++i)
+    for (int32_t in : s.steps(i).inputs())
+      if (in >= 0)
+        lastUse[size_t(in)] = i;
+
+  GpuPrepareContext pctx;
+  pctx.gpu = im.gpu.get();
+  pctx.dtype = options.dtype;
+  pctx.numLayers = meta.kv_cache().num_layers();
+  pctx.tpRank = rank;
+  pctx.planKernels = im.planKernels.get();
+  for (int i = 0; i < s.steps_size(); ++i) {
+    const pb::Step &step = s.steps(i);
+    GpuExecutorImpl::Prepared p;
+    p.what = "step " + std::to_string(i) + " (" + step.kind() + " " + step.op() +
+             (step.location().empty() ? "" : " at '" + step.location() + "'") + ")";
+    StatusOr<GpuKernel> k = prepareGpuStep(*plan, step, pctx);
+    if (!k)
+      return Status(k.status().code(), plan->path() + ": " + p.what + ": " + k.status().message());
+    p.kernel = std::move(*k);
+    p.op = step.kind() + " " + step.op();
+    p.inputs.assign(step.inputs().begin(), step.inputs().end());
+    p.outputs.assign(step.outputs().begin(), step.outputs().end());
+    im.steps.push_back(std::move(p));
+  }
+  for (int32_t id = 0; id < n; ++id)
+    if (lastUse[size_t(id)] >= 0 && !s.values(id).is_constant() && id != s.logits())
+      im.steps[size_t(lastUse[size_t(id)])].freeAfter.push_back(id);
+  // Graph steps check token ids on the host against the table of the
+  // embedding that reads them (directly or through views; not, say, GPT-2's
+  // position table). Without one, the kernel's own guard (zeros) remains.
+  {
+    std::set<int32_t> ids{s.token_ids()};
+    for (const pb::Step &step : s.steps()) {
+      const std::string &op = step.op();
+      const bool view = step.kind() == "launch" &&
+                        (op == "onnx.Reshape" || op == "onnx.Unsqueeze" || op == "onnx.Squeeze" ||
+                         op == "onnx.Flatten" || op == "onnx.Identity" || op == "onnx.Cast" ||
+                         op == "flatten_tokens" || op == "unflatten_tokens");
+      if (view && step.inputs_size() > 0 && ids.count(step.inputs(0)))
+        ids.insert(step.outputs().begin(), step.outputs().end());
+      if (step.kind() == "launch" && op == "embedding" && step.inputs_size() > 1 &&
+          ids.count(step.inputs(1)) && step.inputs(0) >= 0 &&
+          im.constants[size_t(step.inputs(0))].host.rank() == 2) {
+        int64_t rows = im.constants[size_t(step.inputs(0))].host.dim(0), real = 0;
+        for (const pb::Attribute &a : step.attributes()) {
+          if (a.name() == "vocab_shards" && a.i() > 1)
+            rows *= a.i(); // this rank's block of a vocabulary-parallel table
+          if (a.name() == "vocab_size" && a.i() > 0)
+            real = a.i(); // a padded vocabulary's real size
+        }
+        if (real > 0)
+          rows = std::min(rows, real);
+        im.vocab = im.vocab ? std::min(im.vocab, rows) : rows;
+      }
+    }
+  }
+  const int64_t planMax = meta.model().max_position();
+  im.maxModelLen = options.maxModelLen > 0 ? options.maxModelLen : planMax > 0 ? planMax : 2048;
+  im.weightsBytes = int64_t(im.gpu->bytesReserved());
+  im.plan = std::move(plan);
+  if (const char *e = std::getenv("ACCEL_GPU_PROFILE"); e && std::string(e) == "1")
+    im.profile = true;
+  return ex;
+}
+
+void GpuExecutorImpl::printProfile() const {
+  std::vector<std::pair<std::string, ProfileRow>> rows(profileRows.begin(), profileRows.end());
+  std::sort(rows.begin(), rows.end(),
+            [](const auto &a, const auto &b) { return a.second.ms > b.second.ms; });
+  double total = 0;
+  for (const auto &r : rows)
+    total += r.second.ms;
+  std::fprintf(stderr, "accel: GPU step profile (ACCEL_GPU_PROFILE, synchronised per step): "
+                       "%.3f ms in all\n%-36s %10s %12s %10s %6s\n",
+               total, "op", "calls", "total ms", "mean us", "share");
+  for (const auto &[op, r] : rows)
+    std::fprintf(stderr, "%-56s %10lld %12.3f %10.1f %5.1f%%\n", op.c_str(), (long long)r.calls,
+                 r.ms, 1e3 * r.ms / double(std::max<int64_t>(r.calls, 1)),
+                 total > 0 ? 100 * r.ms / total : 0.0);
+}
+
+GpuExecutor::~GpuExecutor() {
+  if (impl_ && impl_->gpu) {
+    (void)impl_->gpu->makeCurrent();
+    (void)impl_->gpu->synchronize();
+    if (impl_->profile && !impl_->profileRows.empty())
+      impl_->printProfile();
+  }
+}
+
+namespace {
+
+/// Reads element i of an i32 or i64 host tensor.
+int64_t intAt(const Tensor &t, int64_t i) {
+  return t.dtype() == DType::kI32 ? int64_t(t.data<int32_t>()[i]) : t.data<int64_t>()[i];
+}
+
+} // namespace
+
+GpuRunState GpuExecutorImpl::baseState() {
+  GpuRunState st;
+  st.gpu = gpu.get();
+  st.blas = blas.get();
+  st.dtype = options.dtype;
+  st.fallbacks = &fallbacks;
+  st.logFallbacks = options.logFallbacks;
+  st.comm = comm;
+  st.p2p = p2p;
+  if (const char *e = std::getenv("ACCEL_GPU_DECODE_SPLIT"); e && *e)
+    st.decodeSplit = std::max<int64_t>(0, std::atoll(e));
+  st.splitTargetBlocks = 2 * int64_t(gpu->info().multiprocessors);
+  return st;
+}
+
+StatusOr<GpuValue> GpuExecutorImpl::runSchedule(GpuRunState &st, GpuValue tokens) {
+  const pb::Schedule &s = plan->schedule();
+  std::vector<GpuValue> values = constants;
+  values[size_t(s.token_ids())] = std::move(tokens);
+  std::vector<GpuValue *> inputs;
+  std::vector<GpuValue> outputs;
+  using Clock = std::chrono::steady_clock;
+  for (Prepared &p : steps) {
+    Clock::time_point began;
+    if (profile) {
+      ACCEL_RT_RETURN_IF_ERROR(gpu->synchronize());
+      began = Clock::now();
+    }
+    inputs.clear();
+    for (int32_t in : p.inputs)
+      inputs.push_back(in < 0 ? nullptr : &values[size_t(in)]);
+    for (size_t i = 0; i < inputs.size(); ++i)
+      if (inputs[i] && !inputs[i]->defined())
+        inputs[i] = nullptr;
+    outputs.clear();
+    Status stt = p.kernel(st, inputs, outputs);
+    if (!stt.isOk())
+      return Status(stt.code(), p.what + ": " + stt.message());
+    if (outputs.size() != p.outputs.size())
+      return Status(StatusCode::kInternal, p.what + ": the kernel returned " +
+                                               std::to_string(outputs.size()) +
+                                               " results, the plan expects " +
+                                               std::to_string(p.outputs.size()));
+    for (size_t i = 0; i < outputs.size(); ++i)
+      if (p.outputs[i] >= 0)
+        values[size_t(p.outputs[i])] = std::move(outputs[i]);
+    for (int32_t id : p.freeAfter)
+      values[size_t(id)] = GpuValue();
+    if (profile) {
+      ACCEL_RT_RETURN_IF_ERROR(gpu->synchronize());
+      std::string key = p.op;
+      if (!outputs.empty() && p.outputs[0] >= 0) {
+        const GpuValue &o = values[size_t(p.outputs[0])];
+        key += " " + shapeToString(o.dev.defined() ? o.dev.shape : o.host.shape());
+      }
+      ProfileRow &row = profileRows[key];
+      ++row.calls;
+      row.ms += std::chrono::duration<double, std::milli>(Clock::now() - began).count();
+    }
+  }
+  return std::move(values[size_t(s.logits())]);
+}
+
+Status GpuExecutorImpl::applyBlockCopies(const std::vector<kv::BlockCopy> &copies) {
+  if (copies.empty())
+    return Status::ok();
+  // Block b of every layer's K and V: rows r = 2 * layer + which of the
+  // storage, each layerBytes apart; one 2D copy moves a block in all of them.
+  const size_t elem = dtypeSize(cacheDType());
+  const size_t blockBytes = size_t(kvConfig.blockSize * kvConfig.numKvHeads * kvConfig.headDim) * elem;
+  const size_t layerBytes = blockBytes * size_t(kvConfig.numBlocks);
+  const size_t rows = size_t(2 * kvConfig.numLayers);
+  for (const kv::BlockCopy &c : copies) {
+    if (c.src < 0 || c.dst < 0 || c.src >= kvConfig.numBlocks || c.dst >= kvConfig.numBlocks)
+      return Status(StatusCode::kInvalidArgument,
+                    "a copy-on-write copy of block " + std::to_string(c.src) + " to " +
+                        std::to_string(c.dst) + " is outside the device KV pool");
+    const gpu::CuDevicePtr src = kvStorage.ptr + gpu::CuDevicePtr(size_t(c.src) * blockBytes);
+    const gpu::CuDevicePtr dst = kvStorage.ptr + gpu::CuDevicePtr(size_t(c.dst) * blockBytes);
+    if (layerBytes < (size_t(1) << 31)) {
+      ACCEL_RT_RETURN_IF_ERROR(gpu->copy2D(dst, layerBytes, src, layerBytes, blockBytes, rows));
+    } else {
+      for (size_t r = 0; r < rows; ++r)
+        ACCEL_RT_RETURN_IF_ERROR(gpu->copy(dst + r * layerBytes, src + r * layerBytes, blockBytes));
+    }
+  }
+  return Status::ok();
+}
+
+StatusOr<Tensor> GpuExecutorImpl::runEager(const Tensor &tokenIds, GpuRunState &st,
+                                           const kv::StepMetadata &meta) {
+  // The step's metadata, i32 on the device.
+  struct {
+    const Tensor *t;
+    DeviceTensor *d;
+  } md[] = {{&meta.queryStartLoc, &st.queryStartLoc},
+            {&meta.seqLens, &st.seqLens},
+            {&meta.blockTables, &st.blockTables},
+            {&meta.slotMapping, &st.slotMapping}};
+  for (auto &m : md) {
+    GpuValue v;
+    v.host = m.t->dtype() == DType::kI32 ? *m.t : m.t->astype(DType::kI32);
+    ACCEL_RT_ASSIGN_OR_RETURN(*m.d, st.toDevice(v));
+  }
+  GpuValue tokens;
+  tokens.host = tokenIds.dtype() == tokenDType ? tokenIds : tokenIds.astype(tokenDType);
+  ACCEL_RT_ASSIGN_OR_RETURN(GpuValue logits, runSchedule(st, std::move(tokens)));
+  // Greedy steps whose logits are one device row per sequence: pick there.
+  const DeviceTensor &d = logits.dev;
+  if (meta.greedy && d.defined() && d.rank() >= 2 &&
+      d.numElements() == meta.numSeqs * d.dim(-1)) {
+    StatusOr<Tensor> ids = greedyTokensOnDevice(*gpu, d.ptr, d.dtype, meta.numSeqs, d.dim(-1));
+    if (ids)
+      ACCEL_RT_RETURN_IF_ERROR(gpu->synchronize());
+    return ids;
+  }
+  ACCEL_RT_ASSIGN_OR_RETURN(Tensor out, st.toHost(logits));
+  if (out.dtype() != DType::kF32)
+    out = out.toF32();
+  // Any error of an asynchronous launch surfaces here at the latest.
+  ACCEL_RT_RETURN_IF_ERROR(gpu->synchronize());
+  return out;
+}
+
+bool GpuExecutorImpl::graphsWanted() const {
+  if (!options.cudaGraphs || options.graphMaxBatch < 1 || profile)
+    return false;
+  const char *e = std::getenv("ACCEL_GPU_GRAPHS");
+  return !(e && std::string(e) == "0");
+}
+
+DecodeGraphs *GpuExecutorImpl::decodeGraphs() {
+  if (!graphsWanted())
+    return nullptr;
+  const int64_t bs = std::max<int64_t>(kvConfig.blockSize, 1);
+  const int64_t width = (maxModelLen + bs - 1) / bs;
+  if (!graphs || graphs->tableWidth() != width)
+    graphs = std::make_unique<DecodeGraphs>(*gpu, options.graphMaxBatch, width, tokenDType);
+  return graphs.get();
+}
+
+DecodeGraphs::Schedule GpuExecutorImpl::graphSchedule() {
+  return [this](GpuRunState &st, const DeviceTensor &tokens) -> StatusOr<DeviceTensor> {
+    GpuValue t;
+    t.dev = tokens;
+    ACCEL_RT_ASSIGN_OR_RETURN(GpuValue logits, runSchedule(st, std::move(t)));
+    if (!logits.dev.defined())
+      return Status(StatusCode::kUnimplemented,
+                    "the logits of a decode step are made on the host");
+    return logits.dev;
+  };
+}
+
+void GpuExecutor::setCommunicator(comm::NcclRank *comm, gpu::P2pAllReduce *p2p) {
+  if ((impl_->comm != comm || impl_->p2p != p2p) && impl_->graphs)
+    impl_->graphs->clear();
+  impl_->comm = comm;
+  impl_->p2p = comm ? p2p : nullptr;
+}
+
+gpu::GpuContext &GpuExecutor::context() { return *impl_->gpu; }
+
+Status GpuExecutor::makeCurrent() { return impl_->gpu->makeCurrent(); }
+
+StatusOr<Tensor> GpuExecutor::run(const Tensor &tokenIds, kv::BlockPool &pool,
+                                  const kv::StepMetadata &meta) {
+  return impl_->runStep(tokenIds, pool, meta, nullptr);
+}
+
+StatusOr<Tensor> GpuExecutor::run(const Tensor &tokenIds, kv::BlockPool &pool,
+                                  const kv::StepMetadata &meta,
+                                  const std::vector<kv::BlockCopy> &copies) {
+  return impl_->runStep(tokenIds, pool, meta, &copies);
+}
+
+StatusOr<Tensor> GpuExecutorImpl::runStep(const Tensor &tokenIds, kv::BlockPool &pool,
+                                          const kv::StepMetadata &meta,
+                                          const std::vector<kv::BlockCopy> *copies) {
+  GpuExecutorImpl &im = *this;
+  ACCEL_RT_RETURN_IF_ERROR(kv::checkStepTokenIds(tokenIds, meta));
+  for (const Tensor *t : {&meta.queryStartLoc, &meta.seqLens, &meta.blockTables,
+                          &meta.slotMapping, &meta.positions})
+    if (!t->defined() || (t->dtype() != DType::kI32 && t->dtype() != DType::kI64))
+      return Status(StatusCode::kInvalidArgument,
+                    "the step's metadata (query_start_loc, seq_lens, block_tables, slot_mapping, "
+                    "positions) must be i32 or i64 tensors");
+  if (meta.queryStartLoc.numElements() != meta.numSeqs + 1 ||
+      meta.seqLens.numElements() != meta.numSeqs || meta.blockTables.rank() != 2 ||
+      meta.blockTables.dim(0) != meta.numSeqs ||
+      meta.slotMapping.numElements() != meta.numTokens ||
+      meta.positions.numElements() != meta.numTokens)
+    return Status(StatusCode::kInvalidArgument, "the step's metadata does not hold together");
+  ACCEL_RT_RETURN_IF_ERROR(im.gpu->makeCurrent());
+
+  GpuRunState st = im.baseState();
+  st.meta = &meta;
+  ACCEL_RT_RETURN_IF_ERROR(im.ensureKvPool(pool.config(), st));
+  ACCEL_RT_RETURN_IF_ERROR(
+      im.applyBlockCopies(copies ? *copies : pool.takePendingCopies()));
+
+  // The block tables must stay inside the device pool (the kernels do not
+  // check): every block a sequence uses, O(blocks used).
+  const int64_t width = meta.blockTables.dim(1), bs = pool.config().blockSize;
+  int64_t widest = 0;
+  for (int64_t i = 0; i < meta.numSeqs; ++i) {
+    const int64_t len = intAt(meta.seqLens, i);
+    st.maxSeqLen = std::max(st.maxSeqLen, len);
+    const int64_t blocks = (len + bs - 1) / bs;
+    widest = std::max(widest, blocks);
+    if (blocks > width)
+      return Status(StatusCode::kInvalidArgument,
+                    "sequence " + std::to_string(i) + " needs " + std::to_string(blocks) +
+                        " blocks; the block table has " + std::to_string(width) + " columns");
+    for (int64_t b = 0; b < blocks; ++b) {
+      const int64_t id = intAt(meta.blockTables, i * width + b);
+      if (id < 0 || id >= pool.config().numBlocks)
+        return Status(StatusCode::kInvalidArgument,
+                      "sequence " + std::to_string(i) + " lists block " + std::to_string(id) +
+                          " outside the pool of " + std::to_string(pool.config().numBlocks));
+    }
+  }
+  for (int64_t t = 0; t < meta.numTokens; ++t)
+    if (intAt(meta.slotMapping, t) >= pool.numSlots())
+      return Status(StatusCode::kInvalidArgument,
+                    "slot " + std::to_string(intAt(meta.slotMapping, t)) +
+                        " is outside the KV pool");
+
+  const bool decode = meta.numSeqs > 0 && meta.numTokens == meta.numSeqs;
+  if (decode)
+    st.split = decodeSplitFor(st.maxSeqLen, st.decodeSplit, meta.numSeqs * st.numKvHeads,
+                              st.splitTargetBlocks);
+  if (decode) {
+    DecodeGraphs *graphs = im.decodeGraphs();
+    if (graphs && graphs->disabledReason().empty() && graphs->bucketFor(meta.numSeqs) != 0 &&
+        widest <= graphs->tableWidth()) {
+      // Token ids are range-checked here: the graph's embedding reads them
+      // on the device only.
+      const Tensor ids = tokenIds.dtype() == DType::kI32 || tokenIds.dtype() == DType::kI64
+                             ? tokenIds
+                             : tokenIds.astype(DType::kI64);
+      if (im.vocab > 0)
+        for (int64_t t = 0; t < meta.numTokens; ++t) {
+          const int64_t id = intAt(ids, t);
+          if (id < 0 || id >= im.vocab)
+            return Status(StatusCode::kInvalidArgument,
+                          "token " + std::to_string(t) + " has id " + std::to_string(id) +
+                              ", outside the vocabulary of " + std::to_string(im.vocab) +
+                              " entries");
+        }
+      StatusOr<Tensor> out = graphs->run(tokenIds, meta, st.split, st, im.graphSchedule());
+      if (out || out.status().code() != StatusCode::kUnimplemented)
+        return out;
+      if (im.options.logFallbacks)
+        std::fprintf(stderr, "accel: GPU backend: CUDA graphs are off for this plan (%s); decode "
+                             "steps run eagerly\n",
+                     out.status().message().c_str());
+    }
+  }
+  return im.runEager(tokenIds, st, meta);
+}
+
+StatusOr<int64_t> GpuExecutor::planKvCache(const kv::KVCacheConfig &geometry) {
+  GpuExecutorImpl &im = *impl_;
+  ACCEL_RT_RETURN_IF_ERROR(im.gpu->makeCurrent());
+  const int64_t maxLen = im.maxModelLen;
+  const int64_t bs = std::max<int64_t>(geometry.blockSize, 1);
+  // The profiling steps run over a one-block device pool: every block-table
+  // entry is block 0, no slot is written (-1).
+  kv::KVCacheConfig one = geometry;
+  one.numBlocks = 1;
+  GpuRunState st = im.baseState();
+  ACCEL_RT_RETURN_IF_ERROR(im.ensureKvPool(one, st));
+  const int64_t before = int64_t(im.gpu->bytesReserved());
+
+  // A prefill of maxNumBatchedTokens tokens, in sequences of at most
+  // max-model-len tokens.
+  const int64_t total = std::max<int64_t>(1, im.options.maxNumBatchedTokens);
+  const int64_t seqs = (total + maxLen - 1) / maxLen;
+  const int64_t longest = std::min(total, maxLen);
+  kv::StepMetadata meta;
+  meta.numSeqs = seqs;
+  meta.numTokens = total;
+  meta.maxBlocksPerSeq = (longest + bs - 1) / bs;
+  meta.queryStartLoc = Tensor::zeros(DType::kI32, {seqs + 1});
+  meta.seqLens = Tensor::zeros(DType::kI32, {seqs});
+  meta.positions = Tensor::zeros(DType::kI32, {total});
+  meta.slotMapping = Tensor::zeros(DType::kI32, {total});
+  meta.blockTables = Tensor::zeros(DType::kI32, {seqs, meta.maxBlocksPerSeq});
+  Tensor tokens = Tensor::zeros(DType::kI64, {total});
+  for (const Tensor *t : {&meta.queryStartLoc, &meta.seqLens, &meta.positions, &meta.slotMapping,
+                          &meta.blockTables, &tokens})
+    if (!t->defined())
+      return Status(StatusCode::kResourceExhausted, "cannot allocate the profiling step");
+  int64_t t = 0;
+  for (int64_t i = 0; i < seqs; ++i) {
+    const int64_t n = std::min(maxLen, total - t);
+    for (int64_t p = 0; p < n; ++p, ++t) {
+      meta.positions.data<int32_t>()[t] = int32_t(p);
+      meta.slotMapping.data<int32_t>()[t] = -1;
+    }
+    meta.queryStartLoc.data<int32_t>()[i + 1] = int32_t(t);
+    meta.seqLens.data<int32_t>()[i] = int32_t(n);
+  }
+  st.meta = &meta;
+  st.maxSeqLen = longest;
+  {
+    StatusOr<Tensor> out = im.runEager(tokens, st, meta);
+    if (!out)
+      return Status(out.status().code(), "the profiling step of " + std::to_string(total) +
+                                             " tokens (--max-num-batched-tokens) failed: " +
+                                             out.status().message());
+  }
+  const int64_t activations = int64_t(im.gpu->bytesReserved()) - before;
+
+  // The CUDA graphs' pool, at the largest decode bucket's peak.
+  int64_t graphBytes = 0;
+  if (DecodeGraphs *graphs = im.decodeGraphs()) {
+    GpuRunState gst = im.baseState();
+    ACCEL_RT_RETURN_IF_ERROR(im.ensureKvPool(one, gst));
+    ACCEL_RT_RETURN_IF_ERROR(graphs->reservePool(maxLen, gst, im.graphSchedule()));
+    graphBytes = int64_t(graphs->poolBytes());
+  }
+
+  // Drop the one-block pool, then size the real one.
+  im.keys.clear();
+  im.values.clear();
+  im.kvStorage = DeviceTensor();
+  im.kvConfig = kv::KVCacheConfig();
+  std::size_t freeBytes = 0, totalBytes = 0;
+  ACCEL_RT_RETURN_IF_ERROR(im.gpu->memoryInfo(&freeBytes, &totalBytes));
+  MemoryBudgetInput in;
+  in.totalBytes = int64_t(totalBytes);
+  in.freeBytes = int64_t(freeBytes);
+  in.utilization = im.options.gpuMemoryUtilization;
+  in.bytesPerBlock = 2 * geometry.numLayers * bs * geometry.numKvHeads * geometry.headDim *
+                     int64_t(dtypeSize(im.cacheDType()));
+  in.blockSize = bs;
+  in.maxModelLen = maxLen;
+  ACCEL_RT_ASSIGN_OR_RETURN(MemoryBudget budget, kvMemoryBudget(in));
+  kv::KVCacheConfig real = geometry;
+  real.numBlocks = budget.numBlocks;
+  GpuRunState rst = im.baseState();
+  ACCEL_RT_RETURN_IF_ERROR(im.ensureKvPool(real, rst));
+  if (im.options.logMemory)
+    std::fprintf(stderr,
+                 "accel: GPU memory (%s): weights %s, activations %s (profiled at %lld tokens), "
+                 "CUDA graphs %s, KV cache %s = %lld blocks of %lld tokens (%lld tokens at once) "
+                 "at --gpu-memory-utilization %.2f of %s\n",
+                 im.gpu->info().name.c_str(), formatGiB(im.weightsBytes).c_str(),
+                 formatGiB(activations).c_str(), (long long)total, formatGiB(graphBytes).c_str(),
+                 formatGiB(budget.kvBytes).c_str(), (long long)budget.numBlocks, (long long)bs,
+                 (long long)budget.maxTokens, im.options.gpuMemoryUtilization,
+                 formatGiB(in.totalBytes).c_str());
+  return budget.numBlocks;
+}
+
+DType GpuExecutor::computeDType() const { return impl_->options.dtype; }
+DType GpuExecutor::kvCacheDType() const { return impl_->cacheDType(); }
+
+size_t GpuExecutor::numGraphs() const {
+  return impl_->graphs ? impl_->graphs->numGraphs() : 0;
+}
+
+std::string GpuExecutor::graphsOffReason() const {
+  if (!impl_->options.cudaGraphs)
+    return "--enforce-eager";
+  if (!impl_->graphsWanted())
+    return "ACCEL_GPU_GRAPHS=0";
+  return impl_->graphs ? impl_->graphs->disabledReason() : "";
+}
+
+std::set<std::string> GpuExecutor::fallbacks() const { return impl_->fallbacks; }
+
+namespace {
+/// The device, dtype, libraries and kernels.
+std::string describeDevice(const GpuExecutorImpl *impl_) {
+  const GpuInfo &g = impl_->gpu->info();
+  return g.name + " (sm_" + std::to_string(g.smMajor) + std::to_string(g.smMinor) + ", " +
+         std::to_string(g.multiprocessors) + " SMs), " + dtypeName(impl_->options.dtype) +
+         ", cuBLASLt from " + impl_->blas->path() +
+         (impl_->planKernels->empty()
+              ? std::string(", no generated kernels")
+              : ", " + std::to_string(impl_->planKernels->size()) + " generated kernels (" +
+                    impl_->planKernels->image() + ")");
+}
+
+} // namespace
+
+std::string GpuExecutor::describe() const {
+  std::string d = describeDevice(impl_.get());
+  const std::string off = graphsOffReason();
+  if (!off.empty())
+    return d + ", decode steps eager (" + off + ")";
+  return d + ", CUDA graphs for decode batches up to " +
+         std::to_string(impl_->options.graphMaxBatch);
+}
+
+std::size_t GpuExecutor::deviceBytes() const { return impl_->gpu->bytesReserved(); }
+
+namespace {
+/// The engine's view of a GPU executor (one GPU, or TpGpuExecutor's ranks).
+template <typename Executor>
+StepBackend stepBackend(std::shared_ptr<Executor> shared, DType kvCacheDType) {
+  StepBackend b;
+  b.run = [shared](const Tensor &ids, kv::BlockPool &pool, const kv::StepMetadata &meta) {
+    return shared->run(ids, pool, meta);
+  };
+  b.kvBlocks = [shared](const kv::KVCacheConfig &geometry) {
+    return shared->planKvCache(geometry);
+  };
+  b.deviceKvCache = true;
+  b.kvCacheDType = kvCacheDType;
+  b.describe = [shared]() { return shared->describe(); };
+  return b;
+}
+} // namespace
+
+GpuBackend makeGpuBackend(const GpuExecutorOptions &options) {
+  return [options](std::shared_ptr<const plan::PlanFile> plan,
+                   std::shared_ptr<comm::Communicator> processGroup) -> StatusOr<StepBackend> {
+    if (processGroup)
+      return makeGpuProcessRank(std::move(plan), options, std::move(processGroup));
+    if (plan->tpSize() > 1) {
+      ACCEL_RT_ASSIGN_OR_RETURN(std::unique_ptr<TpGpuExecutor> tp,
+                                TpGpuExecutor::create(std::move(plan), options));
+      std::shared_ptr<TpGpuExecutor> shared = std::move(tp);
+      return stepBackend(shared, shared->kvCacheDType());
+    }
+    ACCEL_RT_ASSIGN_OR_RETURN(std::unique_ptr<GpuExecutor> ex,
+                              GpuExecutor::create(std::move(plan), options));
+    std::shared_ptr<GpuExecutor> shared = std::move(ex);
+    return stepBackend(shared, shared->kvCacheDType());
+  };
+}
+
+} // namespace accel::rt::engine

@@ -1,0 +1,90 @@
+//===- Collectives.cpp - collective steps on the GPU ----------------------===//
+//
+// all_reduce (the one-shot peer-access kernel for small ones, else NCCL)
+// and all_gather (NCCL) across the plan's tensor-parallel ranks.
+//
+//===----------------------------------------------------------------------===//
+#include "runtime/cuda/ops/Ops.h"
+
+namespace accel::rt::engine::ops {
+
+/// A `collective` step across the plan's tensor-parallel ranks: NCCL on
+/// the rank's stream (GpuRunState::comm, TpGpuExecutor), into a new device
+/// tensor of the input's dtype. all_gather along a non-leading axis gathers
+/// rank-major ([ranks, outer, inner], NCCL's layout) into a scratch buffer,
+/// then one 2D copy per rank puts its [outer, inner] block at column
+/// rank * inner of the [outer, ranks * inner] result.
+StatusOr<GpuKernel> prepareCollective(const plan::PlanFile &plan, const pb::Step &step,
+                                      const Attrs &a) {
+  ACCEL_RT_ASSIGN_OR_RETURN(CollectiveParams cp,
+                            readCollectiveParams(plan, step, a, /*allowSingle=*/true));
+  const int64_t group = cp.group, axisAttr = cp.axis;
+  const bool gather = cp.gather;
+  return GpuKernel([group, gather, axisAttr](GpuRunState &st, Inputs &in,
+                                             Outputs &out) -> Status {
+    if (group == 1) {
+      out.push_back(*in[0]);
+      return Status::ok();
+    }
+    if (!st.comm || st.comm->size() != group)
+      return Status(StatusCode::kInternal,
+                    "a collective over " + std::to_string(group) +
+                        " ranks needs every rank running (the tensor-parallel executor)");
+    ACCEL_RT_ASSIGN_OR_RETURN(DeviceTensor x, st.toDevice(*in[0]));
+    const size_t count = size_t(x.numElements());
+    void *stream = st.gpu->stream();
+    st.gpu->noteForeignWork(); // NCCL's kernels: the next launch is a plain one
+    GpuValue v;
+    if (!gather) {
+      ACCEL_RT_ASSIGN_OR_RETURN(v.dev, st.empty(x.dtype, x.shape));
+      if (count && st.p2p && gpu::P2pAllReduce::takes(count, x.dtype))
+        ACCEL_RT_RETURN_IF_ERROR(st.p2p->run(st.comm->rank(), x.ptr, v.dev.ptr, count, x.dtype));
+      else if (count)
+        ACCEL_RT_RETURN_IF_ERROR(
+            st.comm->allReduceSum(x.ptr, v.dev.ptr, count, x.dtype, stream));
+      out.push_back(std::move(v));
+      return Status::ok();
+    }
+    const int64_t axis = axisAttr < 0 ? axisAttr + x.rank() : axisAttr;
+    if (axis < 0 || axis >= x.rank())
+      return badInput("all_gather axis " + std::to_string(axisAttr) + " is out of range for " +
+                      x.describe());
+    Shape shape = x.shape;
+    shape[size_t(axis)] *= group;
+    ACCEL_RT_ASSIGN_OR_RETURN(v.dev, st.empty(x.dtype, shape));
+    int64_t outer = 1;
+    for (int64_t i = 0; i < axis; ++i)
+      outer *= x.dim(i);
+    if (count == 0) {
+      out.push_back(std::move(v));
+      return Status::ok();
+    }
+    if (outer == 1) { // rank-major is the result's layout
+      ACCEL_RT_RETURN_IF_ERROR(st.comm->allGather(x.ptr, v.dev.ptr, count, x.dtype, stream));
+      out.push_back(std::move(v));
+      return Status::ok();
+    }
+    ACCEL_RT_ASSIGN_OR_RETURN(DeviceTensor ranks, st.empty(x.dtype, {group * int64_t(count)}));
+    ACCEL_RT_RETURN_IF_ERROR(st.comm->allGather(x.ptr, ranks.ptr, count, x.dtype, stream));
+    const size_t elem = dtypeSize(x.dtype);
+    const size_t block = count * elem;                         // one rank's [outer, inner]
+    const size_t width = block / size_t(outer);                // one row of it (inner)
+    const size_t pitch = width * size_t(group);                // a row of the result
+    for (int64_t r = 0; r < group; ++r) {
+      const gpu::CuDevicePtr src = ranks.ptr + gpu::CuDevicePtr(size_t(r) * block);
+      const gpu::CuDevicePtr dst = v.dev.ptr + gpu::CuDevicePtr(size_t(r) * width);
+      if (pitch < (size_t(1) << 31)) {
+        ACCEL_RT_RETURN_IF_ERROR(st.gpu->copy2D(dst, pitch, src, width, width, size_t(outer)));
+      } else {
+        for (int64_t i = 0; i < outer; ++i)
+          ACCEL_RT_RETURN_IF_ERROR(st.gpu->copy(dst + gpu::CuDevicePtr(size_t(i) * pitch),
+                                                src + gpu::CuDevicePtr(size_t(i) * width),
+                                                width));
+      }
+    }
+    out.push_back(std::move(v));
+    return Status::ok();
+  });
+}
+
+} // namespace accel::rt::engine::ops

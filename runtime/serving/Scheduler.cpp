@@ -1,0 +1,752 @@
+//===- Scheduler.cpp - continuous batching over one Engine ----------------===//
+//
+// vLLM v1's iteration-level scheduling on one Engine (docs/serving.md,
+// "Scheduling"). Each step():
+//
+//  1. running sequences, oldest admission first, each get the tokens it has
+//     not computed yet (1 for a decode, the rest of the prompt for a
+//     sequence in chunked prefill) capped by the step's token budget. When
+//     the pool lacks blocks, the most recently admitted running sequence is
+//     preempted (recompute: blocks freed, back to the front of the waiting
+//     queue, prompt + generated tokens to be prefilled again), until the
+//     sequence fits or is itself the one preempted.
+//  2. if nothing was preempted, waiting sequences are admitted in order
+//     while there is budget, a free running slot (maxNumSeqs) and blocks;
+//     a prefix-cache hit gives a sequence its cached full blocks first.
+//  3. the engine runs the ragged batch once; each sequence whose tokens are
+//     now all computed samples its next token; stop conditions and
+//     detokenisation run; events are delivered after the lock is dropped.
+//
+// Locking: mu_ guards all request state and the KV allocator. It is not
+// held while the engine runs (runInProgress_): then cancel() only marks a
+// request and the step frees it when the engine returns. stepMu_ keeps two
+// step() callers apart.
+//
+//===----------------------------------------------------------------------===//
+#include "runtime/serving/Scheduler.h"
+
+#include "runtime/serving/PrefixCache.h"
+#include "runtime/serving/sampler/StopCriteria.h"
+#include "runtime/serving/tokenizer/Tokenizer.h"
+
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+#include <optional>
+#include <thread>
+#include <unordered_map>
+
+namespace accel::rt::serve {
+
+namespace {
+
+enum class SeqState { kWaiting, kRunning, kDone };
+
+struct Sequence {
+  Request req;
+  RequestCallbacks cb;
+  std::vector<int64_t> tokens; // prompt, then generated
+  int64_t promptLen = 0;
+  int64_t numGenerated = 0;
+  int64_t numComputed = 0; // tokens whose K/V are in the cache
+  kv::SequenceKV kv;
+  SeqState state = SeqState::kWaiting;
+  bool cancelled = false;
+  bool inFlight = false; // in the batch the engine is running
+  bool admittedOnce = false;
+  int64_t cachedPromptTokens = 0;
+
+  std::unique_ptr<sampler::Sampler> sampler;
+  std::vector<int32_t> context; // for the repetition penalty
+  sampler::StopCriteria criteria;
+  std::unique_ptr<tok::DecodeStream> decoder;
+  std::string text;   // decoded output so far (complete characters)
+  size_t emitted = 0; // bytes of `text` sent
+
+  std::vector<BlockHash> hashes; // of the full blocks of `tokens`
+  size_t numRegistered = 0;      // leading blocks inserted in the prefix cache
+};
+using SeqPtr = std::shared_ptr<Sequence>;
+
+/// The sequence's next token is the plain argmax of its logits: greedy, no
+/// repetition penalty, no logprobs, valid parameters. Such sequences can
+/// take Engine::stepBatch's kLastGreedy tokens (greedyToken's rule is the
+/// sampler's greedy rule, refusals included).
+bool plainGreedy(const Sequence &s) {
+  if (!s.sampler)
+    return false;
+  const sampler::SamplingParams &p = s.sampler->params();
+  return s.sampler->paramsStatus().isOk() && p.isGreedy() && p.repetitionPenalty == 1.0f &&
+         s.req.logprobs < 0;
+}
+
+/// A callback to run once the lock is dropped.
+struct Event {
+  SeqPtr seq;
+  bool finish = false;
+  TokenEvent token;
+  FinishEvent done;
+};
+
+class SchedulerImpl final : public Scheduler {
+public:
+  SchedulerImpl(engine::Engine &engine, std::shared_ptr<const tok::Tokenizer> tokenizer,
+                const SchedulerOptions &options)
+      : engine_(engine), tokenizer_(std::move(tokenizer)), opts_(options) {}
+  ~SchedulerImpl() override;
+
+  Status init();
+  Status submit(Request r, RequestCallbacks callbacks) override;
+  void cancel(const std::string &id) override;
+  StatusOr<bool> step() override;
+  void start() override;
+  void stop() override;
+  SchedulerStats stats() const override;
+  Status health() const override;
+
+private:
+  struct Scheduled {
+    SeqPtr seq;
+    int64_t numTokens = 0;
+  };
+
+  kv::BlockPool &pool() { return engine_.pool(); }
+  int64_t blockSize() const { return engine_.pool().blockSize(); }
+  int64_t blocksFor(int64_t tokens) const { return (tokens + blockSize() - 1) / blockSize(); }
+
+  // All below run with mu_ held.
+  void schedule(std::vector<Scheduled> &batch, std::vector<Event> &events);
+  void preempt(const SeqPtr &s);
+  void computeHashes(Sequence &s, size_t numBlocks);
+  void registerBlocks(Sequence &s);
+  void finish(const SeqPtr &s, FinishReason reason, const std::string &error,
+              std::vector<Event> &events);
+  /// Samples s's next token from its logits `row`, or takes `chosen` (a
+  /// greedy step's token from Engine::stepBatch(kLastGreedy); -1: the row
+  /// was refused), then streams, stops or finishes it.
+  void processToken(const SeqPtr &s, const float *row, std::vector<Event> &events,
+                    std::optional<int64_t> chosen = std::nullopt);
+  void freeSequence(Sequence &s);
+  void removeFromQueues(const SeqPtr &s);
+  void takeCancels(std::vector<Event> &events);
+  void refreshStats();
+  bool hasWork() const { return !waiting_.empty() || !running_.empty() || !deferred_.empty(); }
+
+  void deliver(std::vector<Event> &events);
+
+  engine::Engine &engine_;
+  std::shared_ptr<const tok::Tokenizer> tokenizer_;
+  SchedulerOptions opts_;
+  std::vector<int32_t> eosIds_;
+  std::unique_ptr<PrefixCache> cache_;
+
+  mutable std::mutex mu_;
+  std::mutex stepMu_;
+  std::condition_variable cv_;
+  std::deque<SeqPtr> waiting_;
+  std::vector<SeqPtr> running_; // in admission order
+  std::unordered_map<std::string, SeqPtr> byId_;
+  std::vector<SeqPtr> cancelPending_; // cancelled while the engine ran
+  std::vector<Event> deferred_;       // finish events of cancel()
+  bool runInProgress_ = false;
+  int64_t committed_ = 0; // blocks promised to this step's batch
+  SchedulerStats stats_;
+
+  std::thread thread_;
+  bool stopRequested_ = false;
+  bool threadRunning_ = false;
+};
+
+Status SchedulerImpl::init() {
+  if (opts_.maxNumSeqs < 1)
+    return invalidArgument("--max-num-seqs must be at least 1, got " +
+                           std::to_string(opts_.maxNumSeqs));
+  if (opts_.maxNumBatchedTokens < 1)
+    return invalidArgument("--max-num-batched-tokens must be at least 1, got " +
+                           std::to_string(opts_.maxNumBatchedTokens));
+  if (opts_.maxWaiting < 0)
+    return invalidArgument("the waiting queue bound must not be negative, got " +
+                           std::to_string(opts_.maxWaiting));
+  if (opts_.numKvBlocks < 0 || opts_.kvCacheBytes < 0)
+    return invalidArgument("the KV cache size (blocks or bytes) must not be negative");
+  int64_t blocks = opts_.numKvBlocks;
+  // A GPU engine sized its cache from --gpu-memory-utilization: only an
+  // explicit block count changes it (accel-run passes --kv-cache-memory to
+  // the engine itself).
+  if (blocks == 0 && opts_.kvCacheBytes > 0 && !engine_.kvCacheSizedByBackend()) {
+    blocks = engine_.kvBlocksForBytes(opts_.kvCacheBytes);
+    if (blocks < 1)
+      return invalidArgument("a KV cache of " + std::to_string(opts_.kvCacheBytes) +
+                             " bytes holds not even one block of " +
+                             std::to_string(pool().config().bytesPerBlock()) + " bytes");
+  }
+  if (blocks > 0)
+    ACCEL_RT_RETURN_IF_ERROR(engine_.resizeKvCache(blocks));
+  for (int32_t id : engine_.plan().metadata().model().eos_token_ids())
+    eosIds_.push_back(id);
+  if (eosIds_.empty() && tokenizer_)
+    if (std::optional<int32_t> eos = tokenizer_->eosId())
+      eosIds_.push_back(*eos);
+  if (opts_.enablePrefixCaching)
+    cache_ = std::make_unique<PrefixCache>(pool().allocator());
+  refreshStats();
+  return Status::ok();
+}
+
+SchedulerImpl::~SchedulerImpl() {
+  stop();
+  std::vector<Event> events;
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    std::vector<SeqPtr> all;
+    for (auto &[id, s] : byId_)
+      all.push_back(s);
+    for (const SeqPtr &s : all)
+      finish(s, FinishReason::kCancelled, "", events);
+    for (Event &e : deferred_)
+      events.push_back(std::move(e));
+    deferred_.clear();
+  }
+  deliver(events);
+}
+
+Status SchedulerImpl::submit(Request r, RequestCallbacks callbacks) {
+  const int64_t vocab = engine_.vocabSize();
+  const int64_t maxLen = engine_.maxModelLen();
+  const int64_t n = int64_t(r.promptIds.size());
+  if (r.id.empty())
+    return invalidArgument("the request has no id");
+  if (n == 0)
+    return invalidArgument("the prompt is empty");
+  for (int64_t i = 0; i < n; ++i)
+    if (r.promptIds[size_t(i)] < 0 || r.promptIds[size_t(i)] >= vocab)
+      return invalidArgument("prompt token " + std::to_string(i) + " is " +
+                             std::to_string(r.promptIds[size_t(i)]) +
+                             ", outside the vocabulary [0, " + std::to_string(vocab) + ")");
+  if (r.maxTokens < 1)
+    return invalidArgument("max_tokens must be at least 1, got " + std::to_string(r.maxTokens));
+  if (n >= maxLen)
+    return invalidArgument("the prompt has " + std::to_string(n) +
+                           " tokens and the context holds " + std::to_string(maxLen) +
+                           " (--max-model-len), which leaves no room to generate");
+  if (r.maxTokens > maxLen - n)
+    return invalidArgument("the prompt has " + std::to_string(n) + " tokens and max_tokens is " +
+                           std::to_string(r.maxTokens) + ": together more than the context of " +
+                           std::to_string(maxLen) + " tokens (--max-model-len)");
+  ACCEL_RT_RETURN_IF_ERROR(r.sampling.validate());
+  if (r.logprobs < -1 || r.logprobs > opts_.maxLogprobs)
+    return invalidArgument("logprobs must be between 0 and " + std::to_string(opts_.maxLogprobs) +
+                           " (--max-logprobs), got " + std::to_string(r.logprobs));
+  for (const std::string &s : r.stop)
+    if (s.empty())
+      return invalidArgument("a stop string is empty");
+  if (!r.stop.empty() && !tokenizer_)
+    return invalidArgument("stop strings need the model's tokenizer, and this model has none");
+  // The whole sequence must fit in the pool on its own, or it could never
+  // finish (it would preempt itself forever).
+  const int64_t needBlocks = blocksFor(n + r.maxTokens);
+  const int64_t poolBlocks = engine_.pool().numBlocks();
+  if (needBlocks > poolBlocks)
+    return invalidArgument("the prompt (" + std::to_string(n) + " tokens) plus max_tokens (" +
+                           std::to_string(r.maxTokens) + ") needs " + std::to_string(needBlocks) +
+                           " KV cache blocks and the cache has " + std::to_string(poolBlocks));
+
+  auto s = std::make_shared<Sequence>();
+  s->promptLen = n;
+  s->tokens = r.promptIds;
+  s->context.assign(r.promptIds.begin(), r.promptIds.end());
+  s->sampler = std::make_unique<sampler::Sampler>(r.sampling);
+  s->criteria.maxTokens = r.maxTokens;
+  s->criteria.stopStrings = r.stop;
+  if (!r.ignoreEos)
+    s->criteria.stopTokenIds = eosIds_;
+  ACCEL_RT_RETURN_IF_ERROR(s->criteria.validate());
+  if (tokenizer_)
+    s->decoder = std::make_unique<tok::DecodeStream>(*tokenizer_, /*skipSpecialTokens=*/true);
+  s->cb = std::move(callbacks);
+  s->req = std::move(r);
+
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    if (byId_.count(s->req.id))
+      return invalidArgument("request id '" + s->req.id + "' is already in use");
+    if (int64_t(waiting_.size()) >= opts_.maxWaiting)
+      return Status(StatusCode::kResourceExhausted,
+                    "the server is busy: " + std::to_string(waiting_.size()) +
+                        " requests are waiting already");
+    byId_[s->req.id] = s;
+    waiting_.push_back(s);
+    stats_.waiting = int64_t(waiting_.size());
+  }
+  cv_.notify_all();
+  return Status::ok();
+}
+
+void SchedulerImpl::cancel(const std::string &id) {
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    auto it = byId_.find(id);
+    if (it == byId_.end() || it->second->cancelled)
+      return;
+    SeqPtr s = it->second;
+    s->cancelled = true;
+    if (runInProgress_) {
+      cancelPending_.push_back(s); // the step frees it when the engine returns
+    } else {
+      finish(s, FinishReason::kCancelled, "", deferred_);
+      refreshStats();
+    }
+  }
+  cv_.notify_all();
+}
+
+void SchedulerImpl::takeCancels(std::vector<Event> &events) {
+  for (const SeqPtr &s : cancelPending_)
+    if (s->state != SeqState::kDone)
+      finish(s, FinishReason::kCancelled, "", events);
+  cancelPending_.clear();
+}
+
+void SchedulerImpl::removeFromQueues(const SeqPtr &s) {
+  auto w = std::find(waiting_.begin(), waiting_.end(), s);
+  if (w != waiting_.end())
+    waiting_.erase(w);
+  auto r = std::find(running_.begin(), running_.end(), s);
+  if (r != running_.end())
+    running_.erase(r);
+}
+
+void SchedulerImpl::freeSequence(Sequence &s) {
+  (void)s.kv.release(pool());
+  s.numComputed = 0;
+  s.numRegistered = 0;
+}
+
+void SchedulerImpl::finish(const SeqPtr &s, FinishReason reason, const std::string &error,
+                           std::vector<Event> &events) {
+  if (s->state == SeqState::kDone)
+    return;
+  removeFromQueues(s);
+  freeSequence(*s);
+  s->state = SeqState::kDone;
+  byId_.erase(s->req.id);
+  Event e;
+  e.seq = s;
+  e.finish = true;
+  e.done.reason = reason;
+  e.done.error = error;
+  e.done.promptTokens = s->promptLen;
+  e.done.completionTokens = s->numGenerated;
+  e.done.cachedPromptTokens = s->cachedPromptTokens;
+  if (s->text.size() > s->emitted)
+    e.done.textDelta = s->text.substr(s->emitted);
+  s->emitted = s->text.size();
+  switch (reason) {
+  case FinishReason::kStop:
+  case FinishReason::kLength:
+    ++stats_.requestsFinished;
+    break;
+  case FinishReason::kCancelled:
+    ++stats_.requestsCancelled;
+    break;
+  case FinishReason::kError:
+    ++stats_.requestsFailed;
+    break;
+  }
+  events.push_back(std::move(e));
+}
+
+void SchedulerImpl::preempt(const SeqPtr &s) {
+  freeSequence(*s);
+  auto r = std::find(running_.begin(), running_.end(), s);
+  if (r != running_.end())
+    running_.erase(r);
+  s->state = SeqState::kWaiting;
+  waiting_.push_front(s);
+  ++stats_.preemptionsTotal;
+}
+
+void SchedulerImpl::computeHashes(Sequence &s, size_t numBlocks) {
+  const int64_t bs = blockSize();
+  while (s.hashes.size() < numBlocks) {
+    const size_t i = s.hashes.size();
+    BlockHash parent = i ? s.hashes[i - 1] : BlockHash{};
+    s.hashes.push_back(hashBlock(parent, s.tokens.data() + int64_t(i) * bs, bs));
+  }
+}
+
+void SchedulerImpl::registerBlocks(Sequence &s) {
+  if (!cache_)
+    return;
+  const size_t full = size_t(s.numComputed / blockSize());
+  if (full <= s.numRegistered)
+    return;
+  computeHashes(s, full);
+  for (size_t i = s.numRegistered; i < full; ++i)
+    cache_->insert(s.hashes[i], s.kv.blocks()[i]);
+  s.numRegistered = full;
+}
+
+void SchedulerImpl::schedule(std::vector<Scheduled> &batch, std::vector<Event> &events) {
+  (void)events;
+  kv::BlockAllocator &alloc = pool().allocator();
+  committed_ = 0;
+  auto freeBlocks = [&] { return alloc.numFree() - committed_; };
+  int64_t budget = opts_.maxNumBatchedTokens;
+  bool preempted = false;
+
+  // 1. Running sequences, oldest first.
+  for (size_t i = 0; i < running_.size() && budget > 0;) {
+    SeqPtr s = running_[i];
+    const int64_t n = std::min<int64_t>(int64_t(s->tokens.size()) - s->numComputed, budget);
+    if (n <= 0) { // cannot happen: a running sequence always has a token to compute
+      ++i;
+      continue;
+    }
+    bool fits = false;
+    while (true) {
+      if (s->kv.blocksNeeded(pool(), n) <= freeBlocks()) {
+        fits = true;
+        break;
+      }
+      SeqPtr victim = running_.back();
+      preempt(victim);
+      preempted = true;
+      if (victim == s)
+        break;
+    }
+    if (!fits)
+      break; // s, the last one still running, was preempted itself
+    committed_ += s->kv.blocksNeeded(pool(), n);
+    batch.push_back({s, n});
+    budget -= n;
+    ++i;
+  }
+
+  // 2. Waiting sequences, in order, unless this step had to preempt.
+  while (!preempted && !waiting_.empty() && budget > 0 &&
+         int64_t(running_.size()) < opts_.maxNumSeqs) {
+    SeqPtr s = waiting_.front();
+    const int64_t total = int64_t(s->tokens.size());
+    std::vector<kv::BlockId> hit;
+    if (cache_) {
+      // Leave at least one token to compute: its logits give the next one.
+      const size_t maxBlocks = size_t((total - 1) / blockSize());
+      computeHashes(*s, maxBlocks);
+      hit = cache_->match(s->hashes, maxBlocks);
+    }
+    const int64_t cached = int64_t(hit.size()) * blockSize();
+    const int64_t n = std::min(total - cached, budget);
+    const int64_t hitFree = cache_ ? cache_->countFree(hit) : 0;
+    const int64_t fresh = blocksFor(n);
+    if (fresh + hitFree > freeBlocks())
+      break; // first come, first served: nobody overtakes the head
+    if (!hit.empty()) {
+      Status st = cache_->acquire(hit);
+      if (st.isOk())
+        st = s->kv.adoptFullBlocks(pool(), hit);
+      if (!st.isOk()) { // should not happen: compute everything instead
+        (void)alloc.release(hit);
+        hit.clear();
+        continue;
+      }
+      s->numComputed = cached;
+      s->numRegistered = hit.size();
+    }
+    if (!s->admittedOnce) {
+      s->admittedOnce = true;
+      s->cachedPromptTokens = std::min(cached, s->promptLen);
+      stats_.promptTokensTotal += s->promptLen;
+      if (cache_) {
+        stats_.prefixCacheQueries += s->promptLen;
+        stats_.prefixCacheHits += s->cachedPromptTokens;
+      }
+    }
+    waiting_.pop_front();
+    running_.push_back(s);
+    s->state = SeqState::kRunning;
+    committed_ += fresh;
+    batch.push_back({s, n});
+    budget -= n;
+  }
+}
+
+void SchedulerImpl::processToken(const SeqPtr &s, const float *row, std::vector<Event> &events,
+                                 std::optional<int64_t> chosen) {
+  const int64_t vocab = engine_.vocabSize();
+  Event ev;
+  ev.seq = s;
+  int32_t token = -1;
+  if (chosen) {
+    if (*chosen < 0 || *chosen >= vocab) {
+      finish(s, FinishReason::kError,
+             "sampling failed: the logits hold a NaN or +inf, or every logit is -inf", events);
+      return;
+    }
+    token = int32_t(*chosen);
+  } else if (s->req.logprobs >= 0) {
+    StatusOr<sampler::SampleResult> r =
+        s->sampler->sampleWithLogprobs(row, vocab, s->context, s->req.logprobs);
+    if (!r) {
+      finish(s, FinishReason::kError, "sampling failed: " + r.status().message(), events);
+      return;
+    }
+    token = r->token;
+    ev.token.logprob = r->logprob;
+    for (const sampler::TokenLogprob &t : r->topLogprobs)
+      ev.token.topLogprobs.emplace_back(int64_t(t.token), t.logprob);
+  } else {
+    StatusOr<int32_t> r = s->sampler->sample(row, vocab, s->context);
+    if (!r) {
+      finish(s, FinishReason::kError, "sampling failed: " + r.status().message(), events);
+      return;
+    }
+    token = *r;
+  }
+  ev.token.token = token;
+  s->tokens.push_back(token);
+  s->context.push_back(token);
+  ++s->numGenerated;
+  ++stats_.generationTokensTotal;
+
+  const bool isStopToken = std::find(s->criteria.stopTokenIds.begin(),
+                                     s->criteria.stopTokenIds.end(),
+                                     token) != s->criteria.stopTokenIds.end();
+  sampler::StopDecision d;
+  if (isStopToken) {
+    d.reason = sampler::FinishReason::kStop;
+    d.stopTokenId = token;
+    d.outputBytes = s->text.size();
+  } else {
+    size_t newBytes = 0;
+    if (s->decoder) {
+      StatusOr<std::string> piece = s->decoder->step(token);
+      if (!piece) {
+        events.push_back(std::move(ev));
+        finish(s, FinishReason::kError, "detokenization failed: " + piece.status().message(),
+               events);
+        return;
+      }
+      newBytes = piece->size();
+      s->text += *piece;
+    }
+    d = sampler::checkStop(s->criteria, s->text, newBytes, token, s->numGenerated);
+    if (!d.finished() && int64_t(s->tokens.size()) >= engine_.maxModelLen()) {
+      d.reason = sampler::FinishReason::kLength;
+      d.outputBytes = s->text.size();
+    }
+  }
+
+  if (!d.finished()) {
+    const size_t n = tokenizer_ ? sampler::streamableBytes(s->criteria, s->text, false) : 0;
+    if (n > s->emitted) {
+      ev.token.textDelta = s->text.substr(s->emitted, n - s->emitted);
+      s->emitted = n;
+    }
+    events.push_back(std::move(ev));
+    return;
+  }
+  // Finished: the final text. A stop string cuts it; otherwise it is the
+  // full decode of the output (which adds what the decode stream still held
+  // back, an incomplete UTF-8 character as U+FFFD, like a one-shot decode).
+  if (d.stopStringIndex >= 0) {
+    s->text.resize(std::min(s->text.size(), d.outputBytes));
+  } else if (tokenizer_) {
+    std::vector<int32_t> out(s->tokens.begin() + s->promptLen, s->tokens.end());
+    if (isStopToken)
+      out.pop_back();
+    std::string full = tokenizer_->decode(out, /*skipSpecialTokens=*/true);
+    if (full.size() >= s->text.size() && full.compare(0, s->text.size(), s->text) == 0)
+      s->text = std::move(full);
+  }
+  if (s->emitted > s->text.size()) // cannot happen: stop prefixes are held back
+    s->emitted = s->text.size();
+  events.push_back(std::move(ev));
+  finish(s, d.reason == sampler::FinishReason::kLength ? FinishReason::kLength
+                                                       : FinishReason::kStop,
+         "", events);
+}
+
+StatusOr<bool> SchedulerImpl::step() {
+  std::lock_guard<std::mutex> stepLock(stepMu_);
+  std::vector<Event> events;
+  std::vector<Scheduled> batch;
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    for (Event &e : deferred_)
+      events.push_back(std::move(e));
+    deferred_.clear();
+    schedule(batch, events);
+    if (!batch.empty()) {
+      for (Scheduled &b : batch)
+        b.seq->inFlight = true;
+      runInProgress_ = true;
+    }
+    refreshStats();
+  }
+  if (batch.empty()) {
+    const bool did = !events.empty();
+    deliver(events);
+    return did;
+  }
+
+  // The engine runs without the lock. On a failed batch each sequence is
+  // run alone, so that one bad sequence fails only itself.
+  std::vector<engine::BatchSequence> entries;
+  for (const Scheduled &b : batch)
+    entries.push_back({&b.seq->kv, b.seq->tokens.data() + b.seq->numComputed, b.numTokens});
+  std::vector<Tensor> rows(batch.size());
+  std::vector<Status> errors(batch.size());
+  std::vector<int64_t> rowIndex(batch.size(), 0);
+  // Plain greedy sequences need no logits, only the argmax: when every
+  // sequence of the step is one, the engine picks the tokens (on the GPU,
+  // where the logits are) and returns one id per sequence.
+  bool greedy = true;
+  for (const Scheduled &b : batch)
+    greedy = greedy && plainGreedy(*b.seq);
+  const engine::LogitsRows want =
+      greedy ? engine::LogitsRows::kLastGreedy : engine::LogitsRows::kLast;
+  StatusOr<Tensor> all = engine_.stepBatch(entries, want);
+  if (all) {
+    for (size_t i = 0; i < batch.size(); ++i) {
+      rows[i] = *all;
+      rowIndex[i] = int64_t(i);
+    }
+  } else if (batch.size() == 1) {
+    errors[0] = all.status();
+  } else {
+    for (size_t i = 0; i < batch.size(); ++i) {
+      StatusOr<Tensor> one = engine_.stepBatch({entries[i]}, want);
+      if (one)
+        rows[i] = std::move(*one);
+      else
+        errors[i] = one.status();
+    }
+  }
+
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    runInProgress_ = false;
+    ++stats_.stepsTotal;
+    const int64_t vocab = engine_.vocabSize();
+    for (size_t i = 0; i < batch.size(); ++i) {
+      const SeqPtr &s = batch[i].seq;
+      s->inFlight = false;
+      if (s->state == SeqState::kDone)
+        continue;
+      if (!errors[i].isOk()) {
+        finish(s, FinishReason::kError, "the engine step failed: " + errors[i].message(), events);
+        continue;
+      }
+      s->numComputed += batch[i].numTokens;
+      stats_.batchedTokensTotal += batch[i].numTokens;
+      registerBlocks(*s);
+      if (s->cancelled)
+        continue; // takeCancels finishes it
+      if (s->numComputed == int64_t(s->tokens.size())) {
+        if (greedy)
+          processToken(s, nullptr, events, rows[i].data<int64_t>()[rowIndex[i]]);
+        else
+          processToken(s, rows[i].data<float>() + rowIndex[i] * vocab, events);
+      }
+    }
+    takeCancels(events);
+    refreshStats();
+  }
+  deliver(events);
+  return true;
+}
+
+void SchedulerImpl::deliver(std::vector<Event> &events) {
+  for (Event &e : events) {
+    if (e.finish) {
+      if (e.seq->cb.onFinish)
+        e.seq->cb.onFinish(e.done);
+    } else if (e.seq->cb.onToken) {
+      e.seq->cb.onToken(e.token);
+    }
+  }
+  events.clear();
+}
+
+void SchedulerImpl::refreshStats() {
+  stats_.running = int64_t(running_.size());
+  stats_.waiting = int64_t(waiting_.size());
+  stats_.kvBlocksTotal = pool().numBlocks();
+  stats_.kvBlocksUsed = pool().allocator().numUsed();
+  stats_.kvBlocksCached = cache_ ? cache_->numCachedBlocks() : 0;
+}
+
+Status SchedulerImpl::health() const { return engine_.health(); }
+
+SchedulerStats SchedulerImpl::stats() const {
+  std::lock_guard<std::mutex> l(mu_);
+  return stats_;
+}
+
+void SchedulerImpl::start() {
+  std::lock_guard<std::mutex> l(mu_);
+  if (threadRunning_)
+    return;
+  stopRequested_ = false;
+  threadRunning_ = true;
+  thread_ = std::thread([this] {
+    while (true) {
+      {
+        std::unique_lock<std::mutex> l(mu_);
+        cv_.wait(l, [this] { return stopRequested_ || hasWork(); });
+        if (stopRequested_)
+          return;
+      }
+      StatusOr<bool> r = step();
+      if (r && !*r) {
+        // Work queued but none schedulable now (cannot happen with the
+        // admission checks; do not spin if it does).
+        std::unique_lock<std::mutex> l(mu_);
+        cv_.wait_for(l, std::chrono::milliseconds(10));
+      }
+      if (!r) {
+        // A bug, not a request's fault: fail everything and keep serving.
+        std::vector<Event> events;
+        {
+          std::lock_guard<std::mutex> l(mu_);
+          std::vector<SeqPtr> all;
+          for (auto &[id, s] : byId_)
+            all.push_back(s);
+          for (const SeqPtr &s : all)
+            finish(s, FinishReason::kError, "the scheduler failed: " + r.status().message(),
+                   events);
+          refreshStats();
+        }
+        deliver(events);
+      }
+    }
+  });
+}
+
+void SchedulerImpl::stop() {
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    if (!threadRunning_)
+      return;
+    stopRequested_ = true;
+  }
+  cv_.notify_all();
+  thread_.join();
+  std::lock_guard<std::mutex> l(mu_);
+  threadRunning_ = false;
+}
+
+} // namespace
+
+StatusOr<std::unique_ptr<Scheduler>>
+Scheduler::create(engine::Engine &engine, std::shared_ptr<const tok::Tokenizer> tokenizer,
+                  const SchedulerOptions &options) {
+  auto s = std::make_unique<SchedulerImpl>(engine, std::move(tokenizer), options);
+  ACCEL_RT_RETURN_IF_ERROR(s->init());
+  return std::unique_ptr<Scheduler>(std::move(s));
+}
+
+} // namespace accel::rt::serve

@@ -1,0 +1,148 @@
+//===- Scheduler.h - continuous batching over one Engine --------*- C++ -*-===//
+//
+// The serving engine loop (DESIGN §4, issue 6): requests are admitted into a
+// bounded waiting queue; every iteration the scheduler picks running
+// sequences (decode, one token each) and waiting ones (prefill, chunked
+// under the per-step token budget), runs ONE engine step over the ragged
+// batch, samples each sequence that finished its prompt, detokenizes,
+// applies stop conditions and reports events. KV blocks are allocated per
+// sequence as it grows and freed when it finishes or is cancelled; when
+// blocks run out the newest running sequence is preempted (its blocks
+// freed, recomputed later). With prefix caching, full blocks are shared by
+// content hash with reference counts and evicted LRU.
+//
+// Threading: submit() / cancel() / stats() may be called from any thread;
+// events are delivered on the scheduler's thread (the one calling step(),
+// or the one start() made). A RequestCallbacks must not block.
+//
+// THIS HEADER IS THE CONTRACT between the scheduler (runtime/serving/
+// Scheduler.cpp) and the HTTP server (runtime/serving/http/). Extend it; do not
+// break what the other side uses.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ACCEL_RUNTIME_SERVING_SCHEDULER_H
+#define ACCEL_RUNTIME_SERVING_SCHEDULER_H
+
+#include "runtime/engine/Engine.h"
+#include "runtime/serving/sampler/Sampler.h"
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace accel::rt::tok {
+class Tokenizer;
+}
+
+namespace accel::rt::serve {
+
+struct SchedulerOptions {
+  int64_t maxNumSeqs = 64;            // --max-num-seqs: running sequences
+  int64_t maxNumBatchedTokens = 2048; // --max-num-batched-tokens: tokens per step
+  int64_t maxWaiting = 1024;          // bounded waiting queue; beyond it submit() refuses
+  int64_t numKvBlocks = 0;            // 0: from kvCacheBytes
+  int64_t kvCacheBytes = 256 << 20;   // --kv-cache-memory (CPU; ignored when the engine's
+                                      // backend sized the cache: GPU plans)
+  bool enablePrefixCaching = false;   // --enable-prefix-caching
+  int64_t maxLogprobs = 20;           // vLLM's --max-logprobs: largest Request::logprobs
+};
+
+/// One completion request, already tokenized by the caller.
+struct Request {
+  std::string id;                     // unique, chosen by the caller ("cmpl-...")
+  std::vector<int64_t> promptIds;
+  int64_t maxTokens = 16;             // >= 1
+  sampler::SamplingParams sampling;   // seed optional
+  std::vector<std::string> stop;      // stop strings (not included in the text)
+  bool ignoreEos = false;
+  int64_t logprobs = -1;              // -1: none; N >= 0: top-N alternatives per token
+};
+
+enum class FinishReason { kStop, kLength, kCancelled, kError };
+
+struct TokenEvent {
+  int64_t token = -1;
+  std::string textDelta;              // new, final text (UTF-8 complete, stop-safe)
+  float logprob = 0.0f;               // when requested
+  std::vector<std::pair<int64_t, float>> topLogprobs;
+};
+
+struct FinishEvent {
+  FinishReason reason = FinishReason::kStop;
+  std::string textDelta;              // any text held back until the end
+  std::string error;                  // for kError: one sentence
+  int64_t promptTokens = 0;
+  int64_t completionTokens = 0;
+  int64_t cachedPromptTokens = 0;     // served from the prefix cache
+};
+
+// Event semantics (runtime/serving/Scheduler.cpp):
+//  - onToken fires once per sampled token, a stop token (EOS) included: its
+//    textDelta is empty (its text is never output) and it counts in
+//    completionTokens, as in vLLM.
+//  - The textDeltas of all events (onFinish's last) concatenate to the
+//    request's output text: decoded with special tokens skipped, cut before
+//    a stop string; a token event's delta never ends inside a UTF-8
+//    character nor with a proper prefix of a stop string (held back, then
+//    sent by a later event or by onFinish).
+//  - kCancelled and kError end the request wherever it is; its onFinish
+//    still carries the text held back so far.
+struct RequestCallbacks {
+  std::function<void(const TokenEvent &)> onToken;  // once per generated token
+  std::function<void(const FinishEvent &)> onFinish; // exactly once, last
+};
+
+/// A consistent snapshot for /metrics and admission control.
+struct SchedulerStats {
+  int64_t running = 0, waiting = 0;
+  int64_t kvBlocksTotal = 0, kvBlocksUsed = 0;
+  int64_t prefixCacheQueries = 0, prefixCacheHits = 0;  // in tokens
+  int64_t promptTokensTotal = 0, generationTokensTotal = 0;
+  int64_t preemptionsTotal = 0;
+  int64_t requestsFinished = 0, requestsCancelled = 0, requestsFailed = 0;
+  int64_t stepsTotal = 0;
+  int64_t kvBlocksCached = 0;          // blocks the prefix cache can still serve (used or free)
+  int64_t batchedTokensTotal = 0;      // tokens run through the engine (prefill + decode)
+};
+
+class Scheduler {
+public:
+  /// `tokenizer` may be null (then stop strings are refused and textDelta
+  /// stays empty).
+  static StatusOr<std::unique_ptr<Scheduler>> create(engine::Engine &engine,
+                                                     std::shared_ptr<const tok::Tokenizer> tokenizer,
+                                                     const SchedulerOptions &options);
+  virtual ~Scheduler() = default;
+
+  /// Queues `r`. kResourceExhausted when the waiting queue is full (the
+  /// server answers 429); kInvalidArgument for a request that can never run
+  /// (prompt + max_tokens beyond the context, ids outside the vocabulary,
+  /// bad sampling parameters: one sentence naming it).
+  virtual Status submit(Request r, RequestCallbacks callbacks) = 0;
+  /// Stops request `id` wherever it is and frees its KV blocks at once (when
+  /// an engine step is running at that moment: as soon as it returns); its
+  /// onFinish gets kCancelled, delivered on the scheduler's thread by the
+  /// next step(). Unknown or finished ids are ignored.
+  virtual void cancel(const std::string &id) = 0;
+
+  /// One iteration (tests drive the loop with this). Returns false when
+  /// there was nothing to do.
+  virtual StatusOr<bool> step() = 0;
+  /// Runs step() on a background thread until stop() (which waits for the
+  /// current step). The destructor stops the thread and finishes every
+  /// request still queued or running with kCancelled.
+  virtual void start() = 0;
+  virtual void stop() = 0;
+
+  virtual SchedulerStats stats() const = 0;
+  /// ok while steps can run; else why not (Engine::health: a rank of the
+  /// tensor-parallel group of processes left).
+  virtual Status health() const { return Status::ok(); }
+};
+
+} // namespace accel::rt::serve
+
+#endif // ACCEL_RUNTIME_SERVING_SCHEDULER_H

@@ -1,0 +1,420 @@
+//===- OpenAiApi.cpp - the OpenAI-compatible routes -----------------------===//
+#include "runtime/serving/http/OpenAiApi.h"
+
+#include "runtime/core/Json.h"
+#include "runtime/serving/http/Sse.h"
+#include "runtime/serving/tokenizer/Tokenizer.h"
+
+#include <chrono>
+#include <cstdio>
+#include <ctime>
+#include <random>
+
+namespace accel::rt::server {
+
+namespace json = accel::rt::json;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+constexpr const char *kJson = "application/json";
+
+double seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
+
+const char *finishName(serve::FinishReason r) {
+  switch (r) {
+  case serve::FinishReason::kStop:
+    return "stop";
+  case serve::FinishReason::kLength:
+    return "length";
+  case serve::FinishReason::kCancelled:
+    return "abort";
+  case serve::FinishReason::kError:
+    return "error";
+  }
+  return "error";
+}
+
+ApiError notFound(std::string message, std::string code) {
+  ApiError e;
+  e.status = 404;
+  e.message = std::move(message);
+  e.code = std::move(code);
+  return e;
+}
+
+ApiError methodNotAllowed(const HttpRequest &r) {
+  ApiError e;
+  e.status = 405;
+  e.message = "method " + r.method + " is not allowed on " + r.path;
+  return e;
+}
+
+/// One generation request, on its exchange's strand.
+struct Generation {
+  OpenAiApi *api = nullptr;
+  Metrics *metrics = nullptr;
+  Admission *admission = nullptr;
+  const tok::Tokenizer *tokenizer = nullptr;
+  std::shared_ptr<HttpExchange> ex;
+  ResponseHeader hdr;
+  bool stream = false, includeUsage = false, reportCached = false;
+  int64_t logprobs = -1;
+  Clock::time_point arrival, lastToken;
+  bool sawToken = false, finished = false;
+  std::string text;                // whole response: the text so far
+  size_t streamedBytes = 0;        // stream: text bytes sent
+  std::vector<TokenLogprob> lps;   // whole response: logprobs so far
+  std::atomic<int64_t> *active = nullptr;
+
+  std::string tokenText(int64_t id) const {
+    if (tokenizer && tokenizer->isLoaded())
+      return tokenizer->decode({int32_t(id)}, /*skipSpecialTokens=*/false);
+    return "token_id:" + std::to_string(id);
+  }
+
+  void onToken(const serve::TokenEvent &ev) {
+    if (finished)
+      return;
+    Clock::time_point now = Clock::now();
+    if (!sawToken) {
+      double ttft = seconds(now - arrival);
+      metrics->observeTtft(ttft);
+      admission->observeTtft(ttft);
+      sawToken = true;
+    } else {
+      metrics->observeItl(seconds(now - lastToken));
+    }
+    lastToken = now;
+    TokenLogprob lp;
+    if (logprobs >= 0) {
+      lp.token = tokenText(ev.token);
+      lp.logprob = ev.logprob;
+      for (const auto &[id, v] : ev.topLogprobs)
+        lp.top.emplace_back(tokenText(id), v);
+    }
+    if (stream) {
+      if (!ex->isOpen() || (ev.textDelta.empty() && logprobs < 0))
+        return;
+      std::vector<TokenLogprob> one;
+      if (logprobs >= 0)
+        one.push_back(std::move(lp));
+      ex->write(sse::event(streamChunk(hdr, ev.textDelta, "", logprobs >= 0 ? &one : nullptr,
+                                       streamedBytes)));
+      streamedBytes += ev.textDelta.size();
+    } else {
+      text += ev.textDelta;
+      if (logprobs >= 0)
+        lps.push_back(std::move(lp));
+    }
+  }
+
+  void onFinish(const serve::FinishEvent &ev) {
+    if (finished)
+      return;
+    finished = true;
+    active->fetch_sub(1);
+    admission->release();
+    const char *reason = finishName(ev.reason);
+    metrics->observeE2e(seconds(Clock::now() - arrival));
+    metrics->requestFinished(reason, ev.promptTokens, ev.completionTokens);
+    Usage usage;
+    usage.promptTokens = ev.promptTokens;
+    usage.completionTokens = ev.completionTokens;
+    if (reportCached)
+      usage.cachedTokens = ev.cachedPromptTokens;
+    if (!ex->isOpen())
+      return; // the client went away (that is why it was cancelled)
+    ApiError error;
+    error.status = 500;
+    error.type = "server_error";
+    error.message = ev.error.empty() ? "the request failed" : ev.error;
+    if (ev.reason == serve::FinishReason::kCancelled)
+      error.message = "the request was cancelled (the server is shutting down)";
+    if (stream) {
+      if (ev.reason == serve::FinishReason::kError) {
+        if (!ev.textDelta.empty())
+          ex->write(sse::event(streamChunk(hdr, ev.textDelta, "", nullptr, streamedBytes)));
+        ex->write(sse::event(errorBody(error)));
+      } else {
+        std::vector<TokenLogprob> none;
+        ex->write(sse::event(streamChunk(hdr, ev.textDelta, reason,
+                                         logprobs >= 0 ? &none : nullptr, streamedBytes)));
+      }
+      if (includeUsage)
+        ex->write(sse::event(usageChunk(hdr, usage)));
+      ex->write(sse::done());
+      ex->endStream();
+      return;
+    }
+    if (ev.reason == serve::FinishReason::kError ||
+        ev.reason == serve::FinishReason::kCancelled) {
+      if (ev.reason == serve::FinishReason::kCancelled)
+        error.status = 503;
+      metrics->httpResponse(error.status);
+      ex->respond(error.status, kJson, errorBody(error));
+      return;
+    }
+    text += ev.textDelta;
+    metrics->httpResponse(200);
+    ex->respond(200, kJson,
+                completeResponse(hdr, text, reason, usage, logprobs >= 0 ? &lps : nullptr));
+  }
+};
+
+} // namespace
+
+OpenAiApi::OpenAiApi(serve::Scheduler &scheduler, std::shared_ptr<const tok::Tokenizer> tokenizer,
+                     Metrics &metrics, Admission &admission, ApiOptions options,
+                     std::function<int64_t()> openConnections)
+    : scheduler_(scheduler), tokenizer_(std::move(tokenizer)), metrics_(metrics),
+      admission_(admission), opts_(std::move(options)),
+      openConnections_(std::move(openConnections)), created_(int64_t(std::time(nullptr))) {
+  if (opts_.modelNames.empty())
+    opts_.modelNames.push_back("model");
+  std::random_device rd;
+  idSalt_ = (uint64_t(rd()) << 32) ^ rd();
+}
+
+std::string OpenAiApi::newId(Endpoint endpoint) {
+  uint64_t n = counter_.fetch_add(1) + 1;
+  uint64_t x = (n * 0x9E3779B97F4A7C15ull) ^ idSalt_;
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%s-%016llx%llx",
+                endpoint == Endpoint::kChat ? "chatcmpl" : "cmpl", (unsigned long long)x,
+                (unsigned long long)n);
+  return buf;
+}
+
+void OpenAiApi::reply(HttpExchange &ex, int status, std::string contentType, std::string body,
+                      Headers extra) {
+  metrics_.httpResponse(status);
+  ex.respond(status, std::move(contentType), std::move(body), std::move(extra));
+}
+
+void OpenAiApi::fail(HttpExchange &ex, const ApiError &e, Headers extra) {
+  reply(ex, e.status, kJson, errorBody(e), std::move(extra));
+}
+
+void OpenAiApi::handle(HttpRequest request, std::shared_ptr<HttpExchange> ex) {
+  const std::string &path = request.path;
+  const bool get = request.method == "GET" || request.method == "HEAD";
+  const bool post = request.method == "POST";
+  if (path == "/health") {
+    if (!get)
+      return fail(*ex, methodNotAllowed(request), {{"Allow", "GET"}});
+    if (Status h = scheduler_.health(); !h.isOk()) {
+      ApiError e;
+      e.status = 503;
+      e.message = h.message();
+      e.type = "service_unavailable";
+      return fail(*ex, e);
+    }
+    return reply(*ex, 200, "", "");
+  }
+  if (path == "/metrics") {
+    if (!get)
+      return fail(*ex, methodNotAllowed(request), {{"Allow", "GET"}});
+    Metrics::ServerGauges g;
+    g.openConnections = openConnections_ ? openConnections_() : 0;
+    g.admission = admission_.snapshot();
+    return reply(*ex, 200, "text/plain; version=0.0.4; charset=utf-8",
+                 metrics_.render(scheduler_.stats(), g));
+  }
+  auto modelCard = [&](const std::string &name) {
+    json::Value m = json::Value::object();
+    m.set("id", name);
+    m.set("object", "model");
+    m.set("created", created_);
+    m.set("owned_by", "accel");
+    m.set("root", opts_.modelRoot.empty() ? name : opts_.modelRoot);
+    m.set("parent", json::Value());
+    m.set("max_model_len", opts_.maxModelLen);
+    return m;
+  };
+  if (path == "/v1/models") {
+    if (!get)
+      return fail(*ex, methodNotAllowed(request), {{"Allow", "GET"}});
+    json::Value list = json::Value::object();
+    list.set("object", "list");
+    json::Value data = json::Value::array();
+    for (const std::string &n : opts_.modelNames)
+      data.push(modelCard(n));
+    list.set("data", std::move(data));
+    return reply(*ex, 200, kJson, json::write(list));
+  }
+  if (path.rfind("/v1/models/", 0) == 0) {
+    if (!get)
+      return fail(*ex, methodNotAllowed(request), {{"Allow", "GET"}});
+    std::string name = path.substr(11);
+    for (const std::string &n : opts_.modelNames)
+      if (n == name)
+        return reply(*ex, 200, kJson, json::write(modelCard(n)));
+    return fail(*ex, notFound("The model `" + name + "` does not exist.", "model_not_found"));
+  }
+  if (path == "/v1/completions" || path == "/v1/chat/completions") {
+    if (!post)
+      return fail(*ex, methodNotAllowed(request), {{"Allow", "POST"}});
+    return generate(path == "/v1/completions" ? Endpoint::kCompletions : Endpoint::kChat,
+                    request, std::move(ex));
+  }
+  return fail(*ex, notFound("no route " + request.method + " " + path +
+                                " (this server has /v1/completions, /v1/chat/completions, "
+                                "/v1/models, /health, /metrics)",
+                            "not_found"));
+}
+
+void OpenAiApi::generate(Endpoint endpoint, HttpRequest &request,
+                         std::shared_ptr<HttpExchange> ex) {
+  const bool chat = endpoint == Endpoint::kChat;
+  CompletionRequest cr;
+  ApiError err;
+  if (!parseCompletionRequest(request.body, endpoint, opts_.limits, cr, err))
+    return fail(*ex, err);
+  if (!cr.model.empty()) {
+    bool known = false;
+    for (const std::string &n : opts_.modelNames)
+      known = known || n == cr.model;
+    if (!known) {
+      ApiError e = notFound("The model `" + cr.model + "` does not exist.", "model_not_found");
+      e.param = "model";
+      return fail(*ex, e);
+    }
+  }
+
+  // Tokens.
+  const char *promptField = chat ? "messages" : "prompt";
+  std::vector<int64_t> ids;
+  if (!chat && cr.promptIsIds) {
+    for (size_t i = 0; i < cr.promptIds.size(); ++i) {
+      int64_t t = cr.promptIds[i];
+      if (t < 0 || (opts_.vocabSize > 0 && t >= opts_.vocabSize))
+        return fail(*ex, badRequest("prompt[" + std::to_string(i) + "] = " + std::to_string(t) +
+                                        " is not a token id of this model (vocabulary of " +
+                                        std::to_string(opts_.vocabSize) + ")",
+                                    "prompt"));
+    }
+    ids = std::move(cr.promptIds);
+  } else {
+    if (!tokenizer_ || !tokenizer_->isLoaded())
+      return fail(*ex, badRequest(std::string("the plan carries no tokenizer, so this server "
+                                              "takes no text") +
+                                      (chat ? "; chat needs one"
+                                            : ": send the prompt as an array of token ids"),
+                                  promptField));
+    std::string text = chat ? opts_.chatTemplate.render(cr.messages, cr.addGenerationPrompt)
+                            : cr.prompt;
+    bool special = chat ? opts_.chatTemplate.addSpecialTokens() : true;
+    StatusOr<std::vector<int32_t>> enc = tokenizer_->encode(text, special);
+    if (!enc)
+      return fail(*ex, badRequest(enc.status().message(), promptField));
+    ids.assign(enc->begin(), enc->end());
+  }
+  if (ids.empty())
+    return fail(*ex, badRequest("the prompt is empty (no tokens)", promptField));
+  const int64_t P = int64_t(ids.size()), L = opts_.maxModelLen;
+  if (P >= L)
+    return fail(*ex, badRequest("This model's maximum context length is " + std::to_string(L) +
+                                    " tokens, and your prompt has " + std::to_string(P) +
+                                    " tokens, which leaves no room for a completion. Please "
+                                    "shorten the prompt.",
+                                promptField, "context_length_exceeded"));
+  int64_t maxTokens = cr.maxTokens ? *cr.maxTokens
+                      : chat       ? L - P
+                                   : std::min(opts_.defaultCompletionMaxTokens, L - P);
+  if (P + maxTokens > L)
+    return fail(*ex, badRequest("This model's maximum context length is " + std::to_string(L) +
+                                    " tokens. However, you requested " +
+                                    std::to_string(P + maxTokens) + " tokens (" +
+                                    std::to_string(P) + " in the prompt, " +
+                                    std::to_string(maxTokens) +
+                                    " for the completion). Please reduce the prompt or "
+                                    "max_tokens.",
+                                chat && cr.maxTokens ? "max_completion_tokens" : "max_tokens",
+                                "context_length_exceeded"));
+
+  // Admission.
+  serve::SchedulerStats st = scheduler_.stats();
+  admission_.observeLoad(st.kvBlocksTotal > 0 ? double(st.kvBlocksUsed) / double(st.kvBlocksTotal)
+                                              : 0.0,
+                         st.waiting);
+  if (!admission_.tryAcquire()) {
+    metrics_.requestRejected("admission");
+    int after = admission_.retryAfterSeconds();
+    ApiError e;
+    e.status = 429;
+    e.type = "rate_limit_exceeded";
+    e.code = "rate_limit_exceeded";
+    e.message = "the server is at its limit of " +
+                std::to_string(admission_.snapshot().limit) +
+                " requests in flight; retry after " + std::to_string(after) + " s";
+    return fail(*ex, e, {{"Retry-After", std::to_string(after)}});
+  }
+
+  serve::Request r;
+  r.id = newId(endpoint);
+  r.promptIds = std::move(ids);
+  r.maxTokens = maxTokens;
+  r.sampling = cr.sampling;
+  r.stop = cr.stop;
+  r.ignoreEos = cr.ignoreEos;
+  r.logprobs = cr.logprobs;
+
+  auto g = std::make_shared<Generation>();
+  g->api = this;
+  g->metrics = &metrics_;
+  g->admission = &admission_;
+  g->tokenizer = tokenizer_.get();
+  g->ex = ex;
+  g->hdr.endpoint = endpoint;
+  g->hdr.id = r.id;
+  g->hdr.created = int64_t(std::time(nullptr));
+  g->hdr.model = cr.model.empty() ? opts_.modelNames.front() : cr.model;
+  g->stream = cr.stream;
+  g->includeUsage = cr.includeUsage;
+  g->reportCached = opts_.reportCachedTokens;
+  g->logprobs = cr.logprobs;
+  g->arrival = request.arrival;
+  g->active = &active_;
+
+  serve::RequestCallbacks cb;
+  cb.onToken = [g](const serve::TokenEvent &ev) { g->ex->post([g, ev]() { g->onToken(ev); }); };
+  cb.onFinish = [g](const serve::FinishEvent &ev) {
+    g->ex->post([g, ev]() { g->onFinish(ev); });
+  };
+  const std::string id = r.id;
+  metrics_.observeQueueTime(seconds(Clock::now() - request.arrival));
+  active_.fetch_add(1);
+  Status s = scheduler_.submit(std::move(r), std::move(cb));
+  if (!s.isOk()) {
+    g->finished = true;
+    active_.fetch_sub(1);
+    admission_.release();
+    if (s.code() == StatusCode::kResourceExhausted) {
+      metrics_.requestRejected("queue_full");
+      ApiError e;
+      e.status = 429;
+      e.type = "rate_limit_exceeded";
+      e.code = "rate_limit_exceeded";
+      e.message = s.message();
+      return fail(*ex, e, {{"Retry-After", std::to_string(admission_.retryAfterSeconds())}});
+    }
+    if (s.code() == StatusCode::kInvalidArgument)
+      return fail(*ex, badRequest(s.message()));
+    ApiError e;
+    e.status = 500;
+    e.type = "server_error";
+    e.message = s.message();
+    return fail(*ex, e);
+  }
+  // The client going away cancels the request at once.
+  ex->onClose([this, id]() { scheduler_.cancel(id); });
+  if (cr.stream) {
+    metrics_.httpResponse(200);
+    ex->startStream(200, sse::kContentType);
+    if (chat)
+      ex->write(sse::event(streamChunk(g->hdr, "", "", nullptr, 0, /*roleChunk=*/true)));
+  }
+}
+
+} // namespace accel::rt::server

@@ -1,0 +1,44 @@
+//===- Serve.h - accel-run's serve mode -------------------------*- C++ -*-===//
+//
+// `accel-run model.plan` without --score/--prompt/--describe: load the plan,
+// start the scheduler and the HTTP server, serve until SIGINT or SIGTERM.
+// Flags and defaults: docs/serving.md.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ACCEL_RUNTIME_SERVING_HTTP_SERVE_H
+#define ACCEL_RUNTIME_SERVING_HTTP_SERVE_H
+
+#include "runtime/engine/Engine.h"
+#include "runtime/serving/Scheduler.h"
+#include "runtime/serving/http/HttpServer.h"
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace accel::rt::server {
+
+struct ServeOptions {
+  std::string planPath;
+  engine::EngineOptions engine;       // --max-model-len, checksums
+  serve::SchedulerOptions scheduler;  // --max-num-seqs, --kv-cache-memory, ...
+  HttpServerOptions http;             // --host, --port, --io-threads
+  std::vector<std::string> servedModelNames; // empty: the plan's file name without .plan
+  std::string chatTemplate = "auto";  // --chat-template: auto|chatml|llama3|plain
+  double admissionTtftTarget = 10.0;  // --admission-ttft-target (s); 0: off
+};
+
+/// Serves until a signal; errors (a plan that does not load, a port in
+/// use, no scheduler built) come back as a Status before serving starts.
+Status serve(const ServeOptions &options);
+
+/// "1073741824", "512MiB", "1.5GiB", "64M" (K/M/G/T and KB/MB.. are
+/// powers of 1024 too, as vLLM's --kv-cache-memory reads them).
+StatusOr<int64_t> parseByteSize(std::string_view text);
+
+/// The default model id: the plan's file name without directory and .plan.
+std::string defaultModelName(const std::string &planPath);
+
+} // namespace accel::rt::server
+
+#endif // ACCEL_RUNTIME_SERVING_HTTP_SERVE_H
