@@ -586,7 +586,7 @@ llvm::Error accel::plan::writePlan(ModuleOp module, const PlanOptions &options,
         if (int64_t(parts->size()) != tpSize)
           return error(describeOp(&op) + " has " + llvm::Twine(parts->size()) +
                        " tensor-parallel shards in a plan of " + llvm::Twine(tpSize) + " ranks");
-        for (Attribute a : *parts) {
+        for (mlir::Attribute a : *parts) {
           llvm::Expected<rt::Tensor> t = eval::toTensor(cast<ElementsAttr>(a));
           if (!t)
             return error(describeOp(&op) + ": " + llvm::toString(t.takeError()));

@@ -86,19 +86,14 @@ StatusOr<tk::QkvRotaryResult> runQkvRotary(const Inputs &in, const tk::QkvHeads 
 // launch
 //===----------------------------------------------------------------------===//
 
-StatusOr<Kernel> prepareLaunch(const plan::PlanFile &plan, const pb::Step &step,
-                               const Attrs &a) {
-  const std::string &op = step.op();
-
-  if (op.rfind("onnx.", 0) == 0) {
-    std::string type = op.substr(5), domain;
-    if (type.rfind("com.microsoft.", 0) == 0) {
-      domain = "com.microsoft";
-      type = type.substr(14);
-    }
+/// An ONNX operator raising left (exec.onnx): the reference kernel.
+StatusOr<Kernel> prepareOnnx(const pb::Step &step, const Attrs &a) {
+  {
+    const std::string &type = step.onnx_op(), &domain = step.onnx_domain();
     if (!onnx::isSupported(type, domain))
       return Status(StatusCode::kUnimplemented,
-                    "the CPU backend has no kernel for ONNX operator '" + op.substr(5) + "'");
+                    "the CPU backend has no kernel for ONNX operator '" +
+                        (domain.empty() ? "" : domain + ".") + type + "'");
     ACCEL_RT_ASSIGN_OR_RETURN(onnx::AttrMap attrs, a.onnxAttrs());
     ACCEL_RT_ASSIGN_OR_RETURN(int64_t numOutputs, a.i("accel.num_outputs", step.outputs_size()));
     // outputs[i] of the step is ONNX output i; absent optional ones are -1.
@@ -112,18 +107,13 @@ StatusOr<Kernel> prepareLaunch(const plan::PlanFile &plan, const pb::Step &step,
       return Status::ok();
     });
   }
+}
 
-  if (op == "positions") {
-    ACCEL_RT_RETURN_IF_ERROR(needInputs(step, 0, 0));
-    ACCEL_RT_ASSIGN_OR_RETURN(DType dt, a.dtype("dtype"));
-    return one([dt](const StepContext &ctx, const Inputs &) -> StatusOr<Tensor> {
-      Tensor t = ctx.meta->positions.astype(dt);
-      if (!t.defined() && ctx.meta->numTokens != 0)
-        return Status(StatusCode::kResourceExhausted, "cannot allocate the positions");
-      return t;
-    });
-  }
-  if (op == "embedding") {
+/// The steps of the transformer-level families.
+StatusOr<Kernel> prepareLayerStep(const plan::PlanFile &plan, const pb::Step &step,
+                                  const Attrs &a) {
+  switch (step.kind()) {
+  case pb::EMBEDDING: {
     ACCEL_RT_RETURN_IF_ERROR(needInputs(step, 2, 2));
     ACCEL_RT_ASSIGN_OR_RETURN(double scale, a.f("scale", 1.0));
     // Vocabulary-parallel (accel-partition): the table is this rank's block
@@ -163,8 +153,9 @@ StatusOr<Kernel> prepareLaunch(const plan::PlanFile &plan, const pb::Step &step,
       return rows->astype(*outType);
     });
   }
-  if (op == "rms_norm" || op == "add_rms_norm") {
-    bool add = op == "add_rms_norm";
+  case pb::RMS_NORM:
+  case pb::ADD_RMS_NORM: {
+    bool add = step.kind() == pb::ADD_RMS_NORM;
     ACCEL_RT_RETURN_IF_ERROR(needInputs(step, add ? 3 : 2, add ? 3 : 2));
     ACCEL_RT_ASSIGN_OR_RETURN(double eps, a.f("epsilon"));
     ACCEL_RT_ASSIGN_OR_RETURN(double offset, a.f("weight_offset", 0.0));
@@ -180,20 +171,20 @@ StatusOr<Kernel> prepareLaunch(const plan::PlanFile &plan, const pb::Step &step,
       return Status::ok();
     });
   }
-  if (op == "layer_norm") {
+  case pb::LAYER_NORM: {
     ACCEL_RT_RETURN_IF_ERROR(needInputs(step, 2, 3));
     ACCEL_RT_ASSIGN_OR_RETURN(double eps, a.f("epsilon"));
     return one([eps](const StepContext &, const Inputs &in) {
       return tk::layerNorm(*in[0], *in[1], in.size() > 2 ? in[2] : nullptr, float(eps));
     });
   }
-  if (op == "residual_add") {
+  case pb::RESIDUAL_ADD: {
     ACCEL_RT_RETURN_IF_ERROR(needInputs(step, 2, 2));
     return one([](const StepContext &, const Inputs &in) {
       return tk::residualAdd(*in[0], *in[1]);
     });
   }
-  if (op == "rotary") {
+  case pb::ROTARY: {
     ACCEL_RT_RETURN_IF_ERROR(needInputs(step, 2, 4));
     ACCEL_RT_ASSIGN_OR_RETURN(tk::RotaryParams p, readRotaryParams(a));
     return one([p](const StepContext &, const Inputs &in) {
@@ -203,7 +194,7 @@ StatusOr<Kernel> prepareLaunch(const plan::PlanFile &plan, const pb::Step &step,
       return tk::rotary(*in[0], *in[1], q);
     });
   }
-  if (op == "qkv_rotary") {
+  case pb::QKV_ROTARY: {
     // qkv, positions, cos_cache, sin_cache -> q, k, v (the unfused form:
     // k and v go on to an attention's kv_write).
     ACCEL_RT_RETURN_IF_ERROR(needInputs(step, 2, 4));
@@ -218,10 +209,11 @@ StatusOr<Kernel> prepareLaunch(const plan::PlanFile &plan, const pb::Step &step,
       return Status::ok();
     });
   }
-  if (op == "activation" || op == "gated_act") {
+  case pb::ACTIVATION:
+  case pb::GATED_ACT: {
     ACCEL_RT_RETURN_IF_ERROR(needInputs(step, 1, 1));
     ACCEL_RT_ASSIGN_OR_RETURN(tk::ActivationKind kind, activationKind(a));
-    if (op == "activation")
+    if (step.kind() == pb::ACTIVATION)
       return one([kind](const StepContext &, const Inputs &in) {
         return tk::activation(*in[0], kind);
       });
@@ -229,7 +221,7 @@ StatusOr<Kernel> prepareLaunch(const plan::PlanFile &plan, const pb::Step &step,
       return tk::gatedAct(*in[0], kind);
     });
   }
-  if (op == "gated_mlp") {
+  case pb::GATED_MLP: {
     // x, gate_up, gate, up, down
     ACCEL_RT_RETURN_IF_ERROR(needInputs(step, 1, 5));
     ACCEL_RT_ASSIGN_OR_RETURN(tk::ActivationKind kind, activationKind(a));
@@ -243,7 +235,7 @@ StatusOr<Kernel> prepareLaunch(const plan::PlanFile &plan, const pb::Step &step,
       return tk::gatedMlp(*in[0], w, kind);
     });
   }
-  if (op == "split") {
+  case pb::SPLIT: {
     ACCEL_RT_RETURN_IF_ERROR(needInputs(step, 1, 1));
     ACCEL_RT_ASSIGN_OR_RETURN(std::vector<int64_t> sizes, a.ints("sizes"));
     ACCEL_RT_RETURN_IF_ERROR(needOutputs(step, sizes.size()));
@@ -254,69 +246,21 @@ StatusOr<Kernel> prepareLaunch(const plan::PlanFile &plan, const pb::Step &step,
       return Status::ok();
     });
   }
-  if (op == "split_heads") {
-    ACCEL_RT_RETURN_IF_ERROR(needInputs(step, 1, 1));
-    ACCEL_RT_ASSIGN_OR_RETURN(int64_t heads, a.i("num_heads"));
-    return one([heads](const StepContext &, const Inputs &in) {
-      return tk::splitHeads(*in[0], heads);
-    });
+  default:
+    break;
   }
-  if (op == "merge_heads") {
-    ACCEL_RT_RETURN_IF_ERROR(needInputs(step, 1, 1));
-    return one([](const StepContext &, const Inputs &in) { return tk::mergeHeads(*in[0]); });
-  }
-  if (op == "flatten_tokens") {
-    ACCEL_RT_RETURN_IF_ERROR(needInputs(step, 1, 1));
-    ACCEL_RT_ASSIGN_OR_RETURN(int64_t rank, a.i("rank"));
-    return one([rank](const StepContext &, const Inputs &in) -> StatusOr<Tensor> {
-      const Tensor &x = *in[0];
-      if (rank == 1)
-        return x.reshaped({x.numElements()});
-      if (x.rank() < 1)
-        return Status(StatusCode::kInvalidArgument,
-                      "cannot flatten a scalar into [tokens, features]");
-      int64_t tokens = 1;
-      for (int64_t i = 0; i + 1 < x.rank(); ++i)
-        tokens *= x.dim(i);
-      return x.reshaped({tokens, x.dim(-1)});
-    });
-  }
-  if (op == "unflatten_tokens") {
-    ACCEL_RT_RETURN_IF_ERROR(needInputs(step, 2, 2));
-    ACCEL_RT_ASSIGN_OR_RETURN(int64_t tokenDims, a.i("num_token_dims"));
-    return one([tokenDims](const StepContext &, const Inputs &in) -> StatusOr<Tensor> {
-      const Tensor &x = *in[0], &like = *in[1];
-      if (tokenDims < 0 || tokenDims > like.rank())
-        return Status(StatusCode::kInvalidArgument,
-                      "cannot take " + std::to_string(tokenDims) +
-                          " token dimensions from " + like.describe());
-      Shape shape(like.shape().begin(), like.shape().begin() + tokenDims);
-      int64_t tokens = 1;
-      for (int64_t d : shape)
-        tokens *= d;
-      for (int64_t i = 1; i < x.rank(); ++i)
-        shape.push_back(x.dim(i));
-      if (x.rank() < 1 || tokens != x.dim(0))
-        return Status(StatusCode::kInvalidArgument,
-                      "the input " + x.describe() + " does not have the " +
-                          std::to_string(tokens) + " tokens of " + like.describe());
-      return x.reshaped(shape);
-    });
-  }
-  return Status(StatusCode::kUnimplemented,
-                "the CPU backend has no kernel for launch '" + op + "'");
+  return Status(StatusCode::kUnimplemented, "the CPU backend has no kernel for step kind " +
+                                                plan::stepKindName(step.kind()));
 }
 
 } // namespace
 
 StatusOr<Kernel> prepareCpuStep(const plan::PlanFile &plan, const pb::Step &step, int tpRank) {
   Attrs a(plan, step, tpRank);
-  const std::string &kind = step.kind();
-
-  if (kind == "launch")
-    return prepareLaunch(plan, step, a);
-
-  if (kind == "gemm") {
+  switch (step.kind()) {
+  case pb::ONNX:
+    return prepareOnnx(step, a);
+  case pb::GEMM: {
     // x [tokens, K] @ w [N, K]^T (+ bias [N]); a quantised w (i8, i4, fp8)
     // has its weight_scale as a fourth operand and an optional zero point as
     // a fifth; `group_size` for per_group scales (docs/precision.md). An
@@ -326,7 +270,6 @@ StatusOr<Kernel> prepareCpuStep(const plan::PlanFile &plan, const pb::Step &step
     ACCEL_RT_RETURN_IF_ERROR(needInputs(step, 2, 6));
     ACCEL_RT_RETURN_IF_ERROR(needOutputs(step, 1));
     ACCEL_RT_ASSIGN_OR_RETURN(DType outType, a.dtype("out_dtype"));
-    ACCEL_RT_ASSIGN_OR_RETURN(std::string epilogue, a.s("epilogue", std::string("none")));
     ACCEL_RT_ASSIGN_OR_RETURN(int64_t groupSize, a.i("group_size", 0));
     ACCEL_RT_ASSIGN_OR_RETURN(std::string actName, a.s("activation", std::string("none")));
     // "dynamic_per_token": a W8A8 linear whose x is quantised here with one
@@ -343,8 +286,7 @@ StatusOr<Kernel> prepareCpuStep(const plan::PlanFile &plan, const pb::Step &step
         return Status(StatusCode::kUnimplemented,
                       "gemm activation '" + actName + "' has no CPU kernel");
     }
-    if (epilogue == "none")
-      return one([outType, groupSize, act, dynamicX](const StepContext &, const Inputs &in) {
+    return one([outType, groupSize, act, dynamicX](const StepContext &, const Inputs &in) {
         StatusOr<Tensor> y = [&]() -> StatusOr<Tensor> {
           if (dynamicX) {
             if (!(in.size() > 3 && in[3]) || (in.size() > 4 && in[4]) || (in.size() > 5 && in[5]))
@@ -370,12 +312,13 @@ StatusOr<Kernel> prepareCpuStep(const plan::PlanFile &plan, const pb::Step &step
           return y;
         return tk::activation(*y, *act);
       });
-    if (act)
-      return invalid("a gemm '" + epilogue + "' epilogue takes no activation");
-    if (epilogue != "logits")
-      return invalid("unknown gemm epilogue '" + epilogue + "'");
+  }
+  case pb::LOGITS: {
     // The LM head: an optional softcap, optionally only each sequence's
     // last token.
+    ACCEL_RT_RETURN_IF_ERROR(needInputs(step, 2, 3));
+    ACCEL_RT_RETURN_IF_ERROR(needOutputs(step, 1));
+    ACCEL_RT_ASSIGN_OR_RETURN(DType outType, a.dtype("out_dtype"));
     ACCEL_RT_ASSIGN_OR_RETURN(double softcap, a.f("softcap", 0.0));
     ACCEL_RT_ASSIGN_OR_RETURN(int64_t selectLast, a.i("select_last", 0));
     return one([=](const StepContext &ctx, const Inputs &in) {
@@ -388,8 +331,7 @@ StatusOr<Kernel> prepareCpuStep(const plan::PlanFile &plan, const pb::Step &step
       return tk::logits(*in[0], *in[1], o);
     });
   }
-
-  if (kind == "kv_write" && step.op() == "qkv_rotary") {
+  case pb::QKV_ROTARY_KV_WRITE: {
     // The fused form: qkv, positions, cos_cache, sin_cache -> q; k and v
     // (rotated, split as the launch does) go into layer `layer` at the
     // step's slots.
@@ -407,11 +349,8 @@ StatusOr<Kernel> prepareCpuStep(const plan::PlanFile &plan, const pb::Step &step
       return std::move(r.q);
     });
   }
-
-  if (kind == "kv_write") {
+  case pb::KV_WRITE: {
     // k, v [tokens, kv_heads, head_dim] into layer `layer` at the step's slots.
-    if (step.op() != "kv_write")
-      return Status(StatusCode::kUnimplemented, "unknown kv_write '" + step.op() + "'");
     ACCEL_RT_RETURN_IF_ERROR(needInputs(step, 2, 2));
     ACCEL_RT_RETURN_IF_ERROR(needOutputs(step, 0));
     ACCEL_RT_ASSIGN_OR_RETURN(tk::PagedAttentionParams p, attentionParams(a));
@@ -421,8 +360,7 @@ StatusOr<Kernel> prepareCpuStep(const plan::PlanFile &plan, const pb::Step &step
       return tk::kvWrite(*ctx.pool, p.layer, *in[0], *in[1], ctx.meta->slotMapping, p.kvScales);
     });
   }
-
-  if (kind == "attention_prefill" || kind == "attention_decode") {
+  case pb::ATTENTION: {
     // q [tokens, heads, head_dim] over the paged cache (this step's K/V
     // already written by kv_write).
     ACCEL_RT_RETURN_IF_ERROR(needInputs(step, 1, 1));
@@ -435,16 +373,14 @@ StatusOr<Kernel> prepareCpuStep(const plan::PlanFile &plan, const pb::Step &step
                                 ctx.meta->blockTables, p);
     });
   }
-
-  if (kind == "copy") {
+  case pb::COPY: {
     ACCEL_RT_RETURN_IF_ERROR(needInputs(step, 1, 1));
     ACCEL_RT_RETURN_IF_ERROR(needOutputs(step, 1));
     return one([](const StepContext &, const Inputs &in) -> StatusOr<Tensor> {
       return in[0]->clone();
     });
   }
-
-  if (kind == "collective") {
+  case pb::COLLECTIVE: {
     // Across the plan's tensor-parallel ranks (runtime/comm): each rank's
     // executor runs this step with its own group handle.
     ACCEL_RT_ASSIGN_OR_RETURN(CollectiveParams cp,
@@ -462,8 +398,12 @@ StatusOr<Kernel> prepareCpuStep(const plan::PlanFile &plan, const pb::Step &step
       return gather ? ctx.comm->allGather(*in[0], axis) : ctx.comm->allReduceSum(*in[0]);
     });
   }
-
-  return Status(StatusCode::kUnimplemented, "unknown step kind '" + kind + "'");
+  case pb::PP_TRANSFER:
+    // The executor runs it (CpuExecutor: a send and a receive between stages).
+    return Status(StatusCode::kInternal, "a pp_transfer step is the executor's, not a kernel");
+  default:
+    return prepareLayerStep(plan, step, a);
+  }
 }
 
 } // namespace accel::rt::engine

@@ -31,9 +31,31 @@ struct GpuExecutorImpl {
     std::vector<int32_t> inputs;
     std::vector<int32_t> outputs;
     std::vector<int32_t> freeAfter; // values whose last reader is this step
-    std::string what;               // "step 12 (launch rms_norm at 'node')"
-    std::string op;                 // "launch rms_norm" (the profile's key)
+    std::string what;               // "step 12 (rms_norm at 'node')"
+    std::string op;                 // "rms_norm" (the profile's key)
   };
+
+  /// The activations arena (the plan's Schedule.arena, laid out by the
+  /// compiler): one device buffer holding every step's outputs, allocated
+  /// once for the largest step the executor runs (`arenaTokens`,
+  /// `arenaSeqs`); every value in it keeps one address (what CUDA graphs
+  /// replay). A value's place: its region's base + its offset, in units of
+  /// the region (bytes, tokens or sequences), times `arenaScale` (the
+  /// compute dtype's bytes over the plan's: a bf16 plan run in f32).
+  struct Placement {
+    int region = -1; // pb::Value::Region; -1: not in the arena
+    uint64_t offset = 0;
+    uint64_t bytesPerUnit = 0;
+  };
+  std::vector<Placement> placement; // by value id (roots)
+  gpu::DeviceBuffer arena;
+  int64_t arenaTokens = 0, arenaSeqs = 0;
+  uint64_t arenaScale = 1;
+  /// Allocates the arena (once).
+  Status ensureArena();
+  /// The planned places of step `p`'s outputs for a step of `tokens` tokens
+  /// and `seqs` sequences (none when the step is larger than the arena).
+  void armSlots(GpuRunState &st, const Prepared &p) const;
 
   /// $ACCEL_GPU_PROFILE=1: eager steps synchronise around every step and add
   /// its wall time to its op's row; the table goes to stderr when the
@@ -178,7 +200,7 @@ GpuExecutor::create(std::shared_ptr<const plan::PlanFile> plan, const GpuExecuto
   // i8 or f8E4M3FN; zero points, per-group scales and 4-bit weights run on
   // the CPU only (docs/precision.md).
   for (const pb::Step &step : plan->schedule().steps()) {
-    if (step.kind() != "gemm" || step.inputs_size() <= 3 || step.inputs(3) < 0)
+    if (step.kind() != pb::GEMM || step.inputs_size() <= 3 || step.inputs(3) < 0)
       continue;
     bool dynamicX = false;
     for (const pb::Attribute &a : step.attributes())
@@ -262,11 +284,12 @@ GpuExecutor::create(std::shared_ptr<const plan::PlanFile> plan, const GpuExecuto
   }
   ACCEL_RT_RETURN_IF_ERROR(im.gpu->synchronize());
 
+  // A view's bytes are its root's: the root lives until its views' last reader.
   std::vector<int> lastUse(size_t(n), -1);
   for (int i = 0; i < s.steps_size(); ++i)
     for (int32_t in : s.steps(i).inputs())
       if (in >= 0)
-        lastUse[size_t(in)] = i;
+        lastUse[size_t(plan->rootOf(in))] = i;
 
   GpuPrepareContext pctx;
   pctx.gpu = im.gpu.get();
@@ -277,48 +300,57 @@ GpuExecutor::create(std::shared_ptr<const plan::PlanFile> plan, const GpuExecuto
   for (int i = 0; i < s.steps_size(); ++i) {
     const pb::Step &step = s.steps(i);
     GpuExecutorImpl::Prepared p;
-    p.what = "step " + std::to_string(i) + " (" + step.kind() + " " + step.op() +
+    p.op = plan::stepKindName(step.kind()) + (step.kind() == pb::ONNX ? " " + step.onnx_op() : "");
+    p.what = "step " + std::to_string(i) + " (" + p.op +
              (step.location().empty() ? "" : " at '" + step.location() + "'") + ")";
     StatusOr<GpuKernel> k = prepareGpuStep(*plan, step, pctx);
     if (!k)
       return Status(k.status().code(), plan->path() + ": " + p.what + ": " + k.status().message());
     p.kernel = std::move(*k);
-    p.op = step.kind() + " " + step.op();
     p.inputs.assign(step.inputs().begin(), step.inputs().end());
     p.outputs.assign(step.outputs().begin(), step.outputs().end());
     im.steps.push_back(std::move(p));
   }
+  const int32_t logitsRoot = plan->rootOf(s.logits());
   for (int32_t id = 0; id < n; ++id)
-    if (lastUse[size_t(id)] >= 0 && !s.values(id).is_constant() && id != s.logits())
+    if (lastUse[size_t(id)] >= 0 && s.values(id).placement() == pb::Value::ARENA &&
+        id != logitsRoot)
       im.steps[size_t(lastUse[size_t(id)])].freeAfter.push_back(id);
+  // Where each arena value lives (the arena itself is allocated at the first
+  // step, for the executor's largest step).
+  im.placement.resize(size_t(n));
+  uint64_t planFloat = 4;
+  for (int32_t id = 0; id < n; ++id) {
+    const pb::Value &v = s.values(id);
+    if (v.placement() != pb::Value::ARENA)
+      continue;
+    const DType dt = *dtypeFromName(v.dtype());
+    uint64_t bytes = dtypeSize(dt);
+    for (int64_t d : v.shape())
+      bytes *= uint64_t(d == -1 ? 1 : d);
+    im.placement[size_t(id)] = {int(v.region()), v.arena_offset(), bytes};
+    if (isFloat(dt))
+      planFloat = std::min<uint64_t>(planFloat, dtypeSize(dt));
+  }
+  im.arenaScale = std::max<uint64_t>(1, (dtypeSize(options.dtype) + planFloat - 1) / planFloat);
   // Graph steps check token ids on the host against the table of the
   // embedding that reads them (directly or through views; not, say, GPT-2's
   // position table). Without one, the kernel's own guard (zeros) remains.
-  {
-    std::set<int32_t> ids{s.token_ids()};
-    for (const pb::Step &step : s.steps()) {
-      const std::string &op = step.op();
-      const bool view = step.kind() == "launch" &&
-                        (op == "onnx.Reshape" || op == "onnx.Unsqueeze" || op == "onnx.Squeeze" ||
-                         op == "onnx.Flatten" || op == "onnx.Identity" || op == "onnx.Cast" ||
-                         op == "flatten_tokens" || op == "unflatten_tokens");
-      if (view && step.inputs_size() > 0 && ids.count(step.inputs(0)))
-        ids.insert(step.outputs().begin(), step.outputs().end());
-      if (step.kind() == "launch" && op == "embedding" && step.inputs_size() > 1 &&
-          ids.count(step.inputs(1)) && step.inputs(0) >= 0 &&
-          im.constants[size_t(step.inputs(0))].host.rank() == 2) {
-        int64_t rows = im.constants[size_t(step.inputs(0))].host.dim(0), real = 0;
-        for (const pb::Attribute &a : step.attributes()) {
-          if (a.name() == "vocab_shards" && a.i() > 1)
-            rows *= a.i(); // this rank's block of a vocabulary-parallel table
-          if (a.name() == "vocab_size" && a.i() > 0)
-            real = a.i(); // a padded vocabulary's real size
-        }
-        if (real > 0)
-          rows = std::min(rows, real);
-        im.vocab = im.vocab ? std::min(im.vocab, rows) : rows;
-      }
+  for (const pb::Step &step : s.steps()) {
+    if (step.kind() != pb::EMBEDDING || step.inputs_size() < 2 || step.inputs(0) < 0 ||
+        step.inputs(1) < 0 || plan->rootOf(step.inputs(1)) != s.token_ids() ||
+        im.constants[size_t(step.inputs(0))].host.rank() != 2)
+      continue;
+    int64_t rows = im.constants[size_t(step.inputs(0))].host.dim(0), real = 0;
+    for (const pb::Attribute &a : step.attributes()) {
+      if (a.name() == "vocab_shards" && a.i() > 1)
+        rows *= a.i(); // this rank's block of a vocabulary-parallel table
+      if (a.name() == "vocab_size" && a.i() > 0)
+        real = a.i(); // a padded vocabulary's real size
     }
+    if (real > 0)
+      rows = std::min(rows, real);
+    im.vocab = im.vocab ? std::min(im.vocab, rows) : rows;
   }
   const int64_t planMax = meta.model().max_position();
   im.maxModelLen = options.maxModelLen > 0 ? options.maxModelLen : planMax > 0 ? planMax : 2048;
@@ -378,10 +410,97 @@ GpuRunState GpuExecutorImpl::baseState() {
   return st;
 }
 
+Status GpuExecutorImpl::ensureArena() {
+  if (arena)
+    return Status::ok();
+  const pb::Arena &a = plan->schedule().arena();
+  // The largest step: a prefill of --max-num-batched-tokens, or a decode
+  // batch of as many sequences as CUDA graphs take (--max-num-seqs).
+  arenaSeqs = std::max<int64_t>(1, options.graphMaxBatch);
+  arenaTokens = std::max<int64_t>(options.maxNumBatchedTokens, arenaSeqs);
+  const uint64_t bytes = arenaScale * (a.fixed_bytes() + a.bytes_per_token() * uint64_t(arenaTokens) +
+                                       a.bytes_per_seq() * uint64_t(arenaSeqs));
+  ACCEL_RT_ASSIGN_OR_RETURN(arena, gpu->allocateExact(std::max<uint64_t>(bytes, 256)));
+  return Status::ok();
+}
+
+void GpuExecutorImpl::armSlots(GpuRunState &st, const Prepared &p) const {
+  st.slots.clear();
+  if (!arena || !st.meta || st.meta->numTokens > arenaTokens || st.meta->numSeqs > arenaSeqs)
+    return;
+  const pb::Arena &a = plan->schedule().arena();
+  const uint64_t tokensBase = arenaScale * a.fixed_bytes();
+  const uint64_t seqsBase = tokensBase + arenaScale * a.bytes_per_token() * uint64_t(arenaTokens);
+  for (int32_t id : p.outputs) {
+    GpuRunState::Slot slot;
+    if (id >= 0) {
+      const Placement &pl = placement[size_t(plan->rootOf(id))];
+      uint64_t base = 0, units = 1;
+      if (pl.region == pb::Value::FIXED) {
+        base = 0;
+      } else if (pl.region == pb::Value::TOKENS) {
+        base = tokensBase;
+        units = uint64_t(arenaTokens);
+      } else if (pl.region == pb::Value::SEQS) {
+        base = seqsBase;
+        units = uint64_t(arenaSeqs);
+      }
+      if (pl.region >= 0) {
+        slot.mem = arena;
+        slot.ptr = arena->ptr + gpu::CuDevicePtr(base + arenaScale * pl.offset * units);
+        slot.bytes = size_t(arenaScale * pl.bytesPerUnit * units);
+      }
+    }
+    st.slots.push_back(std::move(slot));
+  }
+}
+
 StatusOr<GpuValue> GpuExecutorImpl::runSchedule(GpuRunState &st, GpuValue tokens) {
   const pb::Schedule &s = plan->schedule();
+  ACCEL_RT_RETURN_IF_ERROR(ensureArena());
+  // Values by id; a view's bytes are held by its root (PlanFile::rootOf) and
+  // read with the view's own shape.
   std::vector<GpuValue> values = constants;
   values[size_t(s.token_ids())] = std::move(tokens);
+  if (s.positions() >= 0) {
+    // A CUDA-graph step has its positions on the device already.
+    const DType d = *dtypeFromName(s.values(s.positions()).dtype());
+    GpuValue &pos = values[size_t(s.positions())];
+    if (d == DType::kI64 && st.positionsI64.defined()) {
+      pos.dev = st.positionsI64;
+    } else if (d == DType::kI32 && st.positionsI32.defined()) {
+      pos.dev = st.positionsI32;
+    } else {
+      pos.host = st.meta->positions.astype(d);
+      if (!pos.host.defined() && st.meta->numTokens != 0)
+        return Status(StatusCode::kResourceExhausted, "cannot allocate the positions");
+    }
+  }
+  std::vector<GpuValue> viewed;
+  auto read = [&](int32_t id) -> StatusOr<GpuValue *> {
+    const int32_t root = plan->rootOf(id);
+    GpuValue &v = values[size_t(root)];
+    if (id == root || !v.defined())
+      return &v;
+    GpuValue w;
+    if (v.dev.defined()) {
+      std::optional<Shape> shape = plan->shapeFor(id, v.dev.numElements());
+      if (!shape)
+        return Status(StatusCode::kInternal,
+                      "value " + std::to_string(id) + " cannot view " + v.dev.describe());
+      w.dev = v.dev;
+      w.dev.shape = *shape;
+    }
+    if (v.host.defined()) {
+      std::optional<Shape> shape = plan->shapeFor(id, v.host.numElements());
+      if (!shape)
+        return Status(StatusCode::kInternal,
+                      "value " + std::to_string(id) + " cannot view " + v.host.describe());
+      ACCEL_RT_ASSIGN_OR_RETURN(w.host, v.host.reshaped(*shape));
+    }
+    viewed.push_back(std::move(w));
+    return &viewed.back();
+  };
   std::vector<GpuValue *> inputs;
   std::vector<GpuValue> outputs;
   using Clock = std::chrono::steady_clock;
@@ -392,13 +511,22 @@ StatusOr<GpuValue> GpuExecutorImpl::runSchedule(GpuRunState &st, GpuValue tokens
       began = Clock::now();
     }
     inputs.clear();
-    for (int32_t in : p.inputs)
-      inputs.push_back(in < 0 ? nullptr : &values[size_t(in)]);
-    for (size_t i = 0; i < inputs.size(); ++i)
-      if (inputs[i] && !inputs[i]->defined())
-        inputs[i] = nullptr;
+    viewed.clear();
+    viewed.reserve(p.inputs.size());
+    for (int32_t in : p.inputs) {
+      if (in < 0) {
+        inputs.push_back(nullptr);
+        continue;
+      }
+      StatusOr<GpuValue *> v = read(in);
+      if (!v)
+        return Status(v.status().code(), p.what + ": " + v.status().message());
+      inputs.push_back((*v)->defined() ? *v : nullptr);
+    }
     outputs.clear();
+    armSlots(st, p);
     Status stt = p.kernel(st, inputs, outputs);
+    st.slots.clear();
     if (!stt.isOk())
       return Status(stt.code(), p.what + ": " + stt.message());
     if (outputs.size() != p.outputs.size())
@@ -408,14 +536,14 @@ StatusOr<GpuValue> GpuExecutorImpl::runSchedule(GpuRunState &st, GpuValue tokens
                                                std::to_string(p.outputs.size()));
     for (size_t i = 0; i < outputs.size(); ++i)
       if (p.outputs[i] >= 0)
-        values[size_t(p.outputs[i])] = std::move(outputs[i]);
+        values[size_t(plan->rootOf(p.outputs[i]))] = std::move(outputs[i]);
     for (int32_t id : p.freeAfter)
       values[size_t(id)] = GpuValue();
     if (profile) {
       ACCEL_RT_RETURN_IF_ERROR(gpu->synchronize());
       std::string key = p.op;
-      if (!outputs.empty() && p.outputs[0] >= 0) {
-        const GpuValue &o = values[size_t(p.outputs[0])];
+      if (!p.outputs.empty() && p.outputs[0] >= 0) {
+        const GpuValue &o = values[size_t(plan->rootOf(p.outputs[0]))];
         key += " " + shapeToString(o.dev.defined() ? o.dev.shape : o.host.shape());
       }
       ProfileRow &row = profileRows[key];
@@ -423,7 +551,8 @@ StatusOr<GpuValue> GpuExecutorImpl::runSchedule(GpuRunState &st, GpuValue tokens
       row.ms += std::chrono::duration<double, std::milli>(Clock::now() - began).count();
     }
   }
-  return std::move(values[size_t(s.logits())]);
+  ACCEL_RT_ASSIGN_OR_RETURN(GpuValue * logits, read(s.logits()));
+  return GpuValue(*logits);
 }
 
 Status GpuExecutorImpl::applyBlockCopies(const std::vector<kv::BlockCopy> &copies) {

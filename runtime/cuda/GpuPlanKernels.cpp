@@ -282,9 +282,9 @@ StatusOr<GpuKernel> prepareNorm(const PlanKernel &k, const pb::Step &step, const
                       " must have the " + std::to_string(k.spec("hidden")) +
                       " channels generated kernel '" + k.name + "' was built for");
     GpuValue normed, sum;
-    ACCEL_RT_ASSIGN_OR_RETURN(normed.dev, st.empty(cdt, x.shape));
+    ACCEL_RT_ASSIGN_OR_RETURN(normed.dev, st.output(0, cdt, x.shape));
     if (add) {
-      ACCEL_RT_ASSIGN_OR_RETURN(sum.dev, st.empty(cdt, x.shape));
+      ACCEL_RT_ASSIGN_OR_RETURN(sum.dev, st.output(1, cdt, x.shape));
     }
     if (rows) {
       ACCEL_RT_RETURN_IF_ERROR(checkAligned(k, cdt, {x.ptr, normed.dev.ptr}));
@@ -320,7 +320,7 @@ StatusOr<GpuKernel> preparePointwise(const PlanKernel &k, const pb::Step &step, 
         return badInput("the residual " + x.describe() + " and the branch " + b.describe() +
                         " differ in size");
     }
-    ACCEL_RT_ASSIGN_OR_RETURN(DeviceTensor y, st.empty(cdt, x.shape));
+    ACCEL_RT_ASSIGN_OR_RETURN(DeviceTensor y, st.output(0, cdt, x.shape));
     const int64_t n = y.numElements();
     if (n % k.vectorWidth != 0)
       return badInput("the " + std::to_string(n) + " elements of " + x.describe() +
@@ -351,7 +351,7 @@ StatusOr<GpuKernel> prepareGatedAct(const PlanKernel &k, const pb::Step &step, D
       return badInput("the input " + x.describe() +
                       " must be [tokens, 2 * intermediate] (gate, then up)");
     ACCEL_RT_ASSIGN_OR_RETURN(DeviceTensor y,
-                              st.empty(cdt, {x.dim(0), kp->spec("intermediate")}));
+                              st.output(0, cdt, {x.dim(0), kp->spec("intermediate")}));
     ACCEL_RT_RETURN_IF_ERROR(launchGatedAct(st, *kp, x, y));
     return y;
   });
@@ -401,7 +401,7 @@ StatusOr<GpuKernel> prepareRotary(const PlanKernel &k, const pb::Step &step, con
     if (pos.dtype != posType || pos.numElements() != tokens)
       return badInput("the positions " + pos.describe() + " must be " + dtypeName(posType) +
                       " [" + std::to_string(tokens) + "] for generated kernel '" + k.name + "'");
-    ACCEL_RT_ASSIGN_OR_RETURN(DeviceTensor y, st.empty(cdt, x.shape));
+    ACCEL_RT_ASSIGN_OR_RETURN(DeviceTensor y, st.output(0, cdt, x.shape));
     if (tokens == 0)
       return y;
     ACCEL_RT_RETURN_IF_ERROR(checkAligned(k, cdt, {x.ptr, y.ptr}));
@@ -433,12 +433,19 @@ StatusOr<GpuKernel> prepareRotary(const PlanKernel &k, const pb::Step &step, con
 StatusOr<std::optional<GpuKernel>> prepareGeneratedStep(const plan::PlanFile &plan,
                                                         const pb::Step &step,
                                                         const GpuPrepareContext &ctx) {
-  const std::string &op = step.op();
-  if (step.kind() != "launch" ||
-      (op != "rms_norm" && op != "add_rms_norm" && op != "residual_add" && op != "activation" &&
-       op != "gated_act" && op != "rotary"))
-    return std::optional<GpuKernel>();
-  ACCEL_RT_ASSIGN_OR_RETURN(const PlanKernel *k, stepPlanKernel(step, ctx, op.c_str()));
+  // The families generated kernels implement (lib/Codegen): a step of
+  // another kind (gated_mlp's activation: Linear.cpp) ignores `kernel`.
+  const char *family = nullptr;
+  switch (step.kind()) {
+  case pb::RMS_NORM: family = "rms_norm"; break;
+  case pb::ADD_RMS_NORM: family = "add_rms_norm"; break;
+  case pb::RESIDUAL_ADD: family = "residual_add"; break;
+  case pb::ACTIVATION: family = "activation"; break;
+  case pb::GATED_ACT: family = "gated_act"; break;
+  case pb::ROTARY: family = "rotary"; break;
+  default: return std::optional<GpuKernel>();
+  }
+  ACCEL_RT_ASSIGN_OR_RETURN(const PlanKernel *k, stepPlanKernel(step, ctx, family));
   if (!k)
     return std::optional<GpuKernel>();
   StepAttrs a(plan, step);
@@ -447,18 +454,18 @@ StatusOr<std::optional<GpuKernel>> prepareGeneratedStep(const plan::PlanFile &pl
       return call.status();
     return std::optional<GpuKernel>(std::move(*call));
   };
-  if (op == "rms_norm" || op == "add_rms_norm")
+  if (step.kind() == pb::RMS_NORM || step.kind() == pb::ADD_RMS_NORM)
     return wrap(prepareNorm(*k, step, a, ctx.dtype));
-  if (op == "residual_add")
+  if (step.kind() == pb::RESIDUAL_ADD)
     return wrap(preparePointwise(*k, step, ctx.dtype));
-  if (op == "rotary")
+  if (step.kind() == pb::ROTARY)
     return wrap(prepareRotary(*k, step, a, ctx));
   ACCEL_RT_ASSIGN_OR_RETURN(std::string kind, a.s("kind"));
   if (kind != k->activation)
     return badPlan("the step's activation '" + kind + "' is not generated kernel '" + k->name +
                    "''s '" + k->activation + "'");
-  return wrap(op == "activation" ? preparePointwise(*k, step, ctx.dtype)
-                                 : prepareGatedAct(*k, step, ctx.dtype));
+  return wrap(step.kind() == pb::ACTIVATION ? preparePointwise(*k, step, ctx.dtype)
+                                            : prepareGatedAct(*k, step, ctx.dtype));
 }
 
 } // namespace accel::rt::engine

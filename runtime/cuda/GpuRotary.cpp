@@ -125,7 +125,7 @@ StatusOr<GpuKernel> prepareGpuRotary(const GpuPrepareContext &ctx, const pb::Ste
     ACCEL_RT_ASSIGN_OR_RETURN(int64_t rot, angles.rotaryDim(d));
     ACCEL_RT_ASSIGN_OR_RETURN(RotaryAngles::Resolved r, angles.resolve(st, in, tokens, rot));
     ACCEL_RT_ASSIGN_OR_RETURN(DeviceTensor pos, st.toDevice(*in[1]));
-    ACCEL_RT_ASSIGN_OR_RETURN(DeviceTensor y, st.empty(cdt, x.shape));
+    ACCEL_RT_ASSIGN_OR_RETURN(DeviceTensor y, st.output(0, cdt, x.shape));
     if (tokens && heads)
       ACCEL_RT_RETURN_IF_ERROR(st.gpu->launch(
           fn, Dim3{unsigned(tokens), 1, 1}, Dim3{blockThreads(heads * (d - rot / 2)), 1, 1}, 0,
@@ -178,7 +178,7 @@ StatusOr<GpuKernel> prepareGpuQkvRotary(const GpuPrepareContext &ctx, const pb::
     ACCEL_RT_ASSIGN_OR_RETURN(RotaryAngles::Resolved r, angles.resolve(st, in, tokens, rot));
     ACCEL_RT_ASSIGN_OR_RETURN(DeviceTensor pos, st.toDevice(*in[1]));
     GpuValue q, k, v;
-    ACCEL_RT_ASSIGN_OR_RETURN(q.dev, st.empty(cdt, {tokens, heads, d}));
+    ACCEL_RT_ASSIGN_OR_RETURN(q.dev, st.output(0, cdt, {tokens, heads, d}));
     CuDevicePtr kOut = 0, vOut = 0, kCache = 0, vCache = 0, slots = 0;
     bool fp8 = false;
     if (intoCache) {
@@ -189,8 +189,8 @@ StatusOr<GpuKernel> prepareGpuQkvRotary(const GpuPrepareContext &ctx, const pb::
       vCache = (*st.values)[size_t(layer)].ptr;
       slots = st.slotMapping.ptr;
     } else {
-      ACCEL_RT_ASSIGN_OR_RETURN(k.dev, st.empty(cdt, {tokens, kvHeads, d}));
-      ACCEL_RT_ASSIGN_OR_RETURN(v.dev, st.empty(cdt, {tokens, kvHeads, d}));
+      ACCEL_RT_ASSIGN_OR_RETURN(k.dev, st.output(1, cdt, {tokens, kvHeads, d}));
+      ACCEL_RT_ASSIGN_OR_RETURN(v.dev, st.output(2, cdt, {tokens, kvHeads, d}));
       kOut = k.dev.ptr;
       vOut = v.dev.ptr;
     }

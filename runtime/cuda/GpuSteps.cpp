@@ -67,6 +67,24 @@ StatusOr<DeviceTensor> GpuRunState::empty(DType dt, Shape shape) {
   return t;
 }
 
+StatusOr<DeviceTensor> GpuRunState::output(size_t index, DType dt, Shape shape) {
+  if (index < slots.size() && slots[index].ptr) {
+    DeviceTensor t;
+    t.dtype = dt;
+    t.shape = std::move(shape);
+    for (int64_t d : t.shape)
+      if (d < 0)
+        return badInput("negative dimension in " + t.describe());
+    if (t.byteSize() <= slots[index].bytes) {
+      t.mem = slots[index].mem;
+      t.ptr = slots[index].ptr;
+      return t;
+    }
+    return empty(t.dtype, std::move(t.shape));
+  }
+  return empty(dt, std::move(shape));
+}
+
 StatusOr<DeviceTensor> GpuRunState::toDevice(GpuValue &v, std::optional<DType> want) {
   if (!v.defined())
     return Status(StatusCode::kInternal, "a value the step reads was never written");
@@ -134,102 +152,80 @@ StatusOr<CuFunction> computeKernel(const GpuPrepareContext &ctx, const std::stri
 }
 
 std::optional<DType> gpuOperandDType(const pb::Step &step, int operand, DType compute) {
-  const std::string &kind = step.kind(), &op = step.op();
-  if (kind == "launch") {
-    if (op.rfind("onnx.", 0) == 0 || op == "positions")
-      return std::nullopt;
-    if ((op == "rms_norm" && operand == 1) || (op == "add_rms_norm" && operand == 2) ||
-        (op == "layer_norm" && operand >= 1) ||
-        ((op == "rotary" || op == "qkv_rotary") && operand >= 2))
-      return DType::kF32;
+  switch (step.kind()) {
+  case pb::ONNX:
+    return std::nullopt; // the host fallback reads its operands on the host
+  case pb::RMS_NORM:
+    return operand == 1 ? DType::kF32 : compute;
+  case pb::ADD_RMS_NORM:
+    return operand == 2 ? DType::kF32 : compute;
+  case pb::LAYER_NORM:
+    return operand >= 1 ? DType::kF32 : compute;
+  case pb::ROTARY:
+  case pb::QKV_ROTARY:
+  case pb::QKV_ROTARY_KV_WRITE:
+    return operand >= 2 ? DType::kF32 : compute; // cos/sin tables in f32
+  case pb::GEMM:
+    return operand == 3 ? DType::kF32 : compute; // a quantised weight's scale
+  case pb::LOGITS:
+    return operand == 2 ? DType::kF32 : compute; // the LM head's bias
+  default:
     return compute;
   }
-  if (kind == "gemm") {
-    if (operand == 3)
-      return DType::kF32; // a quantised weight's scale
-    for (const pb::Attribute &a : step.attributes())
-      if (a.name() == "epilogue" && a.s() == "logits" && operand == 2)
-        return DType::kF32;
-    return compute;
-  }
-  if (kind == "kv_write" && op == "qkv_rotary")
-    return operand >= 2 ? std::optional<DType>(DType::kF32) : compute; // cos/sin tables in f32
-  if (kind == "kv_write" || kind == "attention_prefill" || kind == "attention_decode" ||
-      kind == "copy" || kind == "collective")
-    return compute;
-  return std::nullopt;
 }
 
 //===----------------------------------------------------------------------===//
 // Step dispatch
 //===----------------------------------------------------------------------===//
 
-namespace {
-
-StatusOr<GpuKernel> prepareLaunch(const plan::PlanFile &plan, const pb::Step &step,
-                                  const Attrs &a, const GpuPrepareContext &ctx) {
-  const std::string &op = step.op();
-
-  if (op.rfind("onnx.", 0) == 0)
-    return ops::prepareOnnx(plan, step, a);
+StatusOr<GpuKernel> prepareGpuStep(const plan::PlanFile &plan, const pb::Step &step,
+                                   const GpuPrepareContext &ctx) {
+  Attrs a(plan, step, ctx.tpRank);
   // A step that names a kernel the compiler generated runs it (GpuPlanKernels).
   ACCEL_RT_ASSIGN_OR_RETURN(std::optional<GpuKernel> generated,
                             prepareGeneratedStep(plan, step, ctx));
   if (generated)
     return std::move(*generated);
-
-  if (op == "positions")
-    return ops::preparePositions(plan, step, a, ctx);
-  if (op == "embedding")
+  switch (step.kind()) {
+  case pb::EMBEDDING:
     return ops::prepareEmbedding(plan, step, a, ctx);
-  if (op == "rms_norm" || op == "add_rms_norm")
+  case pb::RMS_NORM:
+  case pb::ADD_RMS_NORM:
     return ops::prepareRmsNorm(plan, step, a, ctx);
-  if (op == "layer_norm")
+  case pb::LAYER_NORM:
     return ops::prepareLayerNorm(plan, step, a, ctx);
-  if (op == "residual_add")
+  case pb::RESIDUAL_ADD:
     return ops::prepareResidualAdd(plan, step, a, ctx);
-  if (op == "rotary")
-    return prepareGpuRotary(ctx, step, a);
-  if (op == "qkv_rotary")
-    return prepareGpuQkvRotary(ctx, step, a, /*intoCache=*/false);
-  if (op == "activation" || op == "gated_act")
+  case pb::ACTIVATION:
+  case pb::GATED_ACT:
     return ops::prepareActivation(plan, step, a, ctx);
-  if (op == "gated_mlp")
+  case pb::GATED_MLP:
     return ops::prepareGatedMlp(plan, step, a, ctx);
-  if (op == "split")
-    return ops::prepareSplit(plan, step, a, ctx);
-  if (op == "split_heads")
-    return ops::prepareSplitHeads(plan, step, a, ctx);
-  if (op == "merge_heads")
-    return ops::prepareMergeHeads(plan, step, a, ctx);
-  if (op == "flatten_tokens")
-    return ops::prepareFlattenTokens(plan, step, a, ctx);
-  if (op == "unflatten_tokens")
-    return ops::prepareUnflattenTokens(plan, step, a, ctx);
-  return Status(StatusCode::kUnimplemented, "the GPU backend has no kernel for launch '" + op + "'");
-}
-
-} // namespace
-
-StatusOr<GpuKernel> prepareGpuStep(const plan::PlanFile &plan, const pb::Step &step,
-                                   const GpuPrepareContext &ctx) {
-  Attrs a(plan, step, ctx.tpRank);
-  const std::string &kind = step.kind();
-  if (kind == "launch")
-    return prepareLaunch(plan, step, a, ctx);
-  if (kind == "gemm")
-    return ops::prepareGemm(ctx, step, a);
-  if (kind == "kv_write" && step.op() == "qkv_rotary")
+  case pb::ROTARY:
+    return prepareGpuRotary(ctx, step, a);
+  case pb::QKV_ROTARY:
+    return prepareGpuQkvRotary(ctx, step, a, /*intoCache=*/false);
+  case pb::QKV_ROTARY_KV_WRITE:
     return prepareGpuQkvRotary(ctx, step, a, /*intoCache=*/true);
-  if (kind == "kv_write")
+  case pb::KV_WRITE:
     return ops::prepareKvWrite(ctx, step, a);
-  if (kind == "attention_prefill" || kind == "attention_decode")
+  case pb::ATTENTION:
     return ops::prepareAttention(ctx, step, a);
-  if (kind == "copy")
+  case pb::GEMM:
+  case pb::LOGITS:
+    return ops::prepareGemm(ctx, step, a);
+  case pb::SPLIT:
+    return ops::prepareSplit(plan, step, a, ctx);
+  case pb::COPY:
     return ops::prepareCopy(step);
-  if (kind == "collective")
+  case pb::COLLECTIVE:
     return ops::prepareCollective(plan, step, a);
-  return Status(StatusCode::kUnimplemented, "unknown step kind '" + kind + "'");
+  case pb::ONNX:
+    return ops::prepareOnnx(plan, step, a);
+  default:
+    return Status(StatusCode::kUnimplemented,
+                  "the GPU backend has no kernel for step kind " + plan::stepKindName(step.kind()));
+  }
 }
 
 } // namespace accel::rt::engine

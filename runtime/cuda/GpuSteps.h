@@ -92,8 +92,22 @@ struct GpuRunState {
   std::set<std::string> *fallbacks = nullptr;
   bool logFallbacks = true;
 
-  /// A new uninitialised device tensor.
+  /// The planned places of the current step's outputs (GpuExecutor sets
+  /// them from the plan's activations arena before each step): output i's
+  /// bytes start at slots[i].ptr and hold slots[i].bytes; ptr 0: none (a
+  /// step bigger than the arena, or an output the plan does not place).
+  struct Slot {
+    gpu::DeviceBuffer mem; // the arena (keeps it alive)
+    gpu::CuDevicePtr ptr = 0;
+    size_t bytes = 0;
+  };
+  std::vector<Slot> slots;
+
+  /// A new uninitialised device tensor (a temporary of the step).
   StatusOr<DeviceTensor> empty(DType dtype, Shape shape);
+  /// The step's output `index`: its planned place in the arena when it has
+  /// one that holds it, else a new tensor as empty() makes.
+  StatusOr<DeviceTensor> output(size_t index, DType dtype, Shape shape);
   /// v on the device; floats converted to `want` when given (on the device
   /// if the value is there already, else on the host before the upload).
   /// The copy is kept in v.

@@ -220,14 +220,16 @@ StatusOr<CollectiveParams> readCollectiveParams(const plan::PlanFile &plan, cons
                    std::to_string(ranks));
   ACCEL_RT_RETURN_IF_ERROR(needInputs(step, 1, 1));
   ACCEL_RT_RETURN_IF_ERROR(needOutputs(step, 1));
-  const std::string &op = step.op();
-  if (op != "all_reduce" && op != "all_gather")
-    return Status(StatusCode::kUnimplemented, "unknown collective '" + op + "'");
+  ACCEL_RT_ASSIGN_OR_RETURN(int64_t collective, a.i("collective"));
+  if (collective != plan::kAllReduce && collective != plan::kAllGather)
+    return Status(StatusCode::kUnimplemented,
+                  "collective " + std::to_string(collective) +
+                      " is neither an all_reduce nor an all_gather");
   ACCEL_RT_ASSIGN_OR_RETURN(p.axis, a.i("axis", 0));
   ACCEL_RT_ASSIGN_OR_RETURN(std::string reduce, a.s("kind", std::string("sum")));
   if (reduce != "sum")
     return Status(StatusCode::kUnimplemented, "all_reduce '" + reduce + "' is not supported");
-  p.gather = op == "all_gather";
+  p.gather = collective == plan::kAllGather;
   return p;
 }
 

@@ -379,6 +379,7 @@ Status PlanFile::checkSchedule() {
   }
   if (!inRange(s.logits()) || !isDefined(s.logits()))
     return bad("no step writes the logits");
+  roots_ = root;
   if (pp > 1 && stageOf[size_t(root[size_t(s.logits())])] != pp - 1)
     return bad("the logits are not written by the last pipeline stage");
   return Status::ok();
@@ -394,6 +395,27 @@ std::optional<std::string_view> PlanFile::tokenizerJson() const {
     if (metadata_.sections(i).kind() == pb::Section::TOKENIZER)
       return section(i);
   return std::nullopt;
+}
+
+std::optional<Shape> PlanFile::shapeFor(int32_t id, int64_t elements) const {
+  const pb::Value &v = metadata_.schedule().values(id);
+  Shape shape(v.shape().begin(), v.shape().end());
+  int64_t known = 1, dynamic = -1;
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (shape[i] == -1) {
+      if (dynamic >= 0)
+        return std::nullopt;
+      dynamic = int64_t(i);
+    } else {
+      known *= shape[i];
+    }
+  }
+  if (dynamic < 0)
+    return known == elements ? std::optional<Shape>(shape) : std::nullopt;
+  if (known == 0 ? elements != 0 : elements % known != 0)
+    return std::nullopt;
+  shape[size_t(dynamic)] = known == 0 ? 0 : elements / known;
+  return shape;
 }
 
 std::string stepKindName(accel::plan::StepKind kind) {

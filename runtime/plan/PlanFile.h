@@ -63,6 +63,14 @@ public:
   /// (checked at load: a stage reads only what it writes, constants and the
   /// token ids, and the last stage writes the logits).
   int ppSize() const { return std::max(1, int(metadata_.pp_size())); }
+  /// The value whose bytes value `id` shares: itself, or (a VIEW) the root
+  /// of the value it views (checked at load: views come after their source).
+  int32_t rootOf(int32_t id) const { return roots_[size_t(id)]; }
+  /// Value `id`'s shape for `elements` elements: its declared shape, with
+  /// its dynamic dimension (at most one) given the extent that makes the
+  /// count match; nullopt when no extent does.
+  std::optional<Shape> shapeFor(int32_t id, int64_t elements) const;
+
   /// The KV cache layers of stage `stage` (all of them in a plan of one stage).
   int64_t stageLayers(int stage) const {
     return ppSize() == 1 ? metadata_.kv_cache().num_layers()
@@ -71,6 +79,7 @@ public:
 
 private:
   PlanFile() = default;
+  std::vector<int32_t> roots_; // by value id (checkSchedule)
   static StatusOr<std::shared_ptr<const PlanFile>> finish(std::shared_ptr<PlanFile> plan,
                                                           const LoadOptions &options);
   Status check(const LoadOptions &options);

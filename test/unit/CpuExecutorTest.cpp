@@ -17,6 +17,7 @@
 
 using namespace accel::rt;
 using accel::test::PlanBuilder;
+namespace pb = accel::plan;
 
 namespace {
 
@@ -36,9 +37,9 @@ struct Model {
   float scale = 0.5f;
 };
 
-/// ids -> embedding -> copy -> all_reduce(1) -> split_heads(1) -> kv_write ->
-/// attention (`attentionKind`) -> merge_heads -> linear -> logits.
-std::string buildPlan(const Model &m, const char *attentionKind) {
+/// ids -> embedding -> copy -> all_reduce(1) -> a [T, 1, H] view -> kv_write
+/// -> attention -> a [T, H] view -> linear -> logits.
+std::string buildPlan(const Model &m) {
   PlanBuilder b;
   int32_t ids = b.value("i64", {-1});
   int32_t table = b.constant({kV, kH}, m.table);
@@ -48,20 +49,19 @@ std::string buildPlan(const Model &m, const char *attentionKind) {
           z = b.value("f32", {-1, kH}), heads = b.value("f32", {-1, 1, kH}),
           att = b.value("f32", {-1, 1, kH}), merged = b.value("f32", {-1, kH}),
           lin = b.value("f32", {-1, kH}), logits = b.value("f32", {-1, kV});
-  b.step("launch", "embedding", {table, ids}, {x});
-  b.step("copy", "copy", {x}, {y});
-  PlanBuilder::attr(b.step("collective", "all_reduce", {y}, {z}), "group_size", int64_t(1));
-  PlanBuilder::attr(b.step("launch", "split_heads", {z}, {heads}), "num_heads", int64_t(1));
-  PlanBuilder::attr(b.step("kv_write", "kv_write", {heads, heads}, {}), "layer", int64_t(0));
-  auto &a = b.step(attentionKind, "attention", {heads}, {att});
+  b.step(pb::EMBEDDING, {table, ids}, {x});
+  b.step(pb::COPY, {x}, {y});
+  b.collective(y, z, 1);
+  b.viewOf(heads, z);
+  PlanBuilder::attr(b.step(pb::KV_WRITE, {heads, heads}, {}), "layer", int64_t(0));
+  auto &a = b.step(pb::ATTENTION, {heads}, {att});
   PlanBuilder::attr(a, "layer", int64_t(0));
   PlanBuilder::attr(a, "scale", double(m.scale));
   PlanBuilder::attr(a, "causal", int64_t(1));
-  b.step("launch", "merge_heads", {att}, {merged});
-  PlanBuilder::attr(b.step("gemm", "linear", {merged, w, -1}, {lin}), "out_dtype", "f32");
-  auto &l = b.step("gemm", "logits", {lin, lm}, {logits});
+  b.viewOf(merged, att);
+  PlanBuilder::attr(b.step(pb::GEMM, {merged, w, -1}, {lin}), "out_dtype", "f32");
+  auto &l = b.step(pb::LOGITS, {lin, lm}, {logits});
   PlanBuilder::attr(l, "out_dtype", "f32");
-  PlanBuilder::attr(l, "epilogue", "logits");
   b.meta.mutable_schedule()->set_token_ids(ids);
   b.meta.mutable_schedule()->set_logits(logits);
   b.meta.mutable_model()->set_vocab_size(kV);
@@ -135,18 +135,12 @@ TEST(CpuExecutor, EveryStepKindMatchesReference) {
   const std::vector<int64_t> ids = {3, 1, 4, 1, 0, 2, 4, 3, 2};
   std::vector<float> want = reference(m, ids);
 
-  // attention_decode: one query token per sequence, so token by token.
-  std::unique_ptr<engine::Engine> decode = engineFor(buildPlan(m, "attention_decode"));
-  ASSERT_TRUE(decode);
-  StatusOr<Tensor> got = decode->score(ids, 1);
-  ASSERT_TRUE(got) << got.status().message();
-  expectNear(*got, want);
-
-  // attention_prefill: whole, and in chunks that cross the 4-token blocks.
-  std::unique_ptr<engine::Engine> prefill = engineFor(buildPlan(m, "attention_prefill"));
-  ASSERT_TRUE(prefill);
+  // Whole, token by token (decode steps), and in chunks that cross the
+  // 4-token blocks.
+  std::unique_ptr<engine::Engine> e = engineFor(buildPlan(m));
+  ASSERT_TRUE(e);
   for (int64_t chunk : {0, 1, 3}) {
-    got = prefill->score(ids, chunk);
+    StatusOr<Tensor> got = e->score(ids, chunk);
     ASSERT_TRUE(got) << got.status().message();
     expectNear(*got, want);
   }
@@ -154,7 +148,7 @@ TEST(CpuExecutor, EveryStepKindMatchesReference) {
 
 TEST(CpuExecutor, GeneratesGreedily) {
   Model m;
-  std::unique_ptr<engine::Engine> e = engineFor(buildPlan(m, "attention_prefill"));
+  std::unique_ptr<engine::Engine> e = engineFor(buildPlan(m));
   ASSERT_TRUE(e);
   std::vector<int64_t> seq = {2, 0};
   int left = 4;
@@ -181,7 +175,7 @@ TEST(CpuExecutor, GeneratesGreedily) {
 // generate() with a host argmax gives.
 TEST(CpuExecutor, GenerateGreedyPicksTheArgmax) {
   Model m;
-  std::unique_ptr<engine::Engine> e = engineFor(buildPlan(m, "attention_prefill"));
+  std::unique_ptr<engine::Engine> e = engineFor(buildPlan(m));
   ASSERT_TRUE(e);
   std::vector<int64_t> seq = {2, 0, 3};
   int left = 5;
@@ -222,35 +216,32 @@ std::string prepareError(void (*edit)(PlanBuilder &)) {
 }
 
 TEST(CpuExecutor, RefusesWhatItCannotRun) {
-  EXPECT_EQ(prepareError([](PlanBuilder &b) { b.step("launch", "positions", {}, {1}).set_location("n1"); }),
-            "e.plan: step 0 (launch positions at 'n1'): attribute 'dtype' is missing");
-  EXPECT_EQ(prepareError([](PlanBuilder &b) { b.step("teleport", "x", {0}, {1}); }),
-            "e.plan: step 0 (teleport x): unknown step kind 'teleport'");
-  EXPECT_EQ(prepareError([](PlanBuilder &b) { b.step("launch", "frobnicate", {0}, {1}); }),
-            "e.plan: step 0 (launch frobnicate): the CPU backend has no kernel for launch "
-            "'frobnicate'");
-  EXPECT_EQ(prepareError([](PlanBuilder &b) { b.step("launch", "onnx.Frobnicate", {0}, {1}); }),
-            "e.plan: step 0 (launch onnx.Frobnicate): the CPU backend has no kernel for ONNX "
+  EXPECT_EQ(prepareError([](PlanBuilder &b) {
+              b.step(pb::RMS_NORM, {0, 0}, {1}).set_location("n1");
+            }),
+            "e.plan: step 0 (rms_norm at 'n1'): attribute 'epsilon' is missing");
+  EXPECT_EQ(prepareError([](PlanBuilder &b) { b.step(pb::StepKind(77), {0}, {1}); }),
+            "e.plan: schedule: step 0 has unknown kind 77 (a plan from a newer accelc?)");
+  EXPECT_EQ(prepareError([](PlanBuilder &b) { b.step(pb::LAUNCH, {0}, {1}); }),
+            "e.plan: step 0 (launch): the CPU backend has no kernel for step kind launch");
+  EXPECT_EQ(prepareError([](PlanBuilder &b) { b.onnx("Frobnicate", {0}, {1}); }),
+            "e.plan: step 0 (onnx Frobnicate): the CPU backend has no kernel for ONNX "
             "operator 'Frobnicate'");
+  EXPECT_EQ(prepareError([](PlanBuilder &b) { b.collective(0, 1, 2); }),
+            "e.plan: schedule: step 0 (collective) has group_size 2 in a plan for 1 ranks");
+  EXPECT_EQ(prepareError([](PlanBuilder &b) { b.step(pb::RESIDUAL_ADD, {0}, {1}); }),
+            "e.plan: step 0 (residual_add): it has 1 operands, 2 expected");
   EXPECT_EQ(prepareError([](PlanBuilder &b) {
-              PlanBuilder::attr(b.step("collective", "all_reduce", {0}, {1}), "group_size",
-                                int64_t(2));
+              PlanBuilder::attr(b.step(pb::KV_WRITE, {0, 0}, {}), "layer", int64_t(3));
+              b.step(pb::COPY, {0}, {1});
             }),
-            "e.plan: schedule: step 0 (collective all_reduce) has group_size 2 in a plan for 1 "
-            "ranks");
-  EXPECT_EQ(prepareError([](PlanBuilder &b) { b.step("launch", "residual_add", {0}, {1}); }),
-            "e.plan: step 0 (launch residual_add): it has 1 operands, 2 expected");
+            "e.plan: step 0 (kv_write): layer 3 is not in the plan's KV cache");
   EXPECT_EQ(prepareError([](PlanBuilder &b) {
-              PlanBuilder::attr(b.step("kv_write", "kv_write", {0, 0}, {}), "layer", int64_t(3));
-              b.step("copy", "copy", {0}, {1});
-            }),
-            "e.plan: step 0 (kv_write kv_write): layer 3 is not in the plan's KV cache");
-  EXPECT_EQ(prepareError([](PlanBuilder &b) {
-              auto &s = b.step("gemm", "linear", {0, 0}, {1});
+              auto &s = b.step(pb::GEMM, {0, 0}, {1});
               PlanBuilder::attr(s, "out_dtype", "f32");
               PlanBuilder::attr(s, "activation", "swish");
             }),
-            "e.plan: step 0 (gemm linear): gemm activation 'swish' has no CPU kernel");
+            "e.plan: step 0 (gemm): gemm activation 'swish' has no CPU kernel");
 }
 
 } // namespace

@@ -69,12 +69,16 @@ inline std::string assembleTp(accel::plan::PlanMetadata meta,
   return file;
 }
 
-/// Builds a plan's metadata and weights value by value, step by step.
+/// Builds a plan's metadata and weights value by value, step by step, as
+/// lib/Plan writes them from an exec module: every value is a constant, a
+/// step input, a view of another value, or (the default) a buffer of the
+/// activations arena, placed by bytes() one after the other.
 class PlanBuilder {
 public:
   PlanBuilder() {
     meta.set_target("cpu");
     meta.set_tp_size(1);
+    meta.mutable_schedule()->set_positions(-1);
   }
 
   int32_t value(const std::string &dtype, std::vector<int64_t> shape) {
@@ -91,6 +95,7 @@ public:
     accel::plan::Value *v = meta.mutable_schedule()->mutable_values(id);
     weights.resize(rt::plan::alignUp(weights.size(), rt::plan::kTensorAlignment), '\0');
     v->set_is_constant(true);
+    v->set_placement(accel::plan::Value::CONSTANT);
     v->set_section(0);
     v->set_offset(weights.size());
     v->set_size(data.size() * sizeof(float));
@@ -105,6 +110,7 @@ public:
     accel::plan::Value *v = meta.mutable_schedule()->mutable_values(id);
     weights.resize(rt::plan::alignUp(weights.size(), rt::plan::kTensorAlignment), '\0');
     v->set_is_constant(true);
+    v->set_placement(accel::plan::Value::CONSTANT);
     v->set_section(0);
     v->set_offset(weights.size());
     v->set_size(raw.size());
@@ -112,16 +118,51 @@ public:
     return id;
   }
 
-  accel::plan::Step &step(const std::string &kind, const std::string &op,
-                          std::vector<int32_t> inputs, std::vector<int32_t> outputs) {
+  /// Value `id` is the step's token ids (`kind` TOKEN_IDS) or positions.
+  void stepInput(int32_t id, accel::plan::Value::StepInput kind) {
+    accel::plan::Value *v = meta.mutable_schedule()->mutable_values(id);
+    v->set_placement(accel::plan::Value::STEP_INPUT);
+    v->set_step_input(kind);
+    if (kind == accel::plan::Value::TOKEN_IDS)
+      meta.mutable_schedule()->set_token_ids(id);
+    else
+      meta.mutable_schedule()->set_positions(id);
+  }
+  /// Value `id` views the bytes of value `source` (declared before it).
+  void viewOf(int32_t id, int32_t source) {
+    accel::plan::Value *v = meta.mutable_schedule()->mutable_values(id);
+    v->set_placement(accel::plan::Value::VIEW);
+    v->set_view_of(source);
+  }
+
+  accel::plan::Step &step(accel::plan::StepKind kind, std::vector<int32_t> inputs,
+                          std::vector<int32_t> outputs) {
     accel::plan::Step *s = meta.mutable_schedule()->add_steps();
     s->set_kind(kind);
-    s->set_op(op);
     for (int32_t i : inputs)
       s->add_inputs(i);
     for (int32_t o : outputs)
       s->add_outputs(o);
     return *s;
+  }
+  /// A COLLECTIVE step over `group` ranks: an all_reduce (sum), or an
+  /// all_gather along `axis` when axis >= 0.
+  accel::plan::Step &collective(int32_t in, int32_t out, int64_t group, int64_t axis = -1) {
+    accel::plan::Step &s = step(accel::plan::COLLECTIVE, {in}, {out});
+    attr(s, "collective", int64_t(axis >= 0 ? rt::plan::kAllGather : rt::plan::kAllReduce));
+    attr(s, "group_size", group);
+    if (axis >= 0)
+      attr(s, "axis", axis);
+    else
+      attr(s, "kind", "sum");
+    return s;
+  }
+  /// An ONNX step.
+  accel::plan::Step &onnx(const std::string &op, std::vector<int32_t> inputs,
+                          std::vector<int32_t> outputs) {
+    accel::plan::Step &s = step(accel::plan::ONNX, std::move(inputs), std::move(outputs));
+    s.set_onnx_op(op);
+    return s;
   }
 
   static void attr(accel::plan::Step &s, const std::string &name, int64_t v) {
@@ -146,8 +187,41 @@ public:
       a->mutable_floats()->add_values(f);
   }
 
+  /// Places every value without a placement in the activations arena: the
+  /// token ids (when the schedule names them) are a step input; a value with
+  /// one dynamic dimension gets its own bytes per token, a static one its own
+  /// fixed bytes (no reuse: the plans of tests are small).
+  void place() {
+    accel::plan::Schedule &s = *meta.mutable_schedule();
+    if (s.token_ids() >= 0 && s.token_ids() < s.values_size() &&
+        s.values(s.token_ids()).placement() == accel::plan::Value::PLACEMENT_UNSPECIFIED)
+      stepInput(s.token_ids(), accel::plan::Value::TOKEN_IDS);
+    uint64_t fixed = 0, perToken = 0;
+    for (accel::plan::Value &v : *s.mutable_values()) {
+      if (v.placement() != accel::plan::Value::PLACEMENT_UNSPECIFIED)
+        continue;
+      uint64_t bytes = rt::dtypeSize(*rt::dtypeFromName(v.dtype()));
+      int dynamic = 0;
+      for (int64_t d : v.shape()) {
+        dynamic += d < 0;
+        bytes *= uint64_t(d < 0 ? 1 : d);
+      }
+      v.set_placement(accel::plan::Value::ARENA);
+      uint64_t &used = dynamic ? perToken : fixed;
+      v.set_region(dynamic ? accel::plan::Value::TOKENS : accel::plan::Value::FIXED);
+      v.set_arena_offset(used);
+      used = rt::plan::alignUp(used + bytes, 256);
+    }
+    s.mutable_arena()->set_fixed_bytes(fixed);
+    s.mutable_arena()->set_bytes_per_token(perToken);
+    s.mutable_arena()->set_alignment(256);
+  }
+
   /// The file's bytes.
-  std::string bytes() const { return assemblePlan(meta, weights); }
+  std::string bytes() {
+    place();
+    return assemblePlan(meta, weights);
+  }
 
   accel::plan::PlanMetadata meta;
   std::string weights;
@@ -172,15 +246,14 @@ inline PlanBuilder pipelinePlan(const std::vector<float> &table, int64_t v, int6
   int32_t ids = b.value("i64", {-1});
   int32_t tbl = b.constant({v, h}, table);
   int32_t x = b.value("f32", {-1, h}), y = b.value("f32", {-1, h}), logits = b.value("f32", {-1, v});
-  b.step("launch", "embedding", {tbl, ids}, {x}).set_stage(0);
-  auto &t = b.step("collective", "pp_transfer", {x}, {y});
+  b.step(accel::plan::EMBEDDING, {tbl, ids}, {x}).set_stage(0);
+  auto &t = b.step(accel::plan::PP_TRANSFER, {x}, {y});
   t.set_stage(1);
   PlanBuilder::attr(t, "from_stage", int64_t(0));
   PlanBuilder::attr(t, "to_stage", int64_t(1));
-  auto &l = b.step("gemm", "logits", {y, tbl}, {logits});
+  auto &l = b.step(accel::plan::LOGITS, {y, tbl}, {logits});
   l.set_stage(1);
   PlanBuilder::attr(l, "out_dtype", "f32");
-  PlanBuilder::attr(l, "epilogue", "logits");
   b.meta.mutable_schedule()->set_token_ids(ids);
   b.meta.mutable_schedule()->set_logits(logits);
   b.meta.mutable_model()->set_vocab_size(v);

@@ -71,7 +71,7 @@ Plan basePlan(const Config &c, int64_t columns) {
   Plan p;
   const int64_t d = c.headDim;
   p.pos = p.b.value("i64", {-1});
-  PlanBuilder::attr(p.b.step("launch", "positions", {}, {p.pos}), "dtype", "i64");
+  p.b.stepInput(p.pos, accel::plan::Value::POSITIONS);
   p.qkv = p.b.constant({kTokens, columns}, randomFloats(size_t(kTokens * columns), 7));
   if (c.tables) {
     p.cos = p.b.constant({kMaxPosition, c.rotaryDim / 2},
@@ -93,30 +93,52 @@ Plan basePlan(const Config &c, int64_t columns) {
 /// Runs every step of `plan` in order on `pool` and `meta`; the values by id.
 std::vector<Tensor> run(const plan::PlanFile &plan, kv::BlockPool &pool,
                         const kv::StepMetadata &meta) {
-  std::vector<Tensor> values(size_t(plan.schedule().values_size()));
-  for (int32_t id = 0; id < plan.schedule().values_size(); ++id)
-    if (plan.schedule().values(id).is_constant())
+  const accel::plan::Schedule &sc = plan.schedule();
+  std::vector<Tensor> values(size_t(sc.values_size()));
+  for (int32_t id = 0; id < sc.values_size(); ++id)
+    if (sc.values(id).is_constant())
       values[size_t(id)] = plan.constant(id);
+  values[size_t(sc.positions())] = meta.positions.astype(DType::kI64);
+  // A view's tensor: its root's, with the view's shape.
+  auto read = [&](int32_t id) {
+    const Tensor &t = values[size_t(plan.rootOf(id))];
+    if (id == plan.rootOf(id) || !t.defined())
+      return t;
+    StatusOr<Tensor> v = t.reshaped(*plan.shapeFor(id, t.numElements()));
+    return v ? *v : Tensor();
+  };
   engine::StepContext ctx;
   ctx.pool = &pool;
   ctx.meta = &meta;
-  for (const accel::plan::Step &step : plan.schedule().steps()) {
+  for (const accel::plan::Step &step : sc.steps()) {
+    const std::string kind = plan::stepKindName(step.kind());
     StatusOr<engine::CpuExecutor::Kernel> k = engine::prepareCpuStep(plan, step);
-    EXPECT_TRUE(k) << step.kind() << " " << step.op() << ": " << k.status().message();
+    EXPECT_TRUE(k) << kind << ": " << k.status().message();
     if (!k)
       return {};
+    std::vector<Tensor> read_;
+    read_.reserve(size_t(step.inputs_size()));
     std::vector<const Tensor *> in;
-    for (int32_t i : step.inputs())
-      in.push_back(i < 0 ? nullptr : &values[size_t(i)]);
+    for (int32_t i : step.inputs()) {
+      if (i < 0) {
+        in.push_back(nullptr);
+        continue;
+      }
+      read_.push_back(read(i));
+      in.push_back(&read_.back());
+    }
     std::vector<Tensor> out;
     Status s = (*k)(ctx, in, out);
-    EXPECT_TRUE(s.isOk()) << step.kind() << " " << step.op() << ": " << s.message();
+    EXPECT_TRUE(s.isOk()) << kind << ": " << s.message();
     if (!s.isOk())
       return {};
-    EXPECT_EQ(out.size(), size_t(step.outputs_size())) << step.kind() << " " << step.op();
+    EXPECT_EQ(out.size(), size_t(step.outputs_size())) << kind;
     for (size_t i = 0; i < out.size() && i < size_t(step.outputs_size()); ++i)
-      values[size_t(step.outputs(int(i)))] = std::move(out[i]);
+      values[size_t(plan.rootOf(step.outputs(int(i))))] = std::move(out[i]);
   }
+  for (int32_t id = 0; id < sc.values_size(); ++id)
+    if (plan.rootOf(id) != id)
+      values[size_t(id)] = read(id);
   return values;
 }
 
@@ -164,29 +186,29 @@ TEST_P(QkvRotaryStep, MatchesTheStepsItReplaces) {
   // Unfused: split, split_heads x3, rotary x2, kv_write into layer 0.
   int32_t q2 = b.value("f32", {-1, h * d}), k2 = b.value("f32", {-1, hkv * d}),
           v2 = b.value("f32", {-1, hkv * d});
-  auto &split = b.step("launch", "split", {p.qkv}, {q2, k2, v2});
+  auto &split = b.step(accel::plan::SPLIT, {p.qkv}, {q2, k2, v2});
   auto *sizes = split.add_attributes();
   sizes->set_name("sizes");
   for (int64_t n : {h * d, hkv * d, hkv * d})
     sizes->mutable_ints()->add_values(n);
   int32_t q0 = b.value("f32", {-1, h, d}), k0 = b.value("f32", {-1, hkv, d}),
           v = b.value("f32", {-1, hkv, d});
-  PlanBuilder::attr(b.step("launch", "split_heads", {q2}, {q0}), "num_heads", h);
-  PlanBuilder::attr(b.step("launch", "split_heads", {k2}, {k0}), "num_heads", hkv);
-  PlanBuilder::attr(b.step("launch", "split_heads", {v2}, {v}), "num_heads", hkv);
+  b.viewOf(q0, q2);
+  b.viewOf(k0, k2);
+  b.viewOf(v, v2);
   int32_t q = b.value("f32", {-1, h, d}), k = b.value("f32", {-1, hkv, d});
-  rotaryAttrs(b.step("launch", "rotary", {q0, p.pos, p.cos, p.sin}, {q}), c);
-  rotaryAttrs(b.step("launch", "rotary", {k0, p.pos, p.cos, p.sin}, {k}), c);
-  PlanBuilder::attr(b.step("kv_write", "kv_write", {k, v}, {}), "layer", int64_t(0));
-  // Fused: one kv_write qkv_rotary into layer 1, and the launch form.
+  rotaryAttrs(b.step(accel::plan::ROTARY, {q0, p.pos, p.cos, p.sin}, {q}), c);
+  rotaryAttrs(b.step(accel::plan::ROTARY, {k0, p.pos, p.cos, p.sin}, {k}), c);
+  PlanBuilder::attr(b.step(accel::plan::KV_WRITE, {k, v}, {}), "layer", int64_t(0));
+  // Fused: one qkv_rotary_kv_write into layer 1, and the form without the write.
   int32_t fq = b.value("f32", {-1, h, d});
-  auto &fused = b.step("kv_write", "qkv_rotary", {p.qkv, p.pos, p.cos, p.sin}, {fq});
+  auto &fused = b.step(accel::plan::QKV_ROTARY_KV_WRITE, {p.qkv, p.pos, p.cos, p.sin}, {fq});
   PlanBuilder::attr(fused, "layer", int64_t(1));
   headAttrs(fused, c);
   rotaryAttrs(fused, c);
   int32_t lq = b.value("f32", {-1, h, d}), lk = b.value("f32", {-1, hkv, d}),
           lv = b.value("f32", {-1, hkv, d});
-  auto &launch = b.step("launch", "qkv_rotary", {p.qkv, p.pos, p.cos, p.sin}, {lq, lk, lv});
+  auto &launch = b.step(accel::plan::QKV_ROTARY, {p.qkv, p.pos, p.cos, p.sin}, {lq, lk, lv});
   headAttrs(launch, c);
   rotaryAttrs(launch, c);
   b.meta.mutable_schedule()->set_logits(fq);
@@ -233,7 +255,7 @@ INSTANTIATE_TEST_SUITE_P(
 std::string fusedError(const Config &c, int64_t columns, bool dropNumHeads = false) {
   Plan p = basePlan(c, columns);
   int32_t fq = p.b.value("f32", {-1, c.heads, c.headDim});
-  auto &fused = p.b.step("kv_write", "qkv_rotary", {p.qkv, p.pos, -1, -1}, {fq});
+  auto &fused = p.b.step(accel::plan::QKV_ROTARY_KV_WRITE, {p.qkv, p.pos, -1, -1}, {fq});
   PlanBuilder::attr(fused, "layer", int64_t(0));
   if (!dropNumHeads)
     PlanBuilder::attr(fused, "num_heads", c.heads);
@@ -245,7 +267,7 @@ std::string fusedError(const Config &c, int64_t columns, bool dropNumHeads = fal
       plan::PlanFile::fromBytes(p.b.bytes(), "e.plan");
   if (!plan)
     return plan.status().message();
-  const accel::plan::Step &step = (*plan)->schedule().steps(1);
+  const accel::plan::Step &step = (*plan)->schedule().steps(0);
   StatusOr<engine::CpuExecutor::Kernel> k = engine::prepareCpuStep(**plan, step);
   if (!k)
     return k.status().message();

@@ -165,19 +165,17 @@ struct TpModel {
     int32_t x = b.value("f32", {-1, kH}), p = b.value("f32", {-1, kH}),
             s = b.value("f32", {-1, kH}), lp = b.value("f32", {-1, kV / 2}),
             logits = b.value("f32", {-1, kV});
-    b.step("launch", "embedding", {tbl, ids}, {x});
-    PlanBuilder::attr(b.step("gemm", "linear", {x, wa}, {p}), "out_dtype", "f32");
-    PlanBuilder::attr(b.step("collective", "all_reduce", {p}, {s}), "group_size", group);
-    auto &l = b.step("gemm", "logits", {s, wl}, {lp});
+    b.step(accel::plan::EMBEDDING, {tbl, ids}, {x});
+    PlanBuilder::attr(b.step(accel::plan::GEMM, {x, wa}, {p}), "out_dtype", "f32");
+    b.collective(p, s, group);
+    auto &l = b.step(accel::plan::LOGITS, {s, wl}, {lp});
     PlanBuilder::attr(l, "out_dtype", "f32");
-    PlanBuilder::attr(l, "epilogue", "logits");
-    auto &g = b.step("collective", "all_gather", {lp}, {logits});
-    PlanBuilder::attr(g, "group_size", group);
-    PlanBuilder::attr(g, "axis", gatherAxis);
+    b.collective(lp, logits, group, gatherAxis);
     b.meta.mutable_schedule()->set_token_ids(ids);
     b.meta.mutable_schedule()->set_logits(logits);
     b.meta.mutable_model()->set_vocab_size(kV);
     std::vector<std::string> ranks(w, w + sections);
+    b.place();
     return assembleTp(b.meta, ranks, headerTp);
   }
 
@@ -238,10 +236,10 @@ TEST(TensorParallelPlan, LoaderChecksRanksAndCollectives) {
             "tp.plan: section 1 ('weights.rank1') holds the weights of rank 1 in a plan for 1 "
             "ranks");
   EXPECT_EQ(loadError(m.plan(1, 4)),
-            "tp.plan: schedule: step 2 (collective all_reduce) has group_size 4 in a plan for 2 "
+            "tp.plan: schedule: step 2 (collective) has group_size 4 in a plan for 2 "
             "ranks");
   EXPECT_EQ(loadError(m.plan(2)),
-            "tp.plan: schedule: step 4 (collective all_gather) gathers along axis 2, outside its "
+            "tp.plan: schedule: step 4 (collective) gathers along axis 2, outside its "
             "2-D input");
 }
 
@@ -276,20 +274,19 @@ std::string attentionTpPlan() {
           heads = b.value("f32", {-1, 1, D}), att = b.value("f32", {-1, 1, D}),
           merged = b.value("f32", {-1, D}), part = b.value("f32", {-1, H}),
           sum = b.value("f32", {-1, H}), logits = b.value("f32", {-1, V});
-  b.step("launch", "embedding", {tbl, ids}, {x});
-  PlanBuilder::attr(b.step("gemm", "linear", {x, wq}, {p}), "out_dtype", "f32");
-  PlanBuilder::attr(b.step("launch", "split_heads", {p}, {heads}), "num_heads", int64_t(1));
-  PlanBuilder::attr(b.step("kv_write", "kv_write", {heads, heads}, {}), "layer", int64_t(0));
-  auto &a = b.step("attention_prefill", "attention", {heads}, {att});
+  b.step(accel::plan::EMBEDDING, {tbl, ids}, {x});
+  PlanBuilder::attr(b.step(accel::plan::GEMM, {x, wq}, {p}), "out_dtype", "f32");
+  b.viewOf(heads, p);
+  PlanBuilder::attr(b.step(accel::plan::KV_WRITE, {heads, heads}, {}), "layer", int64_t(0));
+  auto &a = b.step(accel::plan::ATTENTION, {heads}, {att});
   PlanBuilder::attr(a, "layer", int64_t(0));
   PlanBuilder::attr(a, "scale", 0.5);
   PlanBuilder::attr(a, "causal", int64_t(1));
-  b.step("launch", "merge_heads", {att}, {merged});
-  PlanBuilder::attr(b.step("gemm", "linear", {merged, wo}, {part}), "out_dtype", "f32");
-  PlanBuilder::attr(b.step("collective", "all_reduce", {part}, {sum}), "group_size", int64_t(2));
-  auto &l = b.step("gemm", "logits", {sum, wl}, {logits});
+  b.viewOf(merged, att);
+  PlanBuilder::attr(b.step(accel::plan::GEMM, {merged, wo}, {part}), "out_dtype", "f32");
+  b.collective(part, sum, 2);
+  auto &l = b.step(accel::plan::LOGITS, {sum, wl}, {logits});
   PlanBuilder::attr(l, "out_dtype", "f32");
-  PlanBuilder::attr(l, "epilogue", "logits");
   b.meta.mutable_schedule()->set_token_ids(ids);
   b.meta.mutable_schedule()->set_logits(logits);
   b.meta.mutable_model()->set_vocab_size(V);
@@ -300,6 +297,7 @@ std::string attentionTpPlan() {
   kv->set_head_dim(D);
   kv->set_block_size(4);
   kv->set_dtype("f32");
+  b.place();
   return assembleTp(b.meta, {w[0], w[1]}, 2);
 }
 
@@ -384,18 +382,18 @@ TEST(PipelinePlan, LoaderChecksStagesAndTransfers) {
   EXPECT_EQ(damaged([](accel::plan::PlanMetadata &) {}), "ok");
   // The logits step in stage 0 reads what stage 1 received.
   EXPECT_EQ(damaged([&](accel::plan::PlanMetadata &m) { steps(m)->Mutable(2)->set_stage(0); }),
-            "tp.plan: schedule: step 2 (gemm logits) runs in pipeline stage 0 and reads value 3, "
+            "tp.plan: schedule: step 2 (logits) runs in pipeline stage 0 and reads value 3, "
             "which stage 1 writes");
   // Without the transfer, stage 1 would read stage 0's value.
   EXPECT_EQ(damaged([&](accel::plan::PlanMetadata &m) {
               steps(m)->Mutable(2)->set_inputs(0, 2);
             }),
-            "tp.plan: schedule: step 2 (gemm logits) runs in pipeline stage 1 and reads value 2, "
+            "tp.plan: schedule: step 2 (logits) runs in pipeline stage 1 and reads value 2, "
             "which stage 0 writes");
   EXPECT_EQ(damaged([&](accel::plan::PlanMetadata &m) {
               steps(m)->Mutable(1)->mutable_attributes(1)->set_i(2);
             }),
-            "tp.plan: schedule: step 1 (collective pp_transfer) sends from stage 0 to stage 2 (run "
+            "tp.plan: schedule: step 1 (pp_transfer) sends from stage 0 to stage 2 (run "
             "in stage 1) in a plan of 2 stages");
   EXPECT_EQ(damaged([&](accel::plan::PlanMetadata &m) { steps(m)->Mutable(0)->set_stage(2); }),
             "tp.plan: schedule: step 0 (launch embedding) runs in pipeline stage 2 of a plan with 2");

@@ -172,7 +172,7 @@ StatusOr<GpuKernel> prepareAttention(const GpuPrepareContext &ctx, const pb::Ste
     if (d > 4 * kAttentionThreads)
       return Status(StatusCode::kUnimplemented,
                     "head_dim " + std::to_string(d) + " is over the GPU attention kernel's 512");
-    ACCEL_RT_ASSIGN_OR_RETURN(DeviceTensor out, st.empty(cdt, q.shape));
+    ACCEL_RT_ASSIGN_OR_RETURN(DeviceTensor out, st.output(0, cdt, q.shape));
     if (tokens == 0 || heads == 0)
       return out;
     // Split-KV for decode steps (one query per sequence) over long contexts:

@@ -36,7 +36,7 @@ StatusOr<GpuKernel> prepareCollective(const plan::PlanFile &plan, const pb::Step
     st.gpu->noteForeignWork(); // NCCL's kernels: the next launch is a plain one
     GpuValue v;
     if (!gather) {
-      ACCEL_RT_ASSIGN_OR_RETURN(v.dev, st.empty(x.dtype, x.shape));
+      ACCEL_RT_ASSIGN_OR_RETURN(v.dev, st.output(0, x.dtype, x.shape));
       if (count && st.p2p && gpu::P2pAllReduce::takes(count, x.dtype))
         ACCEL_RT_RETURN_IF_ERROR(st.p2p->run(st.comm->rank(), x.ptr, v.dev.ptr, count, x.dtype));
       else if (count)
@@ -51,7 +51,7 @@ StatusOr<GpuKernel> prepareCollective(const plan::PlanFile &plan, const pb::Step
                       x.describe());
     Shape shape = x.shape;
     shape[size_t(axis)] *= group;
-    ACCEL_RT_ASSIGN_OR_RETURN(v.dev, st.empty(x.dtype, shape));
+    ACCEL_RT_ASSIGN_OR_RETURN(v.dev, st.output(0, x.dtype, shape));
     int64_t outer = 1;
     for (int64_t i = 0; i < axis; ++i)
       outer *= x.dim(i);

@@ -1,43 +1,12 @@
-//===- Embedding.cpp - positions and embedding on the GPU -----------------===//
+//===- Embedding.cpp - the embedding lookup on the GPU --------------------===//
 //
-// The token-level inputs of a step: its positions and the embedding
-// lookup of its token ids (kernels/Embedding.cu).
+// The embedding lookup of a step's token ids (kernels/Embedding.cu). The
+// step's positions are a step input the executor binds (GpuExecutor.cpp).
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/cuda/ops/Ops.h"
 
 namespace accel::rt::engine::ops {
-
-/// `launch positions`: the step's positions (on the device already in a
-/// CUDA-graph step).
-StatusOr<GpuKernel> preparePositions(const plan::PlanFile &, const pb::Step &step, const Attrs &a,
-                                     const GpuPrepareContext &) {
-  ACCEL_RT_RETURN_IF_ERROR(needInputs(step, 0, 0));
-  ACCEL_RT_ASSIGN_OR_RETURN(std::string dn, a.s("dtype"));
-  std::optional<DType> dt = dtypeFromName(dn);
-  if (!dt)
-    return invalid("attribute 'dtype' names unknown element type '" + dn + "'");
-  const DType d = *dt;
-  return GpuKernel([d](GpuRunState &st, Inputs &, Outputs &out) -> Status {
-    GpuValue v;
-    // A CUDA-graph step has its positions on the device already.
-    if (d == DType::kI64 && st.positionsI64.defined()) {
-      v.dev = st.positionsI64;
-      out.push_back(std::move(v));
-      return Status::ok();
-    }
-    if (d == DType::kI32 && st.positionsI32.defined()) {
-      v.dev = st.positionsI32;
-      out.push_back(std::move(v));
-      return Status::ok();
-    }
-    v.host = st.meta->positions.astype(d);
-    if (!v.host.defined() && st.meta->numTokens != 0)
-      return Status(StatusCode::kResourceExhausted, "cannot allocate the positions");
-    out.push_back(std::move(v));
-    return Status::ok();
-  });
-}
 
 /// `launch embedding` (vocabulary-parallel with vocab_shards > 1).
 StatusOr<GpuKernel> prepareEmbedding(const plan::PlanFile &plan, const pb::Step &step,
@@ -87,7 +56,7 @@ StatusOr<GpuKernel> prepareEmbedding(const plan::PlanFile &plan, const pb::Step 
     if (ids.dtype != DType::kI64 && ids.dtype != DType::kI32)
       return badInput("the ids " + ids.describe() + " must be i32 or i64");
     const int64_t tokens = ids.numElements(), hidden = table.dim(1);
-    ACCEL_RT_ASSIGN_OR_RETURN(DeviceTensor out, st.empty(cdt, {tokens, hidden}));
+    ACCEL_RT_ASSIGN_OR_RETURN(DeviceTensor out, st.output(0, cdt, {tokens, hidden}));
     if (tokens)
       ACCEL_RT_RETURN_IF_ERROR(st.gpu->launch(fn, Dim3{unsigned(tokens), 1, 1},
                                               Dim3{rowThreads(hidden), 1, 1}, 0, table.ptr,

@@ -92,8 +92,10 @@ StatusOr<bool> gatedGemv(GpuRunState &st, const DeviceTensor &x, const DeviceTen
 
 /// y [.., N] = x [.., K] @ w [N, K]^T, y in `outType`: Gemv.cu for one row
 /// (batch-1 decode, bf16/f16), cuBLASLt otherwise.
+/// y = x · wᵀ; y is the step's output `out` (its planned place) when
+/// `out` >= 0, else a temporary.
 StatusOr<DeviceTensor> gemm(GpuRunState &st, const DeviceTensor &x, const DeviceTensor &w,
-                            DType outType) {
+                            DType outType, int out = -1) {
   if (w.rank() != 2)
     return badInput("the weight " + w.describe() + " must be [N, K]");
   if (x.rank() < 1 || x.dim(-1) != w.dim(1))
@@ -105,7 +107,8 @@ StatusOr<DeviceTensor> gemm(GpuRunState &st, const DeviceTensor &x, const Device
   auto [rows, k] = rowsCols(x);
   Shape shape = x.shape;
   shape.back() = w.dim(0);
-  ACCEL_RT_ASSIGN_OR_RETURN(DeviceTensor y, st.empty(outType, shape));
+  ACCEL_RT_ASSIGN_OR_RETURN(DeviceTensor y, out >= 0 ? st.output(size_t(out), outType, shape)
+                                                      : st.empty(outType, shape));
   const int64_t n = w.dim(0);
   // Batch-1 decode GEMMs in bf16/f16: Gemv.cu.
   if (gemvApplies(x, w, outType)) {
@@ -141,7 +144,7 @@ std::optional<std::pair<int, const char *>> quantWeightKind(DType t) {
 /// otherwise the weight is dequantised into a scratch buffer in the compute
 /// dtype and multiplied by cuBLASLt.
 StatusOr<DeviceTensor> quantGemm(GpuRunState &st, const DeviceTensor &x, const DeviceTensor &w,
-                                 const DeviceTensor &scale, DType outType) {
+                                 const DeviceTensor &scale, DType outType, int out = -1) {
   auto kind = quantWeightKind(w.dtype);
   if (!kind)
     return Status(StatusCode::kUnimplemented,
@@ -161,7 +164,8 @@ StatusOr<DeviceTensor> quantGemm(GpuRunState &st, const DeviceTensor &x, const D
       k % 16 == 0 && x.ptr % 16 == 0 && w.ptr % 16 == 0 && gemvSettings().wanted) {
     Shape shape = x.shape;
     shape.back() = n;
-    ACCEL_RT_ASSIGN_OR_RETURN(DeviceTensor y, st.empty(outType, shape));
+    ACCEL_RT_ASSIGN_OR_RETURN(DeviceTensor y, out >= 0 ? st.output(size_t(out), outType, shape)
+                                                        : st.empty(outType, shape));
     ACCEL_RT_ASSIGN_OR_RETURN(CuFunction fn,
                               st.gpu->function(std::string("gemv_m1_q_") + kind->second + "_" +
                                                gpuDTypeSuffix(x.dtype)));
@@ -180,7 +184,7 @@ StatusOr<DeviceTensor> quantGemm(GpuRunState &st, const DeviceTensor &x, const D
     ACCEL_RT_RETURN_IF_ERROR(st.gpu->launch(dq, strideGrid(n * k), Dim3{256, 1, 1}, 0, w.ptr,
                                             kind->first, scale.ptr, perChannel, wd.ptr, i64(n),
                                             i64(k)));
-  return gemm(st, x, wd, outType);
+  return gemm(st, x, wd, outType, out);
 }
 
 /// FP8 W8A8 GEMMs of more than kFp8OuterScalesMinRows - 1 rows let
@@ -211,7 +215,7 @@ int64_t fp8OuterScalesMinRows() {
 /// f32 sums rescaled by w8a8_rescale_*.
 StatusOr<DeviceTensor> w8a8Gemm(GpuRunState &st, const DeviceTensor &x, const DeviceTensor &w,
                                 const DeviceTensor &scale, const DeviceTensor *inputScale,
-                                DType outType, int64_t outerScalesMinRows) {
+                                DType outType, int64_t outerScalesMinRows, int out = -1) {
   if (w.dtype != DType::kI8 && w.dtype != DType::kF8E4M3FN)
     return Status(StatusCode::kUnimplemented,
                   "W8A8 on the GPU runs i8 and f8E4M3FN weights; this one is " + w.describe());
@@ -234,7 +238,8 @@ StatusOr<DeviceTensor> w8a8Gemm(GpuRunState &st, const DeviceTensor &x, const De
   auto [rows, kx] = rowsCols(x);
   Shape shape = x.shape;
   shape.back() = n;
-  ACCEL_RT_ASSIGN_OR_RETURN(DeviceTensor y, st.empty(outType, shape));
+  ACCEL_RT_ASSIGN_OR_RETURN(DeviceTensor y, out >= 0 ? st.output(size_t(out), outType, shape)
+                                                      : st.empty(outType, shape));
   if (rows == 0 || n == 0)
     return y;
   const char *q = fp8 ? "e4m3" : "i8";
@@ -296,9 +301,8 @@ StatusOr<GpuKernel> prepareGemm(const GpuPrepareContext &ctx, const pb::Step &st
                                 const Attrs &a) {
   ACCEL_RT_RETURN_IF_ERROR(needInputs(step, 2, 6));
   ACCEL_RT_RETURN_IF_ERROR(needOutputs(step, 1));
-  ACCEL_RT_ASSIGN_OR_RETURN(std::string epilogue, a.s("epilogue", std::string("none")));
   const DType cdt = ctx.dtype;
-  if (epilogue == "none") {
+  if (step.kind() == pb::GEMM) {
     // An activation epilogue (accel-fuse-linear-activation): with the bias,
     // one launch after the GEMM.
     int act = -1;
@@ -335,14 +339,15 @@ StatusOr<GpuKernel> prepareGemm(const GpuPrepareContext &ctx, const pb::Step &st
           ACCEL_RT_ASSIGN_OR_RETURN(xs, st.toDevice(*s, DType::kF32));
         }
         ACCEL_RT_ASSIGN_OR_RETURN(
-            y, w8a8Gemm(st, x, w, scale, xs.defined() ? &xs : nullptr, cdt, outerScalesMinRows));
+            y, w8a8Gemm(st, x, w, scale, xs.defined() ? &xs : nullptr, cdt, outerScalesMinRows,
+                        /*out=*/0));
       } else if (quantised) {
         ACCEL_RT_ASSIGN_OR_RETURN(DeviceTensor w, st.toDevice(*in[1]));
         ACCEL_RT_ASSIGN_OR_RETURN(DeviceTensor scale, st.toDevice(*in[3], DType::kF32));
-        ACCEL_RT_ASSIGN_OR_RETURN(y, quantGemm(st, x, w, scale, cdt));
+        ACCEL_RT_ASSIGN_OR_RETURN(y, quantGemm(st, x, w, scale, cdt, /*out=*/0));
       } else {
         ACCEL_RT_ASSIGN_OR_RETURN(DeviceTensor w, st.toDevice(*in[1], cdt));
-        ACCEL_RT_ASSIGN_OR_RETURN(y, gemm(st, x, w, cdt));
+        ACCEL_RT_ASSIGN_OR_RETURN(y, gemm(st, x, w, cdt, /*out=*/0));
       }
       DeviceTensor bias;
       if (GpuValue *b = at(in, 2)) {
@@ -352,8 +357,7 @@ StatusOr<GpuKernel> prepareGemm(const GpuPrepareContext &ctx, const pb::Step &st
       return y;
     });
   }
-  if (epilogue != "logits")
-    return invalid("unknown gemm epilogue '" + epilogue + "'");
+  // LOGITS: the LM head.
   ACCEL_RT_ASSIGN_OR_RETURN(double softcap, a.f("softcap", 0.0));
   ACCEL_RT_ASSIGN_OR_RETURN(int64_t selectLast, a.i("select_last", 0));
   ACCEL_RT_ASSIGN_OR_RETURN(CuFunction gather, computeKernel(ctx, "gather_last_rows"));
@@ -376,7 +380,7 @@ StatusOr<GpuKernel> prepareGemm(const GpuPrepareContext &ctx, const pb::Step &st
                                                 i64(seqs), i64(cols)));
       x = last;
     }
-    ACCEL_RT_ASSIGN_OR_RETURN(DeviceTensor y, gemm(st, x, w, DType::kF32));
+    ACCEL_RT_ASSIGN_OR_RETURN(DeviceTensor y, gemm(st, x, w, DType::kF32, /*out=*/0));
     if (GpuValue *b = at(in, 2)) {
       ACCEL_RT_ASSIGN_OR_RETURN(DeviceTensor bias, st.toDevice(*b, DType::kF32));
       ACCEL_RT_RETURN_IF_ERROR(biasAct(st, y, &bias, -1));
@@ -415,7 +419,7 @@ StatusOr<GpuKernel> prepareGatedMlp(const plan::PlanFile &, const pb::Step &step
         ACCEL_RT_ASSIGN_OR_RETURN(bool fused, gatedGemv(st, x, w, a1, kind));
         if (fused) {
           ACCEL_RT_ASSIGN_OR_RETURN(DeviceTensor wd, st.toDevice(*down, cdt));
-          return gemm(st, a1, wd, cdt);
+          return gemm(st, a1, wd, cdt, /*out=*/0);
         }
       }
       ACCEL_RT_ASSIGN_OR_RETURN(DeviceTensor gu, gemm(st, x, w, cdt));
@@ -444,7 +448,7 @@ StatusOr<GpuKernel> prepareGatedMlp(const plan::PlanFile &, const pb::Step &step
                                                 u.ptr, act.ptr, i64(n), kind));
     }
     ACCEL_RT_ASSIGN_OR_RETURN(DeviceTensor wd, st.toDevice(*down, cdt));
-    return gemm(st, act, wd, cdt);
+    return gemm(st, act, wd, cdt, /*out=*/0);
   });
 }
 

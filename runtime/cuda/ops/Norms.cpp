@@ -32,9 +32,8 @@ namespace accel::rt::engine::ops {
 /// `launch rms_norm` and `launch add_rms_norm`.
 StatusOr<GpuKernel> prepareRmsNorm(const plan::PlanFile &, const pb::Step &step, const Attrs &a,
                                    const GpuPrepareContext &ctx) {
-  const std::string &op = step.op();
   const DType cdt = ctx.dtype;
-  const bool add = op == "add_rms_norm";
+  const bool add = step.kind() == pb::ADD_RMS_NORM;
   ACCEL_RT_RETURN_IF_ERROR(needInputs(step, add ? 3 : 2, add ? 3 : 2));
   ACCEL_RT_ASSIGN_OR_RETURN(double eps, a.f("epsilon"));
   ACCEL_RT_ASSIGN_OR_RETURN(double offset, a.f("weight_offset", 0.0));
@@ -47,9 +46,9 @@ StatusOr<GpuKernel> prepareRmsNorm(const plan::PlanFile &, const pb::Step &step,
       return badInput("the weight " + w.describe() + " must be [" + std::to_string(hidden) +
                       "], the last dimension of x " + x.describe());
     GpuValue normed, sum;
-    ACCEL_RT_ASSIGN_OR_RETURN(normed.dev, st.empty(cdt, x.shape));
+    ACCEL_RT_ASSIGN_OR_RETURN(normed.dev, st.output(0, cdt, x.shape));
     if (add) {
-      ACCEL_RT_ASSIGN_OR_RETURN(sum.dev, st.empty(cdt, x.shape));
+      ACCEL_RT_ASSIGN_OR_RETURN(sum.dev, st.output(1, cdt, x.shape));
     }
     if (rows)
       ACCEL_RT_RETURN_IF_ERROR(st.gpu->launch(
@@ -81,7 +80,7 @@ StatusOr<GpuKernel> prepareLayerNorm(const plan::PlanFile &, const pb::Step &ste
     if (w.numElements() != hidden || (b.defined() && b.numElements() != hidden))
       return badInput("the weight " + w.describe() + " and bias must be [" +
                       std::to_string(hidden) + "], the last dimension of x " + x.describe());
-    ACCEL_RT_ASSIGN_OR_RETURN(DeviceTensor y, st.empty(cdt, x.shape));
+    ACCEL_RT_ASSIGN_OR_RETURN(DeviceTensor y, st.output(0, cdt, x.shape));
     if (rows)
       ACCEL_RT_RETURN_IF_ERROR(st.gpu->launch(fn, Dim3{unsigned(rows), 1, 1},
                                               Dim3{rowThreads(hidden), 1, 1}, 0, x.ptr, w.ptr,

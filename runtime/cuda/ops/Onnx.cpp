@@ -64,12 +64,8 @@ Status runOnHost(GpuRunState &st, const std::string &name, const std::string &ty
 } // namespace
 
 StatusOr<GpuKernel> prepareOnnx(const plan::PlanFile &, const pb::Step &step, const Attrs &a) {
-  const std::string name = step.op();
-  std::string type = name.substr(5), domain;
-  if (type.rfind("com.microsoft.", 0) == 0) {
-    domain = "com.microsoft";
-    type = type.substr(14);
-  }
+  const std::string type = step.onnx_op(), domain = step.onnx_domain();
+  const std::string name = "onnx." + (domain.empty() ? "" : domain + ".") + type;
   if (!onnx::isSupported(type, domain))
     return Status(StatusCode::kUnimplemented,
                   "the GPU backend has no kernel for ONNX operator '" + name.substr(5) +

@@ -61,21 +61,18 @@ StatusOr<int> activationCode(const Attrs &a);
 
 /// Copies along one axis (Views.cpp), for split and the ONNX glue: `len`
 /// entries of `src` from `srcBegin` into `dst` from `dstBegin`, and a new
-/// tensor of x's entries [begin, begin + len) along `axis`.
+/// tensor of x's entries [begin, begin + len) along `axis` (the step's
+/// output `out` when out >= 0, else a temporary).
 Status copyAlongAxis(GpuRunState &st, const DeviceTensor &dst, int64_t dstBegin,
                      const DeviceTensor &src, int64_t srcBegin, int64_t len, int64_t axis);
 StatusOr<DeviceTensor> sliceAxis(GpuRunState &st, const DeviceTensor &x, int64_t axis,
-                                 int64_t begin, int64_t len);
+                                 int64_t begin, int64_t len, int out = -1);
 
 //===----------------------------------------------------------------------===//
 // The prepare functions, by family (file)
 //===----------------------------------------------------------------------===//
 
 // Embedding.cpp
-/// `launch positions`: the step's positions (on the device already in a
-/// CUDA-graph step).
-StatusOr<GpuKernel> preparePositions(const plan::PlanFile &plan, const pb::Step &step,
-                                     const Attrs &a, const GpuPrepareContext &ctx);
 
 /// `launch embedding` (vocabulary-parallel with vocab_shards > 1).
 StatusOr<GpuKernel> prepareEmbedding(const plan::PlanFile &plan, const pb::Step &step,
@@ -124,21 +121,9 @@ StatusOr<GpuKernel> prepareAttention(const GpuPrepareContext &ctx, const pb::Ste
 StatusOr<GpuKernel> prepareSplit(const plan::PlanFile &plan, const pb::Step &step,
                                  const Attrs &a, const GpuPrepareContext &ctx);
 
-/// `launch split_heads`, a view.
-StatusOr<GpuKernel> prepareSplitHeads(const plan::PlanFile &plan, const pb::Step &step,
-                                      const Attrs &a, const GpuPrepareContext &ctx);
 
-/// `launch merge_heads`, a view.
-StatusOr<GpuKernel> prepareMergeHeads(const plan::PlanFile &plan, const pb::Step &step,
-                                      const Attrs &a, const GpuPrepareContext &ctx);
 
-/// `launch flatten_tokens`, a view.
-StatusOr<GpuKernel> prepareFlattenTokens(const plan::PlanFile &plan, const pb::Step &step,
-                                         const Attrs &a, const GpuPrepareContext &ctx);
 
-/// `launch unflatten_tokens`, a view.
-StatusOr<GpuKernel> prepareUnflattenTokens(const plan::PlanFile &plan, const pb::Step &step,
-                                           const Attrs &a, const GpuPrepareContext &ctx);
 
 /// A `copy` step: a new buffer with the input's contents.
 StatusOr<GpuKernel> prepareCopy(const pb::Step &step);

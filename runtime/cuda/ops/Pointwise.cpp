@@ -31,7 +31,7 @@ StatusOr<GpuKernel> prepareResidualAdd(const plan::PlanFile &, const pb::Step &s
     if (r.numElements() != b.numElements())
       return badInput("the residual " + r.describe() + " and the branch " + b.describe() +
                       " differ in size");
-    ACCEL_RT_ASSIGN_OR_RETURN(DeviceTensor y, st.empty(cdt, r.shape));
+    ACCEL_RT_ASSIGN_OR_RETURN(DeviceTensor y, st.output(0, cdt, r.shape));
     const int64_t n = y.numElements();
     if (n)
       ACCEL_RT_RETURN_IF_ERROR(
@@ -43,15 +43,14 @@ StatusOr<GpuKernel> prepareResidualAdd(const plan::PlanFile &, const pb::Step &s
 /// `launch activation` and `launch gated_act`.
 StatusOr<GpuKernel> prepareActivation(const plan::PlanFile &, const pb::Step &step, const Attrs &a,
                                       const GpuPrepareContext &ctx) {
-  const std::string &op = step.op();
   const DType cdt = ctx.dtype;
   ACCEL_RT_RETURN_IF_ERROR(needInputs(step, 1, 1));
   ACCEL_RT_ASSIGN_OR_RETURN(int kind, activationCode(a));
-  if (op == "activation") {
+  if (step.kind() == pb::ACTIVATION) {
     ACCEL_RT_ASSIGN_OR_RETURN(CuFunction fn, computeKernel(ctx, "activation"));
     return one([=](GpuRunState &st, Inputs &in) -> StatusOr<DeviceTensor> {
       ACCEL_RT_ASSIGN_OR_RETURN(DeviceTensor x, st.toDevice(*in[0], cdt));
-      ACCEL_RT_ASSIGN_OR_RETURN(DeviceTensor y, st.empty(cdt, x.shape));
+      ACCEL_RT_ASSIGN_OR_RETURN(DeviceTensor y, st.output(0, cdt, x.shape));
       const int64_t n = y.numElements();
       if (n)
         ACCEL_RT_RETURN_IF_ERROR(
@@ -66,7 +65,7 @@ StatusOr<GpuKernel> prepareActivation(const plan::PlanFile &, const pb::Step &st
       return badInput("the input " + x.describe() +
                       " must be [tokens, 2 * intermediate] (gate, then up)");
     const int64_t rows = x.dim(0), inter = x.dim(1) / 2;
-    ACCEL_RT_ASSIGN_OR_RETURN(DeviceTensor y, st.empty(cdt, {rows, inter}));
+    ACCEL_RT_ASSIGN_OR_RETURN(DeviceTensor y, st.output(0, cdt, {rows, inter}));
     if (rows * inter != 0)
       ACCEL_RT_RETURN_IF_ERROR(st.gpu->launch(fn, strideGrid(rows * inter), Dim3{256, 1, 1}, 0,
                                               x.ptr, y.ptr, i64(rows), i64(inter), kind));

@@ -25,42 +25,18 @@ Status copyAlongAxis(GpuRunState &st, const DeviceTensor &dst, int64_t dstBegin,
 }
 
 StatusOr<DeviceTensor> sliceAxis(GpuRunState &st, const DeviceTensor &x, int64_t axis,
-                                 int64_t begin, int64_t len) {
+                                 int64_t begin, int64_t len, int out) {
   Shape shape = x.shape;
   shape[size_t(axis)] = len;
-  ACCEL_RT_ASSIGN_OR_RETURN(DeviceTensor out, st.empty(x.dtype, shape));
-  ACCEL_RT_RETURN_IF_ERROR(copyAlongAxis(st, out, 0, x, begin, len, axis));
-  return out;
+  ACCEL_RT_ASSIGN_OR_RETURN(DeviceTensor y, out >= 0 ? st.output(size_t(out), x.dtype, shape)
+                                                      : st.empty(x.dtype, shape));
+  const DeviceTensor &out_ = y;
+  ACCEL_RT_RETURN_IF_ERROR(copyAlongAxis(st, out_, 0, x, begin, len, axis));
+  return y;
 }
 
-namespace {
 
-/// A view step that works on either copy of a value.
-template <typename ShapeFn> GpuKernel viewStep(ShapeFn shapeOf) {
-  return [shapeOf](GpuRunState &, Inputs &in, Outputs &out) -> Status {
-    GpuValue &x = *in[0];
-    const GpuValue *like = at(in, 1);
-    ACCEL_RT_ASSIGN_OR_RETURN(Shape shape, shapeOf(x.shape(), like ? &like->shape() : nullptr));
-    GpuValue v;
-    if (x.host.defined()) {
-      ACCEL_RT_ASSIGN_OR_RETURN(v.host, x.host.reshaped(shape));
-    }
-    if (x.dev.defined()) {
-      int64_t n = 1;
-      for (int64_t d : shape)
-        n *= d;
-      if (n != x.dev.numElements())
-        return badInput("cannot view " + x.dev.describe() + " as " + shapeToString(shape));
-      v.dev = viewAs(x.dev, shape);
-    }
-    out.push_back(std::move(v));
-    return Status::ok();
-  };
-}
-
-} // namespace
-
-/// `launch split`: columns copied out on the device.
+/// `split`: the last axis cut into parts, each copied out on the device.
 StatusOr<GpuKernel> prepareSplit(const plan::PlanFile &, const pb::Step &step, const Attrs &a,
                                  const GpuPrepareContext &ctx) {
   const DType cdt = ctx.dtype;
@@ -72,79 +48,18 @@ StatusOr<GpuKernel> prepareSplit(const plan::PlanFile &, const pb::Step &step, c
     int64_t total = 0;
     for (int64_t s : sizes)
       total += s;
-    if (x.rank() != 2 || total != x.dim(1))
+    if (x.rank() < 1 || total != x.dim(-1))
       return badInput("cannot split " + x.describe() + " into columns of " +
                       std::to_string(total) + " in all");
     int64_t begin = 0;
-    for (int64_t s : sizes) {
+    for (size_t i = 0; i < sizes.size(); ++i) {
+      const int64_t s = sizes[i];
       GpuValue v;
-      ACCEL_RT_ASSIGN_OR_RETURN(v.dev, sliceAxis(st, x, 1, begin, s));
+      ACCEL_RT_ASSIGN_OR_RETURN(v.dev, sliceAxis(st, x, x.rank() - 1, begin, s, int(i)));
       out.push_back(std::move(v));
       begin += s;
     }
     return Status::ok();
-  });
-}
-
-/// `launch split_heads`, a view.
-StatusOr<GpuKernel> prepareSplitHeads(const plan::PlanFile &, const pb::Step &step, const Attrs &a,
-                                      const GpuPrepareContext &) {
-  ACCEL_RT_RETURN_IF_ERROR(needInputs(step, 1, 1));
-  ACCEL_RT_ASSIGN_OR_RETURN(int64_t heads, a.i("num_heads"));
-  return viewStep([heads](const Shape &s, const Shape *) -> StatusOr<Shape> {
-    if (s.size() != 2 || heads <= 0 || s[1] % heads != 0)
-      return badInput("cannot split " + shapeToString(s) + " into " + std::to_string(heads) +
-                      " heads");
-    return Shape{s[0], heads, s[1] / heads};
-  });
-}
-
-/// `launch merge_heads`, a view.
-StatusOr<GpuKernel> prepareMergeHeads(const plan::PlanFile &, const pb::Step &step, const Attrs &,
-                                      const GpuPrepareContext &) {
-  ACCEL_RT_RETURN_IF_ERROR(needInputs(step, 1, 1));
-  return viewStep([](const Shape &s, const Shape *) -> StatusOr<Shape> {
-    if (s.size() != 3)
-      return badInput("merge_heads needs [tokens, heads, head_dim], got " + shapeToString(s));
-    return Shape{s[0], s[1] * s[2]};
-  });
-}
-
-/// `launch flatten_tokens`, a view.
-StatusOr<GpuKernel> prepareFlattenTokens(const plan::PlanFile &, const pb::Step &step,
-                                         const Attrs &a, const GpuPrepareContext &) {
-  ACCEL_RT_RETURN_IF_ERROR(needInputs(step, 1, 1));
-  ACCEL_RT_ASSIGN_OR_RETURN(int64_t rank, a.i("rank"));
-  return viewStep([rank](const Shape &s, const Shape *) -> StatusOr<Shape> {
-    int64_t n = 1;
-    for (int64_t d : s)
-      n *= d;
-    if (rank == 1)
-      return Shape{n};
-    if (s.empty())
-      return badInput("cannot flatten a scalar into [tokens, features]");
-    return Shape{s.back() ? n / s.back() : 0, s.back()};
-  });
-}
-
-/// `launch unflatten_tokens`, a view.
-StatusOr<GpuKernel> prepareUnflattenTokens(const plan::PlanFile &, const pb::Step &step,
-                                           const Attrs &a, const GpuPrepareContext &) {
-  ACCEL_RT_RETURN_IF_ERROR(needInputs(step, 2, 2));
-  ACCEL_RT_ASSIGN_OR_RETURN(int64_t tokenDims, a.i("num_token_dims"));
-  return viewStep([tokenDims](const Shape &s, const Shape *like) -> StatusOr<Shape> {
-    if (!like || tokenDims < 0 || tokenDims > int64_t(like->size()))
-      return badInput("cannot take " + std::to_string(tokenDims) + " token dimensions");
-    Shape shape(like->begin(), like->begin() + tokenDims);
-    int64_t tokens = 1;
-    for (int64_t d : shape)
-      tokens *= d;
-    if (s.empty() || tokens != s[0])
-      return badInput("the input " + shapeToString(s) + " does not have the " +
-                      std::to_string(tokens) + " tokens of " + shapeToString(*like));
-    for (size_t i = 1; i < s.size(); ++i)
-      shape.push_back(s[i]);
-    return shape;
   });
 }
 
@@ -155,7 +70,7 @@ StatusOr<GpuKernel> prepareCopy(const pb::Step &step) {
   return GpuKernel([](GpuRunState &st, Inputs &in, Outputs &out) -> Status {
     GpuValue v;
     if (in[0]->dev.defined()) {
-      ACCEL_RT_ASSIGN_OR_RETURN(v.dev, st.empty(in[0]->dev.dtype, in[0]->dev.shape));
+      ACCEL_RT_ASSIGN_OR_RETURN(v.dev, st.output(0, in[0]->dev.dtype, in[0]->dev.shape));
       ACCEL_RT_RETURN_IF_ERROR(st.gpu->copy(v.dev.ptr, in[0]->dev.ptr, v.dev.byteSize()));
     } else {
       v.host = in[0]->host.clone();
