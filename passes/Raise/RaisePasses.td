@@ -419,7 +419,10 @@ def RaiseResidualAdd : Pass<"accel-raise-residual-add", "mlir::func::FuncOp"> {
     is a constant, and one of them is on the stream; that operand is the
     `residual`, the other the `branch`, and the sum is on the stream. Adds
     inside attention (rotary, scores + mask) are not on the stream (their
-    operands are per-head values or masks), so they are never caught.
+    operands are per-head values or masks), so they are never caught. A
+    parallel residual `x + (attn + mlp)` (GPT-NeoX, Falcon): the add of two
+    branches whose only reader adds it to the stream is a residual_add too,
+    and stays the branch of the outer one.
 
     Before:
 
@@ -556,7 +559,11 @@ def RaiseRotary : Pass<"accel-raise-rotary", "mlir::ModuleOp"> {
     R a rotation of x (a partial rotary concatenates x's untouched tail), and
     proves it by evaluation at chosen positions: the style (half split or
     interleaved), rotary_dim and theta are read off the result, which must
-    equal rotary(x) for random x. The fused opset-23 `RotaryEmbedding` on
+    equal rotary(x) for random x. Frequencies that are not theta^(-2i/d)
+    are measured at positions 1, 2, 4, ..., 2^20 and, when a linear or
+    llama3 rope scaling of some theta reproduces every one of them with the
+    runtime's own formula (to a few f32 ulps), the rotary gets it as
+    `scaling = #transformer.rope_scaling<...>` (Llama 3.1). The fused opset-23 `RotaryEmbedding` on
     4-D input, with cos/sin tables computed from the positions, is proved
     and raised the same way. onnxruntime's `com.microsoft` `RotaryEmbedding`
     (3-D or 4-D input, cos/sin caches) becomes `transformer.rotary` with the
