@@ -23,7 +23,7 @@ LogicalResult accel::buildRaisePipeline(OpPassManager &pm, std::string &error) {
       "func.func(accel-raise-logits),accel-raise-attention,accel-raise-rotary,"
       "func.func(accel-raise-rms-norm,accel-raise-layer-norm,accel-raise-embedding,"
       "accel-raise-quantized-linear,accel-raise-linear,accel-raise-activations,accel-raise-mlp,"
-      "accel-raise-residual-add),canonicalize,cse,accel-report-unraised";
+      "accel-raise-residual-add,accel-raise-views),canonicalize,cse,accel-report-unraised";
   llvm::raw_string_ostream os(error);
   return parsePassPipeline(kRaise, pm, os);
 }

@@ -8,11 +8,13 @@
 // changes numerically.
 //
 // The pass groups every float linear of a block by its input (and by the
-// weight and result types, whether it has a bias, and its activation
-// epilogue, which the fused linear keeps: it is elementwise); a group of two or
-// more, all with onnx.Constant weights and biases, is fused. That is QKV in
-// every model raising produces; a fused QKV (Phi3's qkv_proj, GPT-2's
-// c_attn) is one linear already and stays.
+// weight and result types, whether it has a bias, its activation epilogue,
+// which the fused linear keeps: it is elementwise, and whether it projects
+// attention's q, k or v); a group of two or more, all with onnx.Constant
+// weights and biases, is fused. That is QKV in every model raising produces;
+// a fused QKV (Phi3's qkv_proj, GPT-2's c_attn, Falcon's query_key_value) is
+// one linear already and stays, and is not fused with the MLP projection of
+// a parallel block that reads the same norm (Falcon).
 //
 //===----------------------------------------------------------------------===//
 #include "FusionUtils.h"
@@ -50,10 +52,38 @@ static bool isFusable(transformer::LinearOp op) {
   return result && !result.isDynamicDim(1);
 }
 
+/// Whether the result of `op` reaches q, k or v of a transformer.attention
+/// through views, splits and per-head ops (rotary, norms).
+static bool feedsAttention(transformer::LinearOp op) {
+  SmallVector<Value> work{op.getResult()};
+  for (int steps = 0; !work.empty() && steps < 64; ++steps) {
+    Value v = work.pop_back_val();
+    for (Operation *user : v.getUsers()) {
+      if (isa<transformer::AttentionOp>(user))
+        return true;
+      if (user->getDialect() == op->getDialect()
+              ? isa<transformer::SplitOp, transformer::SplitHeadsOp,
+                    transformer::FlattenTokensOp, transformer::UnflattenTokensOp,
+                    transformer::RotaryOp, transformer::RmsNormOp>(user)
+              : user->getDialect()->getNamespace() == "onnx" &&
+                    llvm::is_contained({StringRef("onnx.Reshape"), StringRef("onnx.Slice"),
+                                        StringRef("onnx.Split"), StringRef("onnx.Transpose")},
+                                       user->getName().getStringRef()))
+        for (Value r : user->getResults())
+          work.push_back(r);
+    }
+  }
+  return false;
+}
+
 /// What linears must share to be one GEMM: the input, the weight and
-/// result element types, whether they have a bias, and the activation
-/// epilogue (null when none).
-using GroupKey = std::tuple<Value, Type, Type, unsigned, Attribute>;
+/// result element types, whether they have a bias, the activation epilogue
+/// (null when none), and whether they project attention's q, k or v. The
+/// last keeps a parallel block's MLP (Falcon's dense_h_to_4h, which reads
+/// the same norm as query_key_value) out of the QKV GEMM: fused, it would be
+/// a part of the QKV split that neither accel-partition nor
+/// accel-fuse-qkv-rotary could place.
+using GroupKey = std::tuple<Value, Type, Type, unsigned, Attribute, unsigned>;
 
 } // namespace
 
@@ -120,7 +150,7 @@ struct FuseQkvPass : accel::impl::FuseQkvBase<FuseQkvPass> {
           continue;
         GroupKey key{op.getX(), op.getWeight().getType().getElementType(),
                      cast<RankedTensorType>(op.getType()).getElementType(),
-                     op.getBias() ? 1u : 0u, op.getActivationAttr()};
+                     op.getBias() ? 1u : 0u, op.getActivationAttr(), feedsAttention(op) ? 1u : 0u};
         groups[key].push_back(op);
       }
       for (auto &[key, group] : groups)

@@ -69,7 +69,11 @@ def FuseQkv : Pass<"accel-fuse-qkv", "mlir::func::FuncOp"> {
     that gives each old result back. Linears with quantised weights, weights
     that are not constants, or a bias on some but not all are left alone;
     only linears of one `activation` epilogue (or none) are fused together,
-    and the fused linear keeps it.
+    and the fused linear keeps it. A linear whose result reaches
+    `transformer.attention`'s q, k or v is not fused with one whose result
+    does not (Falcon's parallel block reads one norm with query_key_value and
+    dense_h_to_4h: fused, the MLP would be a part of the QKV split that
+    accel-partition and accel-fuse-qkv-rotary could not place).
     Old weights left without uses are erased.
 
     Before:

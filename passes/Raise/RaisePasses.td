@@ -419,7 +419,10 @@ def RaiseResidualAdd : Pass<"accel-raise-residual-add", "mlir::func::FuncOp"> {
     is a constant, and one of them is on the stream; that operand is the
     `residual`, the other the `branch`, and the sum is on the stream. Adds
     inside attention (rotary, scores + mask) are not on the stream (their
-    operands are per-head values or masks), so they are never caught.
+    operands are per-head values or masks), so they are never caught. A
+    parallel residual `x + (attn + mlp)` (GPT-NeoX, Falcon): the add of two
+    branches whose only reader adds it to the stream is a residual_add too,
+    and stays the branch of the outer one.
 
     Before:
 
@@ -435,6 +438,61 @@ def RaiseResidualAdd : Pass<"accel-raise-residual-add", "mlir::func::FuncOp"> {
     %s = transformer.residual_add %r, %b : tensor<?x64xf32>
     %h1 = transformer.unflatten_tokens %s like %h
             : tensor<?x64xf32>, tensor<?x?x64xf32> -> tensor<?x?x64xf32>
+    ```
+  }];
+  let dependentDialects = ["accel::transformer::TransformerDialect"];
+}
+
+
+//===----------------------------------------------------------------------===//
+// accel-raise-views
+//===----------------------------------------------------------------------===//
+
+def RaiseViews : Pass<"accel-raise-views", "mlir::func::FuncOp"> {
+  let summary = "turns the view glue between raised ops into token-major views";
+  let description = [{
+    Runs last among the local raises. The movement ops an export writes
+    between raised ops become what they compute, exactly (data is only
+    moved, or a weight's rows reordered at compile time):
+
+    * transposes around row-wise ops cancel: `Transpose(unflatten(R(flatten(
+      Transpose(y, p)))), p^-1)` with `p` keeping the last axis and `R` a
+      chain of `rms_norm` / `layer_norm` / `activation` / `linear` becomes
+      `unflatten(R(flatten(y)) like y)` (a row-wise op commutes with any
+      permutation of the rows: Gemma 3's q/k norms on `[B, H, S, D]`);
+    * a Transpose that moves only size-1 axes is a Reshape;
+    * `GatherND(x, [[c]])` is `Slice(x, c:c+1)` on axis 0, and a Slice or
+      Split of a Transpose happens before it (Falcon's multi-query k/v);
+    * a Slice of heads of `Reshape(u, [.., G, D])` is a Slice of u's
+      columns, and the non-overlapping last-axis Slices / Splits of
+      `unflatten_tokens(%r)` are one `transformer.split %r` (Falcon's and
+      Phi3's fused query_key_value);
+    * a linear whose output, viewed `[.., H, k*D]`, is split on the last
+      axis (GPT-NeoX's query_key_value, q/k/v interleaved per head) gets its
+      weight (and bias) rows reordered to `[q of every head; k; v]` and
+      a `transformer.split`;
+    * `Reshape(unflatten(norm(flatten(x)) like x), [-1, H, D])` with x
+      `[.., H, D]` is the per-head norm `norm(Reshape(x, [-1, H, D]))` on
+      `[tokens, H, D]`, the form accel-partition follows.
+
+    The Transpose and Reshape canonicalizations run in the same driver.
+
+    Before (Gemma 3's q norm, between the raised q projection and rotary):
+
+    ```mlir
+    %t = onnx.Transpose %q {perm = array<i64: 0, 2, 1, 3>} : (tensor<?x?x4x16xf32>) -> tensor<?x4x?x16xf32>
+    %f = transformer.flatten_tokens %t : tensor<?x4x?x16xf32> -> tensor<?x16xf32>
+    %n = transformer.rms_norm %f, %w {epsilon = 1.0e-06 : f64} : tensor<?x16xf32>, tensor<16xf32>
+    %u = transformer.unflatten_tokens %n like %t : tensor<?x16xf32>, tensor<?x4x?x16xf32> -> tensor<?x4x?x16xf32>
+    %b = onnx.Transpose %u {perm = array<i64: 0, 2, 1, 3>} : (tensor<?x4x?x16xf32>) -> tensor<?x?x4x16xf32>
+    %h = onnx.Reshape %b, %c : (tensor<?x?x4x16xf32>, tensor<3xi64>) -> tensor<?x4x16xf32>
+    ```
+
+    After:
+
+    ```mlir
+    %r = onnx.Reshape %q, %c : (tensor<?x?x4x16xf32>, tensor<3xi64>) -> tensor<?x4x16xf32>
+    %h = transformer.rms_norm %r, %w {epsilon = 1.0e-06 : f64} : tensor<?x4x16xf32>, tensor<16xf32>
     ```
   }];
   let dependentDialects = ["accel::transformer::TransformerDialect"];
@@ -501,7 +559,11 @@ def RaiseRotary : Pass<"accel-raise-rotary", "mlir::ModuleOp"> {
     R a rotation of x (a partial rotary concatenates x's untouched tail), and
     proves it by evaluation at chosen positions: the style (half split or
     interleaved), rotary_dim and theta are read off the result, which must
-    equal rotary(x) for random x. The fused opset-23 `RotaryEmbedding` on
+    equal rotary(x) for random x. Frequencies that are not theta^(-2i/d)
+    are measured at positions 1, 2, 4, ..., 2^20 and, when a linear or
+    llama3 rope scaling of some theta reproduces every one of them with the
+    runtime's own formula (to a few f32 ulps), the rotary gets it as
+    `scaling = #transformer.rope_scaling<...>` (Llama 3.1). The fused opset-23 `RotaryEmbedding` on
     4-D input, with cos/sin tables computed from the positions, is proved
     and raised the same way. onnxruntime's `com.microsoft` `RotaryEmbedding`
     (3-D or 4-D input, cos/sin caches) becomes `transformer.rotary` with the

@@ -4,7 +4,9 @@
 // an embedding lookup (possibly scaled, possibly summed with position
 // embeddings) and continues through every add of a same-typed, non-constant
 // branch onto it. Only adds with one operand on the stream are raised, so
-// the adds of attention (rotary halves, scores + mask) never are.
+// the adds of attention (rotary halves, scores + mask) never are; and the
+// add of two branches that is itself added to the stream (a parallel
+// residual: x + (attn + mlp)), whose sum is a branch, not the stream.
 //
 //===----------------------------------------------------------------------===//
 #include "RaiseUtils.h"
@@ -46,28 +48,42 @@ static bool isEmbeddingLookup(Value v) {
          isa<IntegerType>(ids.getElementType());
 }
 
-/// True when `v` is on the residual stream: an embedding lookup, a scalar
-/// multiple of one, a sum of lookups (token + position embeddings), or the
-/// result of a residual add.
-static bool isResidualStream(Value v, int depth = 0) {
+static bool isResidualStream(Value v, int depth = 0, bool shallow = false);
+
+/// True when `add` sums two branches, neither on the stream: the
+/// `attn + mlp` of a parallel residual (GPT-NeoX, Falcon, GPT-J), whose sum
+/// is then added to the stream. Its operands are looked at shallowly (a
+/// residual add counts as the stream without looking further back).
+static bool isBranchSum(transformer::ResidualAddOp add) {
+  return !isResidualStream(add.getResidual(), 0, /*shallow=*/true) &&
+         !isResidualStream(add.getBranch(), 0, /*shallow=*/true);
+}
+
+/// True when `v` (or the batch-major value a flatten_tokens views) is on the
+/// residual stream: an embedding lookup, a scalar multiple of one, a sum of
+/// lookups (token + position embeddings), or the result of a residual add
+/// that is not a sum of branches (any residual add, when `shallow`).
+static bool isResidualStream(Value v, int depth, bool shallow) {
   if (depth > 8)
     return false;
+  if (auto flatten = v.getDefiningOp<transformer::FlattenTokensOp>())
+    v = flatten.getInput();
   if (isEmbeddingLookup(v))
     return true;
   Value inner = v;
   if (auto unflatten = v.getDefiningOp<transformer::UnflattenTokensOp>())
     inner = unflatten.getInput();
-  if (inner.getDefiningOp<transformer::ResidualAddOp>())
-    return true;
+  if (auto add = inner.getDefiningOp<transformer::ResidualAddOp>())
+    return shallow || !isBranchSum(add);
   if (auto mul = v.getDefiningOp<onnx::MulOp>())
     for (auto [a, s] : {std::pair{mul.getA(), mul.getB()},
                         std::pair{mul.getB(), mul.getA()}})
-      if (getScalarConstant(s) && isResidualStream(a, depth + 1))
+      if (getScalarConstant(s) && isResidualStream(a, depth + 1, shallow))
         return true;
   if (auto add = v.getDefiningOp<onnx::AddOp>())
     for (auto [a, b] : {std::pair{add.getA(), add.getB()},
                         std::pair{add.getB(), add.getA()}})
-      if (isResidualStream(a, depth + 1) && isEmbeddingLookup(b))
+      if (isResidualStream(a, depth + 1, shallow) && isEmbeddingLookup(b))
         return true;
   return false;
 }
@@ -130,6 +146,50 @@ struct ResidualAdd : OpRewritePattern<onnx::AddOp> {
   }
 };
 
+/// A parallel residual, `x + (attn + mlp)` (HF GPT-NeoX with
+/// use_parallel_residual, Falcon with parallel_attn): the inner
+/// `Add(attn, mlp)` of two same-typed float activations, neither on the
+/// stream nor constant, whose only reader adds it to the stream (an
+/// onnx.Add with the other operand on it, or the branch of a residual_add)
+/// → residual_add of the two branches, so that no onnx.Add is left. The sum
+/// is the same one (f32 addition commutes), and it stays a branch: the
+/// outer add's residual is `x`.
+struct ParallelBranches : OpRewritePattern<onnx::AddOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(onnx::AddOp add,
+                                PatternRewriter &rewriter) const override {
+    Type type = add.getType();
+    auto ranked = dyn_cast<RankedTensorType>(type);
+    if (!ranked || ranked.getRank() < 2 || !isFloatTensor(type) ||
+        add.getA().getType() != type || add.getB().getType() != type ||
+        getConstant(add.getA()) || getConstant(add.getB()) || !add->hasOneUse())
+      return rewriter.notifyMatchFailure(add, "not two same-typed float activations");
+    if (isResidualStream(add.getA()) || isResidualStream(add.getB()))
+      return rewriter.notifyMatchFailure(add, "an operand is on the residual stream");
+    Operation *user = *add->getUsers().begin();
+    bool ontoStream = false;
+    if (auto outer = dyn_cast<onnx::AddOp>(user)) {
+      Value other = outer.getA() == add.getResult() ? outer.getB() : outer.getA();
+      ontoStream = other != add.getResult() && isResidualStream(other);
+    } else if (auto flatten = dyn_cast<transformer::FlattenTokensOp>(user)) {
+      ontoStream = flatten->hasOneUse() &&
+                   llvm::any_of(flatten->getUsers(), [&](Operation *u) {
+                     auto r = dyn_cast<transformer::ResidualAddOp>(u);
+                     return r && r.getBranch() == flatten.getResult() &&
+                            isResidualStream(r.getResidual());
+                   });
+    }
+    if (!ontoStream)
+      return rewriter.notifyMatchFailure(add, "the sum is not added to the residual stream");
+    Location loc = add.getLoc();
+    Value a = flattenTokens(rewriter, loc, add.getA());
+    Value b = flattenTokens(rewriter, loc, add.getB());
+    Value sum = transformer::ResidualAddOp::create(rewriter, loc, a.getType(), a, b);
+    rewriter.replaceOp(add, unflattenTokens(rewriter, loc, sum, add.getA(), type));
+    return success();
+  }
+};
+
 struct RaiseResidualAddPass
     : accel::impl::RaiseResidualAddBase<RaiseResidualAddPass> {
   void runOnOperation() override {
@@ -143,5 +203,5 @@ struct RaiseResidualAddPass
 } // namespace
 
 void accel::populateRaiseResidualAddPatterns(RewritePatternSet &patterns) {
-  patterns.add<ResidualAdd>(patterns.getContext());
+  patterns.add<ResidualAdd, ParallelBranches>(patterns.getContext());
 }

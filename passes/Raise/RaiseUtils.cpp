@@ -214,6 +214,66 @@ FailureOr<Value> accel::raise::getTorchLayoutWeight(RewriterBase &rewriter,
   return result.getResult();
 }
 
+FailureOr<Value> accel::raise::permuteRows(RewriterBase &rewriter, Value value,
+                                           ArrayRef<int64_t> order, StringRef suffix) {
+  ElementsAttr attr = getConstant(value);
+  auto constant = value.getDefiningOp<onnx::ConstantOp>();
+  if (!attr || !constant)
+    return failure();
+  auto type = dyn_cast<RankedTensorType>(attr.getType());
+  if (!type || (type.getRank() != 1 && type.getRank() != 2) || !type.hasStaticShape() ||
+      !isFloatElement(type.getElementType()) || type.getDimSize(0) != int64_t(order.size()))
+    return failure();
+  SmallVector<bool> seen(order.size(), false);
+  for (int64_t i : order) {
+    if (i < 0 || i >= int64_t(order.size()) || seen[size_t(i)])
+      return failure();
+    seen[size_t(i)] = true;
+  }
+  const size_t rowBytes =
+      *byteWidth(type.getElementType()) * size_t(type.getRank() == 2 ? type.getDimSize(1) : 1);
+  auto permute = [&](ArrayRef<char> src, MutableArrayRef<char> dst) {
+    for (auto [i, from] : llvm::enumerate(order))
+      std::memcpy(dst.data() + i * rowBytes, src.data() + size_t(from) * rowBytes, rowBytes);
+  };
+
+  OpBuilder::InsertionGuard guard(rewriter);
+  rewriter.setInsertionPointAfter(constant);
+  Location loc = constant.getLoc();
+  if (auto name = dyn_cast<NameLoc>(loc))
+    loc = NameLoc::get(rewriter.getStringAttr(name.getName().str() + suffix.str()),
+                       name.getChildLoc());
+  ElementsAttr permuted;
+  if (auto dense = dyn_cast<DenseElementsAttr>(attr)) {
+    if (dense.isSplat())
+      return value; // every row is the same
+    ArrayRef<char> src = dense.getRawData();
+    SmallVector<char> dst(src.size());
+    permute(src, dst);
+    permuted = DenseElementsAttr::getFromRawBuffer(type, dst);
+  } else if (auto resource = dyn_cast<DenseResourceElementsAttr>(attr)) {
+    std::string key = resource.getRawHandle().getKey().str() + suffix.str();
+    if (Value existing = findResourceConstant(constant->getBlock(), key, type))
+      return existing;
+    if (std::optional<ArrayRef<char>> src = getRawData(attr)) {
+      AsmResourceBlob blob = HeapAsmResourceBlob::allocate(
+          src->size(), std::max<size_t>(*byteWidth(type.getElementType()), 64),
+          /*dataIsMutable=*/true);
+      permute(*src, blob.getMutableData());
+      permuted = DenseResourceElementsAttr::get(type, key, std::move(blob));
+    } else {
+      // An elided blob (IR printed without weights): so is the result.
+      auto &manager = DenseResourceElementsHandle::getManagerInterface(rewriter.getContext());
+      permuted = DenseResourceElementsAttr::get(type, manager.insert(key));
+    }
+  } else {
+    return failure();
+  }
+  return onnx::ConstantOp::create(rewriter, loc, type, permuted, FloatAttr(),
+                                  DenseF32ArrayAttr(), IntegerAttr(), DenseI64ArrayAttr())
+      .getResult();
+}
+
 bool accel::raise::isTransposeOf(Value weight, Value table) {
   ElementsAttr w = getFloatMatrix(weight), t = getFloatMatrix(table);
   if (!w || !t)

@@ -68,6 +68,18 @@ mlir::FailureOr<mlir::Value> getTorchLayoutWeight(mlir::RewriterBase &rewriter,
 /// `weight` itself when it is a 2-D float constant.
 mlir::FailureOr<mlir::Value> getConstantMatrix(mlir::Value weight);
 
+/// The float onnx.Constant `value` (1-D or 2-D) with its rows (the entries
+/// of dim 0) reordered: row i of the result is row `order[i]` of `value`,
+/// `order` a permutation. The new constant is inserted after the old one: a
+/// dense_resource blob is copied into a new blob named after the original +
+/// `suffix` (an elided blob gives an elided one), an inline dense value
+/// into an inline dense value. Fails for anything else. The rewrite is
+/// exact: it only moves bytes.
+mlir::FailureOr<mlir::Value> permuteRows(mlir::RewriterBase &rewriter,
+                                         mlir::Value value,
+                                         llvm::ArrayRef<int64_t> order,
+                                         llvm::StringRef suffix);
+
 /// The 2-D float constant `[out, in]` = transpose of the constant `weight`
 /// `[in, out]`, compared element by element with the constant `table`
 /// `[out, in]`: true when every byte agrees (a duplicated tied weight).

@@ -173,3 +173,29 @@ func.func @epilogues(%x: tensor<?x2xf32>) -> (tensor<?x2xf32>, tensor<?x2xf32>, 
   %b = transformer.linear %x, %w3 activation = silu : (tensor<?x2xf32>, tensor<2x2xf32>) -> tensor<?x2xf32>
   return %a, %p, %b : tensor<?x2xf32>, tensor<?x2xf32>, tensor<?x2xf32>
 }
+
+// -----
+
+// Negative: Falcon's parallel block (falcon_op18, multi-query): the fused
+// query_key_value and the MLP's dense_h_to_4h read the same layer norm, but
+// only the first projects attention's q, k, v. Fused, the MLP would be a
+// part of the QKV split that accel-partition and accel-fuse-qkv-rotary
+// could not place, so they stay two linears (here 2 query heads and 1 kv
+// head of 2, MLP 8).
+// CHECK-LABEL: func @falcon_parallel_block
+// CHECK: %[[QKV:.+]] = transformer.linear %{{.+}}, %{{.+}} : (tensor<?x4xf32>, tensor<8x4xf32>) -> tensor<?x8xf32>
+// CHECK-NEXT: transformer.split %[[QKV]] : tensor<?x8xf32> -> tensor<?x4xf32>, tensor<?x2xf32>, tensor<?x2xf32>
+// CHECK: transformer.linear %{{.+}}, %{{.+}} : (tensor<?x4xf32>, tensor<8x4xf32>) -> tensor<?x8xf32>
+// CHECK-NOT: tensor<16x4xf32>
+func.func @falcon_parallel_block(%x: tensor<?x4xf32>, %cache: !transformer.kv_cache<layers = 1, kv_heads = 1, head_dim = 2, block_size = 16, f32>, %batch: !transformer.batch) -> (tensor<?x2x2xf32>, tensor<?x8xf32>) {
+  %wqkv = onnx.Constant {value = dense<1.0> : tensor<8x4xf32>} : () -> tensor<8x4xf32>
+  %wfc = onnx.Constant {value = dense<2.0> : tensor<8x4xf32>} : () -> tensor<8x4xf32>
+  %qkv = transformer.linear %x, %wqkv : (tensor<?x4xf32>, tensor<8x4xf32>) -> tensor<?x8xf32>
+  %s:3 = transformer.split %qkv : tensor<?x8xf32> -> tensor<?x4xf32>, tensor<?x2xf32>, tensor<?x2xf32>
+  %q = transformer.split_heads %s#0 : tensor<?x4xf32> -> tensor<?x2x2xf32>
+  %k = transformer.split_heads %s#1 : tensor<?x2xf32> -> tensor<?x1x2xf32>
+  %v = transformer.split_heads %s#2 : tensor<?x2xf32> -> tensor<?x1x2xf32>
+  %o = transformer.attention %q, %k, %v, %cache[0], %batch {causal, head_dim = 2 : i64, num_heads = 2 : i64, num_kv_heads = 1 : i64, scale = 0.5 : f64} : tensor<?x2x2xf32>, tensor<?x1x2xf32>, !transformer.kv_cache<layers = 1, kv_heads = 1, head_dim = 2, block_size = 16, f32>
+  %fc = transformer.linear %x, %wfc : (tensor<?x4xf32>, tensor<8x4xf32>) -> tensor<?x8xf32>
+  return %o, %fc : tensor<?x2x2xf32>, tensor<?x8xf32>
+}

@@ -66,6 +66,64 @@ func.func @gemma2_scaled_stream(%input_ids: tensor<?x?xi64>, %type_as_1: tensor<
 
 // -----
 
+// gptneox_op18, model.gpt_neox.layers.1 (use_parallel_residual): `add_529 =
+// Add(linear_7, linear_5)` sums the MLP and attention branches, neither on
+// the stream, and `add_534 = Add(add_529, add_336)` adds the sum to the
+// stream. Both become residual adds; the stream stays the residual of the
+// outer one, whichever add is raised first.
+// CHECK-LABEL: func @parallel_residual
+// CHECK-SAME: (%[[IDS:[^:]+]]: tensor<?x?xi64>, %[[ATTN:[^:]+]]: tensor<?x?x8xf32>, %[[MLP:[^:]+]]: tensor<?x?x8xf32>)
+// CHECK: %[[E:.+]] = transformer.embedding
+// CHECK-DAG: %[[M:.+]] = transformer.flatten_tokens %[[MLP]] : tensor<?x?x8xf32> -> tensor<?x8xf32>
+// CHECK-DAG: %[[A:.+]] = transformer.flatten_tokens %[[ATTN]] : tensor<?x?x8xf32> -> tensor<?x8xf32>
+// CHECK: %[[B:.+]] = transformer.residual_add %[[M]], %[[A]] : tensor<?x8xf32>
+// CHECK: %[[S:.+]] = transformer.residual_add %[[E]], %[[B]] : tensor<?x8xf32>
+// CHECK-NEXT: %[[H:.+]] = transformer.unflatten_tokens %[[S]] like %[[IDS]]
+// CHECK-NEXT: return %[[H]]
+// CHECK-NOT: onnx.Add
+func.func @parallel_residual(%input_ids: tensor<?x?xi64>, %linear_5: tensor<?x?x8xf32>, %linear_7: tensor<?x?x8xf32>) -> tensor<?x?x8xf32> {
+  %weight = onnx.Constant {value = dense_resource<model.gpt_neox.embed_in.weight> : tensor<16x8xf32>} : () -> tensor<16x8xf32>
+  %ids = transformer.flatten_tokens %input_ids : tensor<?x?xi64> -> tensor<?xi64>
+  %rows = transformer.embedding %weight[%ids] : (tensor<16x8xf32>, tensor<?xi64>) -> tensor<?x8xf32>
+  %add_336 = transformer.unflatten_tokens %rows like %input_ids : tensor<?x8xf32>, tensor<?x?xi64> -> tensor<?x?x8xf32>
+  %add_529 = onnx.Add %linear_7, %linear_5 : (tensor<?x?x8xf32>, tensor<?x?x8xf32>) -> tensor<?x?x8xf32>
+  %add_534 = onnx.Add %add_529, %add_336 : (tensor<?x?x8xf32>, tensor<?x?x8xf32>) -> tensor<?x?x8xf32>
+  return %add_534 : tensor<?x?x8xf32>
+}
+
+// -----
+
+// falcon_op18, model.transformer.h.1 (parallel_attn), with the outer add
+// raised already: `add_469 = Add(matmul_8, matmul_6)` is the branch of a
+// residual_add.
+// CHECK-LABEL: func @parallel_branch_of_residual_add
+// CHECK: %[[B:.+]] = transformer.residual_add %{{.+}}, %{{.+}} : tensor<?x8xf32>
+// CHECK-NEXT: transformer.residual_add %{{.+}}, %[[B]] : tensor<?x8xf32>
+// CHECK-NOT: onnx.Add
+func.func @parallel_branch_of_residual_add(%input_ids: tensor<?x?xi64>, %matmul_6: tensor<?x?x8xf32>, %matmul_8: tensor<?x?x8xf32>) -> tensor<?x8xf32> {
+  %weight = onnx.Constant {value = dense_resource<model.transformer.word_embeddings.weight> : tensor<16x8xf32>} : () -> tensor<16x8xf32>
+  %ids = transformer.flatten_tokens %input_ids : tensor<?x?xi64> -> tensor<?xi64>
+  %rows = transformer.embedding %weight[%ids] : (tensor<16x8xf32>, tensor<?xi64>) -> tensor<?x8xf32>
+  %add_469 = onnx.Add %matmul_8, %matmul_6 : (tensor<?x?x8xf32>, tensor<?x?x8xf32>) -> tensor<?x?x8xf32>
+  %b = transformer.flatten_tokens %add_469 : tensor<?x?x8xf32> -> tensor<?x8xf32>
+  %add_478 = transformer.residual_add %rows, %b : tensor<?x8xf32>
+  return %add_478 : tensor<?x8xf32>
+}
+
+// -----
+
+// Negative: a sum of two branches that is not added to the stream (read by
+// the function's result) is no branch of it.
+// CHECK-LABEL: func @branch_sum_elsewhere
+// CHECK-NOT: transformer.residual_add
+// CHECK: onnx.Add
+func.func @branch_sum_elsewhere(%a: tensor<?x?x8xf32>, %b: tensor<?x?x8xf32>) -> tensor<?x?x8xf32> {
+  %s = onnx.Add %a, %b : (tensor<?x?x8xf32>, tensor<?x?x8xf32>) -> tensor<?x?x8xf32>
+  return %s : tensor<?x?x8xf32>
+}
+
+// -----
+
 // Negative: rotary's `q * cos + rotate_half(q) * sin` (qwen2_op18,
 // add_242), per-head values that are not on the residual stream.
 // CHECK-LABEL: func @rotary_add

@@ -65,6 +65,11 @@ void populateRaiseEmbeddingPatterns(mlir::RewritePatternSet &patterns);
 /// Adds onto the residual stream → transformer.residual_add.
 void populateRaiseResidualAddPatterns(mlir::RewritePatternSet &patterns);
 
+/// The view glue between raised ops (transposes around row-wise ops,
+/// GatherND/Slice/Split of fused QKV layouts, per-head norms) → token-major
+/// views, transformer.split and rank-3 norms (accel-raise-views).
+void populateRaiseViewsPatterns(mlir::RewritePatternSet &patterns);
+
 } // namespace accel
 
 #endif // ACCEL_PASSES_RAISEPATTERNS_H
