@@ -1,7 +1,8 @@
 //===- ExecAssembly.h - custom assembly directives ----------*- C++ -*-===//
 //
 // Private to dialects/Exec: the custom<...> directives of ExecOps.td,
-// declared before the generated op definitions, defined in LaunchOps.cpp.
+// declared before the generated op definitions, defined in LaunchOps.cpp
+// (TypeList in OnnxOps.cpp).
 //
 //===----------------------------------------------------------------------===//
 #ifndef ACCEL_DIALECTS_EXEC_EXECASSEMBLY_H
@@ -40,6 +41,12 @@ mlir::ParseResult parseCollectiveKind(mlir::OpAsmParser &parser,
                                       ReduceKindAttr &reduction);
 void printCollectiveKind(mlir::OpAsmPrinter &printer, mlir::Operation *op,
                          CollectiveKindAttr kind, ReduceKindAttr reduction);
+
+/// `(type, type, ...)`, possibly `()`: an exec.onnx operand list's types.
+mlir::ParseResult parseTypeList(mlir::OpAsmParser &parser,
+                                llvm::SmallVectorImpl<mlir::Type> &types);
+void printTypeList(mlir::OpAsmPrinter &printer, mlir::Operation *op,
+                   mlir::TypeRange types);
 
 } // namespace accel::exec
 

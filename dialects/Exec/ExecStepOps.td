@@ -562,8 +562,8 @@ def Exec_OnnxOp : Exec_StepOp<"onnx", [AttrSizedOperandSegments]> {
                        OptionalAttr<DenseBoolArrayAttr>:$input_present,
                        OptionalAttr<DenseBoolArrayAttr>:$output_present);
   let assemblyFormat = [{
-    $op `(` $inputs `)` `->` `(` $outputs `)` attr-dict `:` `(` type($inputs) `)`
-    `->` `(` type($outputs) `)`
+    $op `(` $inputs `)` `->` `(` $outputs `)` attr-dict `:` custom<TypeList>(type($inputs))
+    `->` custom<TypeList>(type($outputs))
   }];
   let hasVerifier = 1;
 }

@@ -81,6 +81,21 @@ mlir::LogicalResult verifyKvScales(mlir::Operation *op, KVPoolOp pool,
                                    std::optional<llvm::ArrayRef<double>> kHeads,
                                    std::optional<llvm::ArrayRef<double>> vHeads);
 
+/// What every rotation checks (exec.rotary, exec.qkv_rotary,
+/// exec.qkv_rotary_kv_write): positions are a vector of integers with one
+/// entry per row of `rows`; rotary_dim is even and fits head_dim; the
+/// (`rowsName` names `rows` in messages); frequencies come from theta or from a pair of cos/sin tables, each
+/// `[positions, rotary_dim / 2]` of one float type.
+mlir::LogicalResult verifyRotation(mlir::Operation *op, mlir::Value rows, llvm::StringRef rowsName,
+                                   mlir::Value positions,
+                                   mlir::Value cos, mlir::Value sin, int64_t rotaryDim,
+                                   int64_t headDim, std::optional<llvm::APFloat> theta);
+
+/// Checks that dimension `dim` of `value` is static; emits "<name> must have
+/// a static <what>, got <type>" otherwise.
+mlir::LogicalResult verifyStaticDim(mlir::Operation *op, mlir::Value value, unsigned dim,
+                                    llvm::StringRef name, llvm::StringRef what);
+
 } // namespace accel::exec::detail
 
 #endif // ACCEL_DIALECTS_EXEC_EXECVERIFY_H

@@ -102,6 +102,17 @@ static LogicalResult verifyHeads(Operation *op, Value v, StringRef name, KVPoolO
   return success();
 }
 
+/// A step writing or reading `from` elements through `pool`: the pool holds
+/// that type, or it is FP8 and `from` a wide float (quantised on the way).
+static LogicalResult verifyPoolDtype(Operation *op, Type from, StringRef what, KVPoolOp pool,
+                                     FlatSymbolRefAttr name) {
+  Type to = pool.getDtype();
+  if (from != to && !(pool.isFP8() && isWideFloatType(from)))
+    return op->emitOpError() << "cannot use " << from << " " << what << " with kv pool " << name
+                             << " of " << to;
+  return success();
+}
+
 //===----------------------------------------------------------------------===//
 // KVWriteOp
 //===----------------------------------------------------------------------===//
@@ -114,10 +125,13 @@ LogicalResult KVWriteOp::verifySymbolUses(SymbolTableCollection &symbols) {
     return failure();
   if (failed(verifyHeads(*this, getK(), "k", pool)))
     return failure();
-  Type from = viewType(getK()).getElementType(), to = pool.getDtype();
-  if (from != to && !(pool.isFP8() && isWideFloatType(from)))
-    return emitOpError() << "cannot write " << from << " keys and values into kv pool "
-                         << getPoolAttr() << " of " << to;
+  if (viewType(getK()).getDimSize(1) != pool.getKvHeads())
+    return emitOpError() << "k has " << viewType(getK()).getDimSize(1)
+                         << " heads but kv pool " << getPoolAttr() << " has "
+                         << pool.getKvHeads();
+  if (failed(verifyPoolDtype(*this, viewType(getK()).getElementType(), "keys and values", pool,
+                             getPoolAttr())))
+    return failure();
   return verifyKvScales(*this, pool, getKScale(), getVScale(), getKHeadScales(),
                         getVHeadScales());
 }
@@ -127,21 +141,26 @@ LogicalResult KVWriteOp::verifySymbolUses(SymbolTableCollection &symbols) {
 //===----------------------------------------------------------------------===//
 
 LogicalResult QkvRotaryKvWriteOp::verify() {
+  int64_t h = getNumHeads(), kvh = getNumKvHeads(), d = getHeadDim();
+  if (h < 1 || kvh < 1 || d < 1)
+    return emitOpError("num_heads, num_kv_heads and head_dim must be positive");
   if (failed(verifyHeads(*this, getQ(), "q", nullptr)))
     return failure();
   ViewType qkv = viewType(getQkv()), q = viewType(getQ());
-  int64_t want = (getNumHeads() + 2 * getNumKvHeads()) * getHeadDim();
+  int64_t want = (h + 2 * kvh) * d;
   if (qkv.getRank() != 2 || qkv.isDynamicDim(1) || qkv.getDimSize(1) != want)
     return emitOpError() << "qkv must be [tokens, (num_heads + 2 * num_kv_heads) * head_dim] = "
                             "[tokens, "
                          << want << "], got " << qkv;
-  if (q.getDimSize(1) != getNumHeads() || q.getDimSize(2) != getHeadDim())
-    return emitOpError() << "q must be [tokens, " << getNumHeads() << ", " << getHeadDim()
-                         << "], got " << q;
-  if (getRotaryDim() < 1 || getRotaryDim() > getHeadDim() || getRotaryDim() % 2)
-    return emitOpError() << "rotary_dim must be even and in [2, head_dim], got "
-                         << getRotaryDim();
-  return verifySameRows(*this, getQkv(), "qkv", getPositions(), "positions");
+  if (!isWideFloatType(qkv.getElementType()))
+    return emitOpError() << "qkv must be f32, f16 or bf16, got " << qkv;
+  if (q.getDimSize(1) != h || q.getDimSize(2) != d || q.getElementType() != qkv.getElementType())
+    return emitOpError() << "q must be [tokens, " << h << ", " << d << "] of "
+                         << qkv.getElementType() << ", got " << q;
+  if (failed(verifySameRows(*this, getQkv(), "qkv", getQ(), "q")))
+    return failure();
+  return verifyRotation(*this, getQkv(), "qkv", getPositions(), getCos(), getSin(), getRotaryDim(), d,
+                        getTheta());
 }
 
 LogicalResult QkvRotaryKvWriteOp::verifySymbolUses(SymbolTableCollection &symbols) {
@@ -151,6 +170,12 @@ LogicalResult QkvRotaryKvWriteOp::verifySymbolUses(SymbolTableCollection &symbol
   if (getHeadDim() != pool.getHeadDim())
     return emitOpError() << "head_dim " << getHeadDim() << " differs from kv pool "
                          << getPoolAttr() << "'s " << pool.getHeadDim();
+  if (getNumKvHeads() != pool.getKvHeads())
+    return emitOpError() << "num_kv_heads " << getNumKvHeads() << " differs from kv pool "
+                         << getPoolAttr() << "'s " << pool.getKvHeads();
+  if (failed(verifyPoolDtype(*this, viewType(getQkv()).getElementType(), "keys and values",
+                             pool, getPoolAttr())))
+    return failure();
   return verifyKvScales(*this, pool, getKScale(), getVScale(), getKHeadScales(),
                         getVHeadScales());
 }
@@ -184,6 +209,12 @@ LogicalResult AttentionOp::verifySymbolUses(SymbolTableCollection &symbols) {
   if (!pool)
     return failure();
   if (failed(verifyHeads(*this, getQ(), "q", pool)))
+    return failure();
+  if (getNumKvHeads() != pool.getKvHeads())
+    return emitOpError() << "num_kv_heads " << getNumKvHeads() << " differs from kv pool "
+                         << getPoolAttr() << "'s " << pool.getKvHeads();
+  if (failed(verifyPoolDtype(*this, viewType(getQ()).getElementType(), "queries", pool,
+                             getPoolAttr())))
     return failure();
   return verifyKvScales(*this, pool, getKScale(), getVScale(), getKHeadScales(),
                         getVHeadScales());

@@ -247,7 +247,12 @@ LogicalResult ViewOp::verify() {
     return n;
   };
   int64_t a = staticCount(from), b = staticCount(to);
-  if (from.getNumDynamicDims() == 0 ? a != b : (a % b != 0 && b % a != 0))
+  // With a dynamic extent, one count must divide the other (the extent
+  // scales by the quotient); a zero count only views a zero count.
+  bool agree = from.getNumDynamicDims() == 0 ? a == b
+               : (a == 0 || b == 0)            ? a == b
+                                               : (a % b == 0 || b % a == 0);
+  if (!agree)
     return emitOpError() << "cannot view " << from << " as " << to
                          << ": the element counts differ";
   return success();

@@ -1,4 +1,5 @@
 //===- OnnxOps.cpp - exec.onnx: an ONNX operator left by raising ----------===//
+#include "ExecAssembly.h"
 #include "ExecVerify.h"
 
 using namespace mlir;
@@ -25,4 +26,20 @@ LogicalResult OnnxOp::verify() {
   if (failed(verifyPresent(*this, getInputPresent(), getInputs().size(), "input")))
     return failure();
   return verifyPresent(*this, getOutputPresent(), getOutputs().size(), "output");
+}
+
+ParseResult accel::exec::parseTypeList(OpAsmParser &parser, SmallVectorImpl<Type> &types) {
+  if (parser.parseLParen())
+    return failure();
+  if (succeeded(parser.parseOptionalRParen()))
+    return success();
+  if (parser.parseTypeList(types))
+    return failure();
+  return parser.parseRParen();
+}
+
+void accel::exec::printTypeList(OpAsmPrinter &printer, Operation *, TypeRange types) {
+  printer << "(";
+  llvm::interleaveComma(types, printer);
+  printer << ")";
 }

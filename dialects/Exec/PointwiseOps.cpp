@@ -78,7 +78,9 @@ LogicalResult GatedMlpOp::verify() {
   bool separate = getGate() && getUp();
   if (fused == separate || (!fused && (getGate() || getUp()) && !separate))
     return emitOpError("takes gate_up, or gate and up");
-  if (failed(verifySameType(*this, getX(), "x", getOut(), "out")))
+  if (failed(verifySameType(*this, getX(), "x", getOut(), "out")) ||
+      failed(verifyRank(*this, getX(), "x", {2})) ||
+      failed(verifyStaticDim(*this, getX(), 1, "x", "hidden size")))
     return failure();
   int64_t hidden = lastDim(getX());
   ViewType down = viewType(getDown());
@@ -106,15 +108,14 @@ LogicalResult GatedMlpOp::verifySymbolUses(SymbolTableCollection &symbols) {
 // RotaryOp, QkvRotaryOp
 //===----------------------------------------------------------------------===//
 
-/// What every rotation checks: positions are integers of one per row of
-/// `rows`, the tables come as a pair, rotary_dim is even and fits head_dim.
-static LogicalResult verifyRotation(Operation *op, Value rows, Value positions, Value cos,
-                                    Value sin, int64_t rotaryDim, int64_t headDim,
-                                    std::optional<APFloat> theta) {
+LogicalResult accel::exec::detail::verifyRotation(Operation *op, Value rows, StringRef rowsName,
+                                                  Value positions,
+                                                  Value cos, Value sin, int64_t rotaryDim,
+                                                  int64_t headDim, std::optional<APFloat> theta) {
   ViewType pos = viewType(positions);
   if (pos.getRank() != 1 || !pos.getElementType().isSignlessInteger())
     return op->emitOpError() << "positions must be a vector of integers, got " << pos;
-  if (failed(verifySameRows(op, rows, "input", positions, "positions")))
+  if (failed(verifySameRows(op, rows, rowsName, positions, "positions")))
     return failure();
   if (static_cast<bool>(cos) != static_cast<bool>(sin))
     return op->emitOpError("the cos and sin tables come as a pair");
@@ -123,6 +124,16 @@ static LogicalResult verifyRotation(Operation *op, Value rows, Value positions, 
                              << rotaryDim;
   if (!cos && !theta)
     return op->emitOpError("needs theta or cos/sin tables");
+  if (cos) {
+    ViewType c = viewType(cos), s = viewType(sin);
+    if (c != s)
+      return op->emitOpError() << "the cos table " << c << " and the sin table " << s
+                               << " differ in type";
+    if (c.getRank() != 2 || c.isDynamicDim(0) || c.getDimSize(1) != rotaryDim / 2 ||
+        !isWideFloatType(c.getElementType()))
+      return op->emitOpError() << "the cos and sin tables must be [positions, " << rotaryDim / 2
+                               << "] of f32, f16 or bf16 (rotary_dim / 2 columns), got " << c;
+  }
   return success();
 }
 
@@ -132,7 +143,7 @@ LogicalResult RotaryOp::verify() {
   ViewType in = viewType(getInput());
   if (in.getRank() != 3 || in.isDynamicDim(2))
     return emitOpError() << "input must be [tokens, heads, head_dim], got " << in;
-  return verifyRotation(*this, getInput(), getPositions(), getCos(), getSin(), getRotaryDim(),
+  return verifyRotation(*this, getInput(), "input", getPositions(), getCos(), getSin(), getRotaryDim(),
                         in.getDimSize(2), getTheta());
 }
 
@@ -158,7 +169,7 @@ LogicalResult QkvRotaryOp::verify() {
     if (failed(verifySameRows(*this, getQkv(), "qkv", v, name)))
       return failure();
   }
-  return verifyRotation(*this, getQkv(), getPositions(), getCos(), getSin(), getRotaryDim(), d,
+  return verifyRotation(*this, getQkv(), "qkv", getPositions(), getCos(), getSin(), getRotaryDim(), d,
                         getTheta());
 }
 
@@ -170,11 +181,16 @@ LogicalResult SplitOp::verify() {
   ViewType in = viewType(getInput());
   if (getOutputs().empty())
     return emitOpError("needs at least one output");
+  if (in.getRank() < 1 || failed(verifyStaticDim(*this, getInput(), in.getRank() - 1, "input",
+                                                 "last dimension")))
+    return in.getRank() < 1 ? emitOpError("cannot split a rank-0 input") : failure();
   int64_t total = 0;
   for (Value out : getOutputs()) {
     ViewType t = viewType(out);
     if (t.getRank() != in.getRank() || t.getElementType() != in.getElementType())
       return emitOpError() << "every output has the input's rank and element type, got " << t;
+    if (failed(verifyStaticDim(*this, out, t.getRank() - 1, "every output", "last dimension")))
+      return failure();
     for (unsigned d = 0; d + 1 < t.getRank(); ++d)
       if (!extentsAgree(getExtent(out, d), getExtent(getInput(), d), enclosingSchedule(*this)))
         return emitOpError() << "output " << t << " differs from the input " << in
@@ -184,5 +200,13 @@ LogicalResult SplitOp::verify() {
   if (total != lastDim(getInput()))
     return emitOpError() << "the outputs' last dimensions sum to " << total << ", not the input's "
                          << lastDim(getInput());
+  return success();
+}
+
+LogicalResult accel::exec::detail::verifyStaticDim(Operation *op, Value value, unsigned dim,
+                                                   StringRef name, StringRef what) {
+  ViewType t = viewType(value);
+  if (dim >= t.getRank() || t.isDynamicDim(dim))
+    return op->emitOpError() << name << " must have a static " << what << ", got " << t;
   return success();
 }

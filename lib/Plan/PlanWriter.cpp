@@ -415,7 +415,8 @@ llvm::Error stepOperands(ScheduleBuilder &b, pb::Step &st, Operation *o) {
     setI(st, "collective", int64_t(op.getKind()));
     if (op.getReduction())
       setS(st, "kind", ex::stringifyReduceKind(*op.getReduction()).str());
-    setI(st, "axis", op.getAxis());
+    if (op.getKind() != ex::CollectiveKind::all_reduce)
+      setI(st, "axis", op.getAxis());
     setI(st, "group_size", op.getGroup());
   } else if (auto op = dyn_cast<ex::PpTransferOp>(o)) {
     TRY(in({op.getInput()}));

@@ -179,6 +179,19 @@ std::string describePlan(const PlanFile &plan) {
     os << stepKindName(st.kind());
     if (st.kind() == pb::ONNX)
       os << " " << (st.onnx_domain().empty() ? "" : st.onnx_domain() + ".") << st.onnx_op();
+    // A collective reads as its kind (collective all_reduce); the attribute
+    // that says it is not repeated below.
+    auto shown = [&](const pb::Attribute &a) {
+      return !(st.kind() == pb::COLLECTIVE && a.name() == "collective" &&
+               a.value_case() == pb::Attribute::kI);
+    };
+    for (const pb::Attribute &a : st.attributes())
+      if (!shown(a))
+        os << " "
+           << (a.i() == kAllReduce       ? std::string("all_reduce")
+               : a.i() == kAllGather     ? std::string("all_gather")
+               : a.i() == kReduceScatter ? std::string("reduce_scatter")
+                                         : "kind " + std::to_string(a.i()));
     os << "(";
     for (int i = 0; i < st.inputs_size(); ++i) {
       int32_t in = st.inputs(i);
@@ -187,12 +200,15 @@ std::string describePlan(const PlanFile &plan) {
         os << place(in);
     }
     os << ")";
-    if (st.attributes_size()) {
-      os << " {";
-      for (int i = 0; i < st.attributes_size(); ++i)
-        os << (i ? ", " : "") << st.attributes(i).name() << " = " << attrValue(st.attributes(i));
-      os << "}";
+    bool first = true;
+    for (const pb::Attribute &a : st.attributes()) {
+      if (!shown(a))
+        continue;
+      os << (first ? " {" : ", ") << a.name() << " = " << attrValue(a);
+      first = false;
     }
+    if (!first)
+      os << "}";
     os << " : ";
     for (int i = 0; i < st.outputs_size(); ++i)
       os << (i ? ", " : "") << (st.outputs(i) < 0 ? "none" : typeOf(sc.values(st.outputs(i))));

@@ -746,6 +746,16 @@ exec.schedule @s mixed {
 
 // -----
 
+// A view of no elements per token cannot grow elements.
+exec.schedule @s mixed {
+  %t = exec.step_size tokens
+  %x = exec.alloc sizes(%t) : !exec.view<?x0xf32>
+  // expected-error @+1 {{'exec.view' op cannot view '!exec.view<?x0xf32>' as '!exec.view<?x4xf32>': the element counts differ}}
+  %y = exec.view %x : !exec.view<?x0xf32> -> !exec.view<?x4xf32>
+}
+
+// -----
+
 //===----------------------------------------------------------------------===//
 // exec.embedding
 //===----------------------------------------------------------------------===//
@@ -1532,6 +1542,54 @@ exec.schedule @s mixed {
 
 // -----
 
+// A table of rotary_dim columns, not rotary_dim / 2.
+exec.arena @weights weights size 50331648 align 256 section "weights"
+exec.schedule @s mixed {
+  %t = exec.step_size tokens
+  %pos = exec.step_input positions : !exec.view<?xi64>
+  %q = exec.alloc sizes(%t) : !exec.view<?x32x96xbf16>
+  %cos = exec.weight "cos" @weights[0] : !exec.view<4096x96xf32>
+  %sin = exec.weight "sin" @weights[1572864] : !exec.view<4096x96xf32>
+  // expected-error @+1 {{'exec.rotary' op the cos and sin tables must be [positions, 48] of f32, f16 or bf16 (rotary_dim / 2 columns), got '!exec.view<4096x96xf32>'}}
+  exec.rotary %q, %pos cos_sin(%cos, %sin : !exec.view<4096x96xf32>, !exec.view<4096x96xf32>)
+      -> %q {rotary_dim = 96 : i64, style = #transformer<rotary_style half_split>}
+      : !exec.view<?x32x96xbf16>, !exec.view<?xi64> -> !exec.view<?x32x96xbf16>
+}
+
+// -----
+
+// Tables of two types.
+exec.arena @weights weights size 50331648 align 256 section "weights"
+exec.schedule @s mixed {
+  %t = exec.step_size tokens
+  %pos = exec.step_input positions : !exec.view<?xi64>
+  %q = exec.alloc sizes(%t) : !exec.view<?x32x96xbf16>
+  %cos = exec.weight "cos" @weights[0] : !exec.view<4096x48xf32>
+  %sin = exec.weight "sin" @weights[786432] : !exec.view<4096x48xbf16>
+  // expected-error @+1 {{'exec.rotary' op the cos table '!exec.view<4096x48xf32>' and the sin table '!exec.view<4096x48xbf16>' differ in type}}
+  exec.rotary %q, %pos cos_sin(%cos, %sin : !exec.view<4096x48xf32>, !exec.view<4096x48xbf16>)
+      -> %q {rotary_dim = 96 : i64, style = #transformer<rotary_style half_split>}
+      : !exec.view<?x32x96xbf16>, !exec.view<?xi64> -> !exec.view<?x32x96xbf16>
+}
+
+// -----
+
+// Integer tables.
+exec.arena @weights weights size 50331648 align 256 section "weights"
+exec.schedule @s mixed {
+  %t = exec.step_size tokens
+  %pos = exec.step_input positions : !exec.view<?xi64>
+  %q = exec.alloc sizes(%t) : !exec.view<?x32x96xbf16>
+  %cos = exec.weight "cos" @weights[0] : !exec.view<4096x48xi32>
+  %sin = exec.weight "sin" @weights[786432] : !exec.view<4096x48xi32>
+  // expected-error @+1 {{'exec.rotary' op the cos and sin tables must be [positions, 48] of f32, f16 or bf16 (rotary_dim / 2 columns), got '!exec.view<4096x48xi32>'}}
+  exec.rotary %q, %pos cos_sin(%cos, %sin : !exec.view<4096x48xi32>, !exec.view<4096x48xi32>)
+      -> %q {rotary_dim = 96 : i64, style = #transformer<rotary_style half_split>}
+      : !exec.view<?x32x96xbf16>, !exec.view<?xi64> -> !exec.view<?x32x96xbf16>
+}
+
+// -----
+
 //===----------------------------------------------------------------------===//
 // exec.kv_write
 //===----------------------------------------------------------------------===//
@@ -1575,7 +1633,7 @@ exec.kv_pool @kv layers 32 block_size 16 kv_heads 8 head_dim 128 : bf16
 exec.schedule @s mixed {
   %t = exec.step_size tokens
   %k = exec.alloc sizes(%t) : !exec.view<?x8x128xf16>
-  // expected-error @+1 {{'exec.kv_write' op cannot write 'f16' keys and values into kv pool @kv of 'bf16'}}
+  // expected-error @+1 {{'exec.kv_write' op cannot use 'f16' keys and values with kv pool @kv of 'bf16'}}
   exec.kv_write %k, %k -> @kv[0] : !exec.view<?x8x128xf16>
 }
 
@@ -1739,7 +1797,7 @@ exec.schedule @s mixed {
   %pos = exec.step_input positions : !exec.view<?xi64>
   %qkv = exec.alloc sizes(%t) : !exec.view<?x6144xbf16>
   %q = exec.alloc sizes(%t) : !exec.view<?x16x128xbf16>
-  // expected-error @+1 {{'exec.qkv_rotary_kv_write' op q must be [tokens, 32, 128], got '!exec.view<?x16x128xbf16>'}}
+  // expected-error @+1 {{'exec.qkv_rotary_kv_write' op q must be [tokens, 32, 128] of 'bf16', got '!exec.view<?x16x128xbf16>'}}
   exec.qkv_rotary_kv_write %qkv, %pos -> %q, @kv[0]
       {head_dim = 128 : i64, num_heads = 32 : i64, num_kv_heads = 8 : i64, rotary_dim = 128 : i64,
        style = #transformer<rotary_style half_split>, theta = 5.0e+05 : f64}
@@ -1755,7 +1813,7 @@ exec.schedule @s mixed {
   %pos = exec.step_input positions : !exec.view<?xi64>
   %qkv = exec.alloc sizes(%t) : !exec.view<?x6144xbf16>
   %q = exec.alloc sizes(%t) : !exec.view<?x32x128xbf16>
-  // expected-error @+1 {{'exec.qkv_rotary_kv_write' op rotary_dim must be even and in [2, head_dim], got 65}}
+  // expected-error @+1 {{'exec.qkv_rotary_kv_write' op rotary_dim must be even and in [2, 128], got 65}}
   exec.qkv_rotary_kv_write %qkv, %pos -> %q, @kv[0]
       {head_dim = 128 : i64, num_heads = 32 : i64, num_kv_heads = 8 : i64, rotary_dim = 65 : i64,
        style = #transformer<rotary_style half_split>, theta = 5.0e+05 : f64}
@@ -1877,6 +1935,102 @@ exec.schedule @s mixed {
        style = #transformer<rotary_style half_split>, theta = 5.0e+05 : f64,
        v_head_scales = array<f64: 1.0, 1.0, 1.0, 1.0>}
       : !exec.view<?x6144xbf16>, !exec.view<?xi64> -> !exec.view<?x32x128xbf16>
+}
+
+// -----
+
+// Neither theta nor cos/sin tables.
+exec.kv_pool @kv layers 32 block_size 16 kv_heads 8 head_dim 128 : bf16
+exec.schedule @s mixed {
+  %t = exec.step_size tokens
+  %pos = exec.alloc sizes(%t) : !exec.view<?xi64>
+  %qkv = exec.alloc sizes(%t) : !exec.view<?x6144xbf16>
+  %q = exec.alloc sizes(%t) : !exec.view<?x32x128xbf16>
+  // expected-error @+1 {{'exec.qkv_rotary_kv_write' op needs theta or cos/sin tables}}
+  exec.qkv_rotary_kv_write %qkv, %pos -> %q, @kv[0]
+      {head_dim = 128 : i64, num_heads = 32 : i64, num_kv_heads = 8 : i64, rotary_dim = 128 : i64,
+       style = #transformer<rotary_style half_split>}
+      : !exec.view<?x6144xbf16>, !exec.view<?xi64> -> !exec.view<?x32x128xbf16>
+}
+
+// -----
+
+// Float positions.
+exec.kv_pool @kv layers 32 block_size 16 kv_heads 8 head_dim 128 : bf16
+exec.schedule @s mixed {
+  %t = exec.step_size tokens
+  %pos = exec.alloc sizes(%t) : !exec.view<?xf32>
+  %qkv = exec.alloc sizes(%t) : !exec.view<?x6144xbf16>
+  %q = exec.alloc sizes(%t) : !exec.view<?x32x128xbf16>
+  // expected-error @+1 {{'exec.qkv_rotary_kv_write' op positions must be a vector of integers, got '!exec.view<?xf32>'}}
+  exec.qkv_rotary_kv_write %qkv, %pos -> %q, @kv[0]
+      {head_dim = 128 : i64, num_heads = 32 : i64, num_kv_heads = 8 : i64, rotary_dim = 128 : i64,
+       style = #transformer<rotary_style half_split>, theta = 5.0e+05 : f64}
+      : !exec.view<?x6144xbf16>, !exec.view<?xf32> -> !exec.view<?x32x128xbf16>
+}
+
+// -----
+
+// No KV heads.
+exec.kv_pool @kv layers 32 block_size 16 kv_heads 8 head_dim 128 : bf16
+exec.schedule @s mixed {
+  %t = exec.step_size tokens
+  %pos = exec.alloc sizes(%t) : !exec.view<?xi64>
+  %qkv = exec.alloc sizes(%t) : !exec.view<?x6144xbf16>
+  %q = exec.alloc sizes(%t) : !exec.view<?x32x128xbf16>
+  // expected-error @+1 {{'exec.qkv_rotary_kv_write' op num_heads, num_kv_heads and head_dim must be positive}}
+  exec.qkv_rotary_kv_write %qkv, %pos -> %q, @kv[0]
+      {head_dim = 128 : i64, num_heads = 32 : i64, num_kv_heads = 0 : i64, rotary_dim = 128 : i64,
+       style = #transformer<rotary_style half_split>, theta = 5.0e+05 : f64}
+      : !exec.view<?x6144xbf16>, !exec.view<?xi64> -> !exec.view<?x32x128xbf16>
+}
+
+// -----
+
+// q of another element type than qkv.
+exec.kv_pool @kv layers 32 block_size 16 kv_heads 8 head_dim 128 : bf16
+exec.schedule @s mixed {
+  %t = exec.step_size tokens
+  %pos = exec.alloc sizes(%t) : !exec.view<?xi64>
+  %qkv = exec.alloc sizes(%t) : !exec.view<?x6144xbf16>
+  %q = exec.alloc sizes(%t) : !exec.view<?x32x128xf16>
+  // expected-error @+1 {{'exec.qkv_rotary_kv_write' op q must be [tokens, 32, 128] of 'bf16', got '!exec.view<?x32x128xf16>'}}
+  exec.qkv_rotary_kv_write %qkv, %pos -> %q, @kv[0]
+      {head_dim = 128 : i64, num_heads = 32 : i64, num_kv_heads = 8 : i64, rotary_dim = 128 : i64,
+       style = #transformer<rotary_style half_split>, theta = 5.0e+05 : f64}
+      : !exec.view<?x6144xbf16>, !exec.view<?xi64> -> !exec.view<?x32x128xf16>
+}
+
+// -----
+
+// f16 keys into a bf16 pool.
+exec.kv_pool @kv layers 32 block_size 16 kv_heads 8 head_dim 128 : bf16
+exec.schedule @s mixed {
+  %t = exec.step_size tokens
+  %pos = exec.alloc sizes(%t) : !exec.view<?xi64>
+  %qkv = exec.alloc sizes(%t) : !exec.view<?x6144xf16>
+  %q = exec.alloc sizes(%t) : !exec.view<?x32x128xf16>
+  // expected-error @+1 {{'exec.qkv_rotary_kv_write' op cannot use 'f16' keys and values with kv pool @kv of 'bf16'}}
+  exec.qkv_rotary_kv_write %qkv, %pos -> %q, @kv[0]
+      {head_dim = 128 : i64, num_heads = 32 : i64, num_kv_heads = 8 : i64, rotary_dim = 128 : i64,
+       style = #transformer<rotary_style half_split>, theta = 5.0e+05 : f64}
+      : !exec.view<?x6144xf16>, !exec.view<?xi64> -> !exec.view<?x32x128xf16>
+}
+
+// -----
+
+// KV heads the pool does not have (4 KV heads: qkv [?, 5120]).
+exec.kv_pool @kv layers 32 block_size 16 kv_heads 8 head_dim 128 : bf16
+exec.schedule @s mixed {
+  %t = exec.step_size tokens
+  %pos = exec.alloc sizes(%t) : !exec.view<?xi64>
+  %qkv = exec.alloc sizes(%t) : !exec.view<?x5120xbf16>
+  %q = exec.alloc sizes(%t) : !exec.view<?x32x128xbf16>
+  // expected-error @+1 {{'exec.qkv_rotary_kv_write' op num_kv_heads 4 differs from kv pool @kv's 8}}
+  exec.qkv_rotary_kv_write %qkv, %pos -> %q, @kv[0]
+      {head_dim = 128 : i64, num_heads = 32 : i64, num_kv_heads = 4 : i64, rotary_dim = 128 : i64,
+       style = #transformer<rotary_style half_split>, theta = 5.0e+05 : f64}
+      : !exec.view<?x5120xbf16>, !exec.view<?xi64> -> !exec.view<?x32x128xbf16>
 }
 
 // -----
@@ -2070,6 +2224,28 @@ exec.schedule @s mixed {
        num_kv_heads = 8 : i64, scale = 0.08838834764831845 : f64,
        v_head_scales = array<f64: 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0>}
       : !exec.view<?x32x128xbf16>
+}
+
+// -----
+
+// f16 queries over a bf16 pool.
+exec.kv_pool @kv layers 32 block_size 16 kv_heads 8 head_dim 128 : bf16
+exec.schedule @s mixed {
+  %t = exec.step_size tokens
+  %q = exec.alloc sizes(%t) : !exec.view<?x32x128xf16>
+  // expected-error @+1 {{'exec.attention' op cannot use 'f16' queries with kv pool @kv of 'bf16'}}
+  exec.attention %q, @kv[0] -> %q {causal, num_kv_heads = 8 : i64, scale = 0.0883883 : f64} : !exec.view<?x32x128xf16>
+}
+
+// -----
+
+// num_kv_heads that is not the pool's.
+exec.kv_pool @kv layers 32 block_size 16 kv_heads 8 head_dim 128 : bf16
+exec.schedule @s mixed {
+  %t = exec.step_size tokens
+  %q = exec.alloc sizes(%t) : !exec.view<?x32x128xbf16>
+  // expected-error @+1 {{'exec.attention' op num_kv_heads 4 differs from kv pool @kv's 8}}
+  exec.attention %q, @kv[0] -> %q {causal, num_kv_heads = 4 : i64, scale = 0.0883883 : f64} : !exec.view<?x32x128xbf16>
 }
 
 // -----
@@ -2407,6 +2583,111 @@ exec.schedule @s mixed {
 
 // -----
 
+// A per_channel scale of the input width.
+exec.arena @weights weights size 50331648 align 256 section "weights"
+exec.schedule @s mixed {
+  %t = exec.step_size tokens
+  %x = exec.alloc sizes(%t) : !exec.view<?x4096xbf16>
+  %y = exec.alloc sizes(%t) : !exec.view<?x6144xbf16>
+  %w = exec.weight "w" @weights[0] : !exec.view<6144x4096xi8>
+  %sc = exec.weight "s" @weights[25165824] : !exec.view<4096xf32>
+  // expected-error @+1 {{'exec.gemm' op a per_channel weight_scale is '!exec.view<6144xf32>' of f32, f16 or bf16, got '!exec.view<4096xf32>'}}
+  exec.gemm %x, %w weight_scale(%sc : !exec.view<4096xf32>) -> %y {granularity = #transformer<granularity per_channel>}
+      : !exec.view<?x4096xbf16>, !exec.view<6144x4096xi8> -> !exec.view<?x6144xbf16>
+}
+
+// -----
+
+// A per_tensor scale that is a vector.
+exec.arena @weights weights size 50331648 align 256 section "weights"
+exec.schedule @s mixed {
+  %t = exec.step_size tokens
+  %x = exec.alloc sizes(%t) : !exec.view<?x4096xbf16>
+  %y = exec.alloc sizes(%t) : !exec.view<?x6144xbf16>
+  %w = exec.weight "w" @weights[0] : !exec.view<6144x4096xi8>
+  %sc = exec.weight "s" @weights[25165824] : !exec.view<6144xf32>
+  // expected-error @+1 {{'exec.gemm' op a per_tensor weight_scale is '!exec.view<f32>' of f32, f16 or bf16, got '!exec.view<6144xf32>'}}
+  exec.gemm %x, %w weight_scale(%sc : !exec.view<6144xf32>) -> %y {granularity = #transformer<granularity per_tensor>}
+      : !exec.view<?x4096xbf16>, !exec.view<6144x4096xi8> -> !exec.view<?x6144xbf16>
+}
+
+// -----
+
+// A per_group scale with one column too few.
+exec.arena @weights weights size 50331648 align 256 section "weights"
+exec.schedule @s mixed {
+  %t = exec.step_size tokens
+  %x = exec.alloc sizes(%t) : !exec.view<?x4096xbf16>
+  %y = exec.alloc sizes(%t) : !exec.view<?x6144xbf16>
+  %w = exec.weight "w" @weights[0] : !exec.view<6144x4096xi4>
+  %sc = exec.weight "s" @weights[25165824] : !exec.view<6144x31xf16>
+  // expected-error @+1 {{'exec.gemm' op a per_group weight_scale is '!exec.view<6144x32xf16>' of f32, f16 or bf16, got '!exec.view<6144x31xf16>'}}
+  exec.gemm %x, %w weight_scale(%sc : !exec.view<6144x31xf16>) -> %y {granularity = #transformer<granularity per_group>, group_size = 128 : i64}
+      : !exec.view<?x4096xbf16>, !exec.view<6144x4096xi4> -> !exec.view<?x6144xbf16>
+}
+
+// -----
+
+// An integer scale.
+exec.arena @weights weights size 50331648 align 256 section "weights"
+exec.schedule @s mixed {
+  %t = exec.step_size tokens
+  %x = exec.alloc sizes(%t) : !exec.view<?x4096xbf16>
+  %y = exec.alloc sizes(%t) : !exec.view<?x6144xbf16>
+  %w = exec.weight "w" @weights[0] : !exec.view<6144x4096xi8>
+  %sc = exec.weight "s" @weights[25165824] : !exec.view<6144xi32>
+  // expected-error @+1 {{'exec.gemm' op a per_channel weight_scale is '!exec.view<6144xi32>' of f32, f16 or bf16, got '!exec.view<6144xi32>'}}
+  exec.gemm %x, %w weight_scale(%sc : !exec.view<6144xi32>) -> %y {granularity = #transformer<granularity per_channel>}
+      : !exec.view<?x4096xbf16>, !exec.view<6144x4096xi8> -> !exec.view<?x6144xbf16>
+}
+
+// -----
+
+// A zero point of another shape than the scale.
+exec.arena @weights weights size 50331648 align 256 section "weights"
+exec.schedule @s mixed {
+  %t = exec.step_size tokens
+  %x = exec.alloc sizes(%t) : !exec.view<?x4096xbf16>
+  %y = exec.alloc sizes(%t) : !exec.view<?x6144xbf16>
+  %w = exec.weight "w" @weights[0] : !exec.view<6144x4096xi4>
+  %sc = exec.weight "s" @weights[25165824] : !exec.view<6144x32xf16>
+  %zp = exec.weight "z" @weights[26214400] : !exec.view<6144x16xi4>
+  // expected-error @+1 {{'exec.gemm' op the zero_point '!exec.view<6144x16xi4>' must have the weight_scale's shape '!exec.view<6144x32xf16>'}}
+  exec.gemm %x, %w weight_scale(%sc : !exec.view<6144x32xf16>) zero_point(%zp : !exec.view<6144x16xi4>) -> %y {granularity = #transformer<granularity per_group>, group_size = 128 : i64}
+      : !exec.view<?x4096xbf16>, !exec.view<6144x4096xi4> -> !exec.view<?x6144xbf16>
+}
+
+// -----
+
+// A static input scale that is a vector.
+exec.arena @weights weights size 50331648 align 256 section "weights"
+exec.schedule @s mixed {
+  %t = exec.step_size tokens
+  %x = exec.alloc sizes(%t) : !exec.view<?x4096xf32>
+  %y = exec.alloc sizes(%t) : !exec.view<?x6144xf32>
+  %w = exec.weight "w" @weights[0] : !exec.view<6144x4096xi8>
+  %sc = exec.weight "s" @weights[25165824] : !exec.view<6144xf32>
+  %is = exec.weight "is" @weights[26214400] : !exec.view<4096xf32>
+  // expected-error @+1 {{'exec.gemm' op a static input_scale is one f32 (!exec.view<f32>), got '!exec.view<4096xf32>'}}
+  exec.gemm %x, %w weight_scale(%sc : !exec.view<6144xf32>) input_scale(%is : !exec.view<4096xf32>) -> %y {granularity = #transformer<granularity per_channel>, quantize_to = i8}
+      : !exec.view<?x4096xf32>, !exec.view<6144x4096xi8> -> !exec.view<?x6144xf32>
+}
+
+// -----
+
+// x with a dynamic feature dimension.
+exec.arena @weights weights size 50331648 align 256 section "weights"
+exec.schedule @s mixed {
+  %t = exec.step_size tokens
+  %x = exec.alloc sizes(%t, %t) : !exec.view<?x?xbf16>
+  %y = exec.alloc sizes(%t) : !exec.view<?x6144xbf16>
+  %w = exec.weight "w" @weights[0] : !exec.view<6144x4096xbf16>
+  // expected-error @+1 {{'exec.gemm' op x must have a static feature dimension, got '!exec.view<?x?xbf16>'}}
+  exec.gemm %x, %w -> %y : !exec.view<?x?xbf16>, !exec.view<6144x4096xbf16> -> !exec.view<?x6144xbf16>
+}
+
+// -----
+
 //===----------------------------------------------------------------------===//
 // exec.logits
 //===----------------------------------------------------------------------===//
@@ -2504,6 +2785,20 @@ exec.schedule @s mixed {
 
 // -----
 
+// A bias of the hidden size, not the vocabulary.
+exec.arena @weights weights size 50331648 align 256 section "weights"
+exec.schedule @s mixed {
+  %t = exec.step_size tokens
+  %h = exec.alloc sizes(%t) : !exec.view<?x4096xbf16>
+  %l = exec.alloc sizes(%t) : !exec.view<?x32000xf32>
+  %lm = exec.weight "lm_head" @weights[0] : !exec.view<32000x4096xbf16>
+  %b = exec.weight "lm_bias" @weights[262144000] : !exec.view<4096xf32>
+  // expected-error @+1 {{'exec.logits' op the bias must be [32000] (one per vocabulary entry) of f32, f16 or bf16, got '!exec.view<4096xf32>'}}
+  exec.logits %h, %lm bias(%b : !exec.view<4096xf32>) -> %l : !exec.view<?x4096xbf16>, !exec.view<32000x4096xbf16> -> !exec.view<?x32000xf32>
+}
+
+// -----
+
 //===----------------------------------------------------------------------===//
 // exec.split, exec.copy
 //===----------------------------------------------------------------------===//
@@ -2588,6 +2883,17 @@ exec.schedule @s mixed {
   %b = exec.alloc sizes(%t) : !exec.view<?x32x128xbf16>
   // expected-error @+1 {{'exec.copy' op source '!exec.view<?x4096xbf16>' and target '!exec.view<?x32x128xbf16>' differ in shape}}
   exec.copy %a -> %b : !exec.view<?x4096xbf16> -> !exec.view<?x32x128xbf16>
+}
+
+// -----
+
+// A split of a dynamic last dimension.
+exec.schedule @s mixed {
+  %t = exec.step_size tokens
+  %x = exec.alloc sizes(%t, %t) : !exec.view<?x?xbf16>
+  %a = exec.alloc sizes(%t) : !exec.view<?x4096xbf16>
+  // expected-error @+1 {{'exec.split' op input must have a static last dimension, got '!exec.view<?x?xbf16>'}}
+  exec.split %x -> %a, %a : !exec.view<?x?xbf16> -> !exec.view<?x4096xbf16>, !exec.view<?x4096xbf16>
 }
 
 // -----

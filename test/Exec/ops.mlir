@@ -779,6 +779,20 @@ exec.schedule @logits mixed {
   exec.step_output logits %lg : !exec.view<?x256000xbf16>
 }
 
+// In a decode schedule a token is a sequence: select_last rows may be sized
+// by either step size.
+// CHECK-LABEL: exec.schedule @decode_logits decode {
+// CHECK: exec.logits %{{.+}}, %{{.+}} -> %{{.+}} {select_last} : !exec.view<?x4096xbf16>, !exec.view<128256x4096xbf16> -> !exec.view<?x128256xf32>
+exec.arena @weights_d weights size 1050673152 align 256 section "weights"
+exec.schedule @decode_logits decode {
+  %t = exec.step_size tokens
+  %h = exec.alloc sizes(%t) : !exec.view<?x4096xbf16>
+  %l = exec.alloc sizes(%t) : !exec.view<?x128256xf32>
+  %lm = exec.weight "lm_head.weight" @weights_d[0] : !exec.view<128256x4096xbf16>
+  exec.logits %h, %lm -> %l {select_last} : !exec.view<?x4096xbf16>, !exec.view<128256x4096xbf16> -> !exec.view<?x128256xf32>
+  exec.step_output logits %l : !exec.view<?x128256xf32>
+}
+
 // -----
 
 //===----------------------------------------------------------------------===//
@@ -922,6 +936,14 @@ exec.schedule @onnx mixed {
   %q = exec.alloc : !exec.view<4x4xf32>
   exec.onnx "Split"(%x) -> (%p, %q) {attrs = {axis = 1 : i64, num_outputs = 2 : i64}}
       : (!exec.view<4x8xf32>) -> (!exec.view<4x4xf32>, !exec.view<4x4xf32>)
+}
+
+// An operator of no inputs prints and parses its empty type list.
+// CHECK-LABEL: exec.schedule @onnx_no_inputs mixed {
+// CHECK: exec.onnx "RandomNormal"() -> (%{{.+}}) {attrs = {shape = array<i64: 4>}} : () -> (!exec.view<4xf32>)
+exec.schedule @onnx_no_inputs mixed {
+  %r = exec.alloc : !exec.view<4xf32>
+  exec.onnx "RandomNormal"() -> (%r) {attrs = {shape = array<i64: 4>}} : () -> (!exec.view<4xf32>)
 }
 
 // -----

@@ -1,5 +1,5 @@
 // RUN: accel-opt %s -split-input-file -accel-exec-select-kernels="chip=sm_90" -verify-diagnostics | FileCheck %s
-// RUN: accel-opt %s -split-input-file -accel-exec-select-kernels="chip=sm_80 allow-onnx=true" -verify-diagnostics | FileCheck %s --check-prefix=SM80
+// RUN: accel-opt %s -split-input-file -accel-exec-select-kernels="chip=sm_80" -verify-diagnostics | FileCheck %s --check-prefix=SM80
 //
 // accel-exec-select-kernels: one exec.kernel per specialisation of the
 // steps lib/Codegen generates kernels for, named in their `kernel`.
@@ -41,18 +41,4 @@ exec.schedule @main mixed {
   %r2 = exec.alloc sizes(%t) : !exec.view<?x4x16xf32>
   exec.rotary %h, %pos -> %r2 {rotary_dim = 16 : i64, style = #transformer<rotary_style interleaved>, theta = 1.0e+04 : f64} : !exec.view<?x4x16xf32>, !exec.view<?xi64> -> !exec.view<?x4x16xf32>
   exec.step_output logits %z : !exec.view<?x64xf32>
-}
-
-// -----
-
-// An ONNX operator left by raising has no GPU kernel: refused, unless
-// allow-onnx keeps it (the runtime then runs it on the host).
-// SM80-LABEL: exec.schedule @main
-// SM80: exec.onnx "Transpose"
-exec.schedule @main mixed {
-  %x = exec.alloc : !exec.view<4x8xf32>
-  %y = exec.alloc : !exec.view<8x4xf32>
-  // expected-error @+1 {{ONNX operator 'Transpose' was left by raising and has no GPU kernel}}
-  exec.onnx "Transpose"(%x) -> (%y) {attrs = {perm = array<i64: 1, 0>}} : (!exec.view<4x8xf32>) -> (!exec.view<8x4xf32>)
-  exec.step_output logits %y : !exec.view<8x4xf32>
 }

@@ -140,6 +140,7 @@ std::string finish(KernelPlan &p, int32_t ids, int32_t logits, const std::string
   kv->set_block_size(4);
   kv->set_dtype("f32");
   b.meta.set_target(chip);
+  b.place();
   if (!p.generate)
     return accel::test::assemblePlan(b.meta, b.weights);
 
@@ -175,14 +176,14 @@ std::string finish(KernelPlan &p, int32_t ids, int32_t logits, const std::string
 int32_t embed(PlanBuilder &b, int32_t ids, int64_t hidden) {
   int32_t table = b.constant({kVocab, hidden}, noise(size_t(kVocab * hidden), 1, 1.0f));
   int32_t x = b.value("f32", {-1, hidden});
-  b.step("launch", "embedding", {table, ids}, {x});
+  b.step(pb::EMBEDDING, {table, ids}, {x});
   return x;
 }
 
 int32_t linear(PlanBuilder &b, int32_t x, int64_t in, int64_t out, float phase) {
   int32_t w = b.constant({out, in}, noise(size_t(out * in), uint32_t(phase * 100), std::sqrt(3.0f / float(in))));
   int32_t y = b.value("f32", {-1, out});
-  PlanBuilder::attr(b.step("gemm", "linear", {x, w, -1}, {y}), "out_dtype", "f32");
+  PlanBuilder::attr(b.step(pb::GEMM, {x, w, -1}, {y}), "out_dtype", "f32");
   return y;
 }
 
@@ -190,9 +191,8 @@ int32_t logitsStep(PlanBuilder &b, int32_t x, int64_t hidden) {
   int32_t lm = b.constant({kVocab, hidden},
                           noise(size_t(kVocab * hidden), 2, std::sqrt(3.0f / float(hidden))));
   int32_t out = b.value("f32", {-1, kVocab});
-  auto &l = b.step("gemm", "logits", {x, lm, -1}, {out});
+  auto &l = b.step(pb::LOGITS, {x, lm, -1}, {out});
   PlanBuilder::attr(l, "out_dtype", "f32");
-  PlanBuilder::attr(l, "epilogue", "logits");
   return out;
 }
 
@@ -215,28 +215,28 @@ std::string blockPlan(int64_t h, int64_t inter, const std::string &chip, bool ge
   int32_t w1 = b.constant({h}, wave(size_t(h), 0.5f, 0.0f, 0.2f));
   int32_t w2 = b.constant({h}, wave(size_t(h), 0.8f, 1.0f));
   int32_t n1 = b.value("f32", {-1, h}), n2 = b.value("f32", {-1, h}), sum = b.value("f32", {-1, h});
-  auto &s1 = b.step("launch", "rms_norm", {x, w1}, {n1});
+  auto &s1 = b.step(pb::RMS_NORM, {x, w1}, {n1});
   PlanBuilder::attr(s1, "epsilon", 1e-6);
   PlanBuilder::attr(s1, "weight_offset", 1.0);
   p.use(s1, spec(cg::Family::RmsNorm, h));
-  auto &s2 = b.step("launch", "add_rms_norm", {n1, x, w2}, {n2, sum});
+  auto &s2 = b.step(pb::ADD_RMS_NORM, {n1, x, w2}, {n2, sum});
   PlanBuilder::attr(s2, "epsilon", 1e-5);
   p.use(s2, spec(cg::Family::AddRmsNorm, h));
   int32_t acc = n2;
   for (const char *kind : {"silu", "gelu", "gelu_tanh", "quick_gelu", "relu", "relu_squared",
                            "sigmoid", "tanh"}) {
     int32_t a = b.value("f32", {-1, h}), s = b.value("f32", {-1, h});
-    auto &as = b.step("launch", "activation", {acc}, {a});
+    auto &as = b.step(pb::ACTIVATION, {acc}, {a});
     PlanBuilder::attr(as, "kind", kind);
     p.use(as, spec(cg::Family::Activation, h, kind));
-    auto &rs = b.step("launch", "residual_add", {sum, a}, {s});
+    auto &rs = b.step(pb::RESIDUAL_ADD, {sum, a}, {s});
     p.use(rs, spec(cg::Family::ResidualAdd, h));
     acc = s;
   }
   // gated_act on a [T, 2I] projection, then gated_mlp with fused gate_up.
   int32_t gu = linear(b, acc, h, 2 * inter, 0.4f);
   int32_t g = b.value("f32", {-1, inter});
-  auto &ga = b.step("launch", "gated_act", {gu}, {g});
+  auto &ga = b.step(pb::GATED_ACT, {gu}, {g});
   PlanBuilder::attr(ga, "kind", "gelu_tanh");
   p.use(ga, spec(cg::Family::GatedAct, inter, "gelu_tanh"));
   int32_t back = linear(b, g, inter, h, 0.9f);
@@ -245,7 +245,7 @@ std::string blockPlan(int64_t h, int64_t inter, const std::string &chip, bool ge
   int32_t wd = b.constant({h, inter},
                           noise(size_t(h * inter), 4, std::sqrt(3.0f / float(inter))));
   int32_t m = b.value("f32", {-1, h});
-  auto &mlp = b.step("launch", "gated_mlp", {back, wgu, -1, -1, wd}, {m});
+  auto &mlp = b.step(pb::GATED_MLP, {back, wgu, -1, -1, wd}, {m});
   PlanBuilder::attr(mlp, "kind", "silu");
   p.use(mlp, spec(cg::Family::GatedAct, inter, "silu"));
   return finish(p, ids, logitsStep(b, m, h), chip);
@@ -262,12 +262,12 @@ std::string rotaryPlan(int64_t heads, int64_t d, int64_t partial, const std::str
   int32_t ids = b.value("i64", {-1});
   int32_t x = embed(b, ids, h);
   int32_t pos64 = b.value("i64", {-1}), pos32 = b.value("i32", {-1});
-  PlanBuilder::attr(b.step("launch", "positions", {}, {pos64}), "dtype", "i64");
-  PlanBuilder::attr(b.step("launch", "positions", {}, {pos32}), "dtype", "i32");
+  b.stepInput(pos64, pb::Value::POSITIONS);
+  b.stepInput(pos32, pb::Value::POSITIONS);
   int32_t xh = b.value("f32", {-1, heads, d}), r1 = b.value("f32", {-1, heads, d}),
           r2 = b.value("f32", {-1, heads, d}), r3 = b.value("f32", {-1, heads, d}),
           merged = b.value("f32", {-1, h});
-  PlanBuilder::attr(b.step("launch", "split_heads", {x}, {xh}), "num_heads", heads);
+  b.viewOf(xh, x);
   auto rotary = [&](pb::Step &s, int64_t rot, bool tables, bool p64) {
     PlanBuilder::attr(s, "style", "half_split");
     PlanBuilder::attr(s, "rotary_dim", rot);
@@ -281,12 +281,12 @@ std::string rotaryPlan(int64_t heads, int64_t d, int64_t partial, const std::str
     k.positions64 = p64;
     p.use(s, k);
   };
-  rotary(b.step("launch", "rotary", {xh, pos64}, {r1}), d, false, true);
-  rotary(b.step("launch", "rotary", {r1, pos64}, {r2}), partial, false, true);
+  rotary(b.step(pb::ROTARY, {xh, pos64}, {r1}), d, false, true);
+  rotary(b.step(pb::ROTARY, {r1, pos64}, {r2}), partial, false, true);
   int32_t cosT = b.constant({64, d / 2}, wave(size_t(64 * d / 2), 0.31f, 0.0f));
   int32_t sinT = b.constant({64, d / 2}, wave(size_t(64 * d / 2), 0.31f, 1.57f));
-  rotary(b.step("launch", "rotary", {r2, pos32, cosT, sinT}, {r3}), d, true, false);
-  b.step("launch", "merge_heads", {r3}, {merged});
+  rotary(b.step(pb::ROTARY, {r2, pos32, cosT, sinT}, {r3}), d, true, false);
+  b.viewOf(merged, r3);
   return finish(p, ids, logitsStep(b, merged, h), chip);
 }
 #endif // ACCEL_GPU_TEST_CODEGEN

@@ -47,6 +47,7 @@ int32_t constantI64(PlanBuilder &b, std::vector<int64_t> shape, const std::vecto
   pb::Value *v = b.meta.mutable_schedule()->mutable_values(id);
   b.weights.resize(plan::alignUp(b.weights.size(), plan::kTensorAlignment), '\0');
   v->set_is_constant(true);
+  v->set_placement(pb::Value::CONSTANT);
   v->set_section(0);
   v->set_offset(b.weights.size());
   v->set_size(data.size() * sizeof(int64_t));
@@ -77,9 +78,8 @@ int32_t logitsStep(PlanBuilder &b, int32_t x, int64_t hidden, bool selectLast = 
   int32_t lm = b.constant({kVocab, hidden}, wave(size_t(kVocab * hidden), 0.37f, 0.3f, 0.6f));
   int32_t bv = bias ? b.constant({kVocab}, wave(kVocab, 1.1f, 0.2f, 0.3f)) : -1;
   int32_t out = b.value("f32", {-1, kVocab});
-  auto &l = b.step("gemm", "logits", {x, lm, bv}, {out});
+  auto &l = b.step(pb::LOGITS, {x, lm, bv}, {out});
   PlanBuilder::attr(l, "out_dtype", "f32");
-  PlanBuilder::attr(l, "epilogue", "logits");
   if (selectLast)
     PlanBuilder::attr(l, "select_last", int64_t(1));
   if (softcap > 0)
@@ -90,7 +90,7 @@ int32_t logitsStep(PlanBuilder &b, int32_t x, int64_t hidden, bool selectLast = 
 int32_t embed(PlanBuilder &b, int32_t ids, int64_t hidden) {
   int32_t table = b.constant({kVocab, hidden}, wave(size_t(kVocab * hidden), 0.71f, 0.1f));
   int32_t x = b.value("f32", {-1, hidden});
-  b.step("launch", "embedding", {table, ids}, {x});
+  b.step(pb::EMBEDDING, {table, ids}, {x});
   return x;
 }
 
@@ -99,7 +99,7 @@ int32_t linear(PlanBuilder &b, int32_t x, int64_t in, int64_t out, bool bias = f
   int32_t w = b.constant({out, in}, wave(size_t(out * in), 0.29f, phase, 0.5f));
   int32_t bv = bias ? b.constant({out}, wave(size_t(out), 0.9f, phase, 0.2f)) : -1;
   int32_t y = b.value("f32", {-1, out});
-  PlanBuilder::attr(b.step("gemm", "linear", {x, w, bv}, {y}), "out_dtype", "f32");
+  PlanBuilder::attr(b.step(pb::GEMM, {x, w, bv}, {y}), "out_dtype", "f32");
   return y;
 }
 
@@ -113,13 +113,13 @@ std::string normsPlan() {
   int32_t w3 = b.constant({h}, wave(h, 0.3f, 2.0f)), b3 = b.constant({h}, wave(h, 0.6f, 0.4f, 0.1f));
   int32_t n1 = b.value("f32", {-1, h}), n2 = b.value("f32", {-1, h}), sum = b.value("f32", {-1, h}),
           n3 = b.value("f32", {-1, h}), n4 = b.value("f32", {-1, h}), r = b.value("f32", {-1, h});
-  auto &s1 = b.step("launch", "rms_norm", {x, w1}, {n1});
+  auto &s1 = b.step(pb::RMS_NORM, {x, w1}, {n1});
   PlanBuilder::attr(s1, "epsilon", 1e-6);
   PlanBuilder::attr(s1, "weight_offset", 1.0);
-  PlanBuilder::attr(b.step("launch", "add_rms_norm", {n1, x, w2}, {n2, sum}), "epsilon", 1e-5);
-  PlanBuilder::attr(b.step("launch", "layer_norm", {sum, w3, b3}, {n3}), "epsilon", 1e-5);
-  PlanBuilder::attr(b.step("launch", "layer_norm", {n2, w3}, {n4}), "epsilon", 1e-5);
-  b.step("launch", "residual_add", {n3, n4}, {r});
+  PlanBuilder::attr(b.step(pb::ADD_RMS_NORM, {n1, x, w2}, {n2, sum}), "epsilon", 1e-5);
+  PlanBuilder::attr(b.step(pb::LAYER_NORM, {sum, w3, b3}, {n3}), "epsilon", 1e-5);
+  PlanBuilder::attr(b.step(pb::LAYER_NORM, {n2, w3}, {n4}), "epsilon", 1e-5);
+  b.step(pb::RESIDUAL_ADD, {n3, n4}, {r});
   int32_t logits = logitsStep(b, r, h, /*selectLast=*/true, /*softcap=*/3.0, /*bias=*/true);
   return finish(b, ids, logits);
 }
@@ -134,13 +134,13 @@ std::string activationsPlan() {
   for (const char *kind : {"silu", "gelu", "gelu_tanh", "quick_gelu", "relu", "relu_squared",
                            "sigmoid", "tanh"}) {
     int32_t a = b.value("f32", {-1, h}), s = b.value("f32", {-1, h});
-    PlanBuilder::attr(b.step("launch", "activation", {x}, {a}), "kind", kind);
-    b.step("launch", "residual_add", {acc, a}, {s});
+    PlanBuilder::attr(b.step(pb::ACTIVATION, {x}, {a}), "kind", kind);
+    b.step(pb::RESIDUAL_ADD, {acc, a}, {s});
     acc = s;
   }
   int32_t gu = linear(b, acc, h, 2 * inter, true);
   int32_t g = b.value("f32", {-1, inter});
-  PlanBuilder::attr(b.step("launch", "gated_act", {gu}, {g}), "kind", "gelu");
+  PlanBuilder::attr(b.step(pb::GATED_ACT, {gu}, {g}), "kind", "gelu");
   int32_t down = linear(b, g, inter, h);
   int32_t wgu = b.constant({2 * inter, h}, wave(size_t(2 * inter * h), 0.23f, 0.7f, 0.4f));
   int32_t wg = b.constant({inter, h}, wave(size_t(inter * h), 0.19f, 0.2f, 0.4f));
@@ -148,45 +148,44 @@ std::string activationsPlan() {
   int32_t wd = b.constant({h, inter}, wave(size_t(inter * h), 0.13f, 0.9f, 0.4f));
   int32_t m1 = b.value("f32", {-1, h}), m2 = b.value("f32", {-1, h}), s = b.value("f32", {-1, h}),
           s2 = b.value("f32", {-1, h});
-  PlanBuilder::attr(b.step("launch", "gated_mlp", {down, wgu, -1, -1, wd}, {m1}), "kind", "silu");
-  PlanBuilder::attr(b.step("launch", "gated_mlp", {down, -1, wg, wu, wd}, {m2}), "kind",
+  PlanBuilder::attr(b.step(pb::GATED_MLP, {down, wgu, -1, -1, wd}, {m1}), "kind", "silu");
+  PlanBuilder::attr(b.step(pb::GATED_MLP, {down, -1, wg, wu, wd}, {m2}), "kind",
                     "gelu_tanh");
-  b.step("launch", "residual_add", {m1, m2}, {s});
-  b.step("launch", "residual_add", {s, down}, {s2});
+  b.step(pb::RESIDUAL_ADD, {m1, m2}, {s});
+  b.step(pb::RESIDUAL_ADD, {s, down}, {s2});
   return finish(b, ids, logitsStep(b, s2, h));
 }
 
 /// Rotary: half_split with partial rotary_dim and linear scaling, interleaved,
-/// and explicit cos/sin tables; positions as i64 and i32.
+/// and explicit cos/sin tables; i32 positions (the other plans' are i64).
 std::string rotaryPlan() {
   PlanBuilder b;
   const int64_t heads = 3, d = 8, h = heads * d;
   int32_t ids = b.value("i64", {-1});
   int32_t x = embed(b, ids, h);
-  int32_t pos64 = b.value("i64", {-1}), pos32 = b.value("i32", {-1});
-  PlanBuilder::attr(b.step("launch", "positions", {}, {pos64}), "dtype", "i64");
-  PlanBuilder::attr(b.step("launch", "positions", {}, {pos32}), "dtype", "i32");
+  int32_t pos32 = b.value("i32", {-1});
+  b.stepInput(pos32, pb::Value::POSITIONS);
   int32_t xh = b.value("f32", {-1, heads, d});
-  PlanBuilder::attr(b.step("launch", "split_heads", {x}, {xh}), "num_heads", heads);
+  b.viewOf(xh, x);
   int32_t r1 = b.value("f32", {-1, heads, d}), r2 = b.value("f32", {-1, heads, d}),
           r3 = b.value("f32", {-1, heads, d});
-  auto &a = b.step("launch", "rotary", {xh, pos64}, {r1});
+  auto &a = b.step(pb::ROTARY, {xh, pos32}, {r1});
   PlanBuilder::attr(a, "style", "half_split");
   PlanBuilder::attr(a, "rotary_dim", int64_t(4));
   PlanBuilder::attr(a, "theta", 500.0);
   PlanBuilder::attr(a, "scaling.kind", "linear");
   PlanBuilder::attr(a, "scaling.factor", 2.0);
-  auto &c = b.step("launch", "rotary", {r1, pos32}, {r2});
+  auto &c = b.step(pb::ROTARY, {r1, pos32}, {r2});
   PlanBuilder::attr(c, "style", "interleaved");
   PlanBuilder::attr(c, "rotary_dim", int64_t(8));
   PlanBuilder::attr(c, "theta", 10000.0);
   int32_t cosT = b.constant({64, 3}, wave(64 * 3, 0.31f, 0.0f));
   int32_t sinT = b.constant({64, 3}, wave(64 * 3, 0.31f, 1.57f));
-  auto &t = b.step("launch", "rotary", {r2, pos64, cosT, sinT}, {r3});
+  auto &t = b.step(pb::ROTARY, {r2, pos32, cosT, sinT}, {r3});
   PlanBuilder::attr(t, "style", "half_split");
   PlanBuilder::attr(t, "rotary_dim", int64_t(6));
   int32_t merged = b.value("f32", {-1, h});
-  b.step("launch", "merge_heads", {r3}, {merged});
+  b.viewOf(merged, r3);
   return finish(b, ids, logitsStep(b, merged, h));
 }
 
@@ -199,7 +198,7 @@ std::string attentionPlan(int64_t d, int64_t heads = 4, int64_t kvHeads = 2,
   int32_t ids = b.value("i64", {-1});
   int32_t x = embed(b, ids, h);
   int32_t pos = b.value("i64", {-1});
-  PlanBuilder::attr(b.step("launch", "positions", {}, {pos}), "dtype", "i64");
+  b.stepInput(pos, pb::Value::POSITIONS);
   int32_t acc = x;
   for (int64_t layer = 0; layer < 2; ++layer) {
     const float ph = float(layer) * 0.37f;
@@ -210,17 +209,17 @@ std::string attentionPlan(int64_t d, int64_t heads = 4, int64_t kvHeads = 2,
             vh = b.value("f32", {-1, kvHeads, d}), qr = b.value("f32", {-1, heads, d}),
             kr = b.value("f32", {-1, kvHeads, d}), att = b.value("f32", {-1, heads, d}),
             m = b.value("f32", {-1, heads * d});
-    PlanBuilder::attr(b.step("launch", "split_heads", {q}, {qh}), "num_heads", heads);
-    PlanBuilder::attr(b.step("launch", "split_heads", {k}, {kh}), "num_heads", kvHeads);
-    PlanBuilder::attr(b.step("launch", "split_heads", {v}, {vh}), "num_heads", kvHeads);
+    b.viewOf(qh, q);
+    b.viewOf(kh, k);
+    b.viewOf(vh, v);
     for (auto [in, out] : {std::pair{qh, qr}, std::pair{kh, kr}}) {
-      auto &r = b.step("launch", "rotary", {in, pos}, {out});
+      auto &r = b.step(pb::ROTARY, {in, pos}, {out});
       PlanBuilder::attr(r, "style", "half_split");
       PlanBuilder::attr(r, "rotary_dim", d);
     }
-    auto &w = b.step("kv_write", "kv_write", {kr, vh}, {});
+    auto &w = b.step(pb::KV_WRITE, {kr, vh}, {});
     PlanBuilder::attr(w, "layer", layer);
-    auto &s = b.step("attention_prefill", "attention", {qr}, {att});
+    auto &s = b.step(pb::ATTENTION, {qr}, {att});
     PlanBuilder::attr(s, "layer", layer);
     if (fp8Cache) // stored = value / scale, per layer
       for (pb::Step *st : {&w, &s}) {
@@ -238,10 +237,10 @@ std::string attentionPlan(int64_t d, int64_t heads = 4, int64_t kvHeads = 2,
       PlanBuilder::attr(s, "causal", int64_t(0));
       PlanBuilder::attr(s, "scale", 0.2);
     }
-    b.step("launch", "merge_heads", {att}, {m});
+    b.viewOf(m, att);
     int32_t o = linear(b, m, heads * d, h, false, 1.3f + ph);
     int32_t sum = b.value("f32", {-1, h});
-    b.step("launch", "residual_add", {acc, o}, {sum});
+    b.step(pb::RESIDUAL_ADD, {acc, o}, {sum});
     acc = sum;
   }
   return finish(b, ids, logitsStep(b, acc, h), 2, kvHeads, d, maxPosition,
@@ -262,21 +261,21 @@ std::string fp8ExactPlan(int64_t d, int64_t heads, int64_t kvHeads, bool perHead
   auto table = [&](int64_t width, float freq, float amp) {
     int32_t t = b.constant({kVocab, width}, wave(size_t(kVocab * width), freq, 0.3f, amp));
     int32_t x = b.value("f32", {-1, width});
-    b.step("launch", "embedding", {t, ids}, {x});
+    b.step(pb::EMBEDDING, {t, ids}, {x});
     return x;
   };
   int32_t q = table(heads * d, 0.37f, 1.0f), k = table(kvHeads * d, 0.53f, 60.0f),
           v = table(kvHeads * d, 0.91f, 3.0f);
   int32_t qh = b.value("f32", {-1, heads, d}), kh = b.value("f32", {-1, kvHeads, d}),
           vh = b.value("f32", {-1, kvHeads, d});
-  PlanBuilder::attr(b.step("launch", "split_heads", {q}, {qh}), "num_heads", heads);
-  PlanBuilder::attr(b.step("launch", "split_heads", {k}, {kh}), "num_heads", kvHeads);
-  PlanBuilder::attr(b.step("launch", "split_heads", {v}, {vh}), "num_heads", kvHeads);
+  b.viewOf(qh, q);
+  b.viewOf(kh, k);
+  b.viewOf(vh, v);
   int32_t acc = -1;
   for (int64_t layer = 0; layer < 2; ++layer) {
-    auto &w = b.step("kv_write", "kv_write", {kh, vh}, {});
+    auto &w = b.step(pb::KV_WRITE, {kh, vh}, {});
     int32_t att = b.value("f32", {-1, heads, d}), m = b.value("f32", {-1, heads * d});
-    auto &s = b.step("attention_prefill", "attention", {qh}, {att});
+    auto &s = b.step(pb::ATTENTION, {qh}, {att});
     for (pb::Step *st : {&w, &s}) {
       PlanBuilder::attr(*st, "layer", layer);
       PlanBuilder::attr(*st, "k_scale", 0.1);
@@ -301,12 +300,12 @@ std::string fp8ExactPlan(int64_t d, int64_t heads, int64_t kvHeads, bool perHead
     PlanBuilder::attr(s, "causal", int64_t(layer == 0 ? 1 : 0));
     if (layer == 1)
       PlanBuilder::attr(s, "sliding_window", int64_t(6));
-    b.step("launch", "merge_heads", {att}, {m});
+    b.viewOf(m, att);
     if (acc < 0) {
       acc = m;
     } else {
       int32_t sum = b.value("f32", {-1, heads * d});
-      b.step("launch", "residual_add", {acc, m}, {sum});
+      b.step(pb::RESIDUAL_ADD, {acc, m}, {sum});
       acc = sum;
     }
   }
@@ -341,7 +340,7 @@ std::string qkvRotaryPlan(int64_t d = 16, int64_t heads = 4, int64_t kvHeads = 2
   int32_t ids = b.value("i64", {-1});
   int32_t x = embed(b, ids, h);
   int32_t pos = b.value("i64", {-1});
-  PlanBuilder::attr(b.step("launch", "positions", {}, {pos}), "dtype", "i64");
+  b.stepInput(pos, pb::Value::POSITIONS);
   int32_t acc = x;
   auto heads3 = [&](pb::Step &s, int64_t rot) {
     PlanBuilder::attr(s, "num_heads", heads);
@@ -355,7 +354,7 @@ std::string qkvRotaryPlan(int64_t d = 16, int64_t heads = 4, int64_t kvHeads = 2
     int32_t q = b.value("f32", {-1, heads, d}), att = b.value("f32", {-1, heads, d}),
             m = b.value("f32", {-1, heads * d});
     if (layer == 0) {
-      auto &f = b.step("kv_write", "qkv_rotary", {qkv, pos}, {q});
+      auto &f = b.step(pb::QKV_ROTARY_KV_WRITE, {qkv, pos}, {q});
       heads3(f, d - 4);
       PlanBuilder::attr(f, "layer", layer);
       if (fp8Cache)
@@ -369,15 +368,15 @@ std::string qkvRotaryPlan(int64_t d = 16, int64_t heads = 4, int64_t kvHeads = 2
                                 wave(size_t(maxPosition * rot / 2), 0.23f, 0.0f));
       int32_t sinT = b.constant({maxPosition, rot / 2},
                                 wave(size_t(maxPosition * rot / 2), 0.23f, 1.57f));
-      auto &f = b.step("launch", "qkv_rotary", {qkv, pos, cosT, sinT}, {q, k, v});
+      auto &f = b.step(pb::QKV_ROTARY, {qkv, pos, cosT, sinT}, {q, k, v});
       heads3(f, rot);
       PlanBuilder::attr(f, "style", "interleaved");
-      auto &w = b.step("kv_write", "kv_write", {k, v}, {});
+      auto &w = b.step(pb::KV_WRITE, {k, v}, {});
       PlanBuilder::attr(w, "layer", layer);
       if (fp8Cache)
         kvScales(w, 0.11, 0.04);
     }
-    auto &s = b.step("attention_prefill", "attention", {q}, {att});
+    auto &s = b.step(pb::ATTENTION, {q}, {att});
     PlanBuilder::attr(s, "layer", layer);
     if (fp8Cache) {
       kvScales(s, layer == 0 ? 0.08 : 0.11, layer == 0 ? 0.06 : 0.04);
@@ -386,10 +385,10 @@ std::string qkvRotaryPlan(int64_t d = 16, int64_t heads = 4, int64_t kvHeads = 2
     PlanBuilder::attr(s, "num_kv_heads", kvHeads);
     PlanBuilder::attr(s, "head_dim", d);
     PlanBuilder::attr(s, "causal", int64_t(1));
-    b.step("launch", "merge_heads", {att}, {m});
+    b.viewOf(m, att);
     int32_t o = linear(b, m, heads * d, h, false, 1.1f + ph);
     int32_t sum = b.value("f32", {-1, h});
-    b.step("launch", "residual_add", {acc, o}, {sum});
+    b.step(pb::RESIDUAL_ADD, {acc, o}, {sum});
     acc = sum;
   }
   return finish(b, ids, logitsStep(b, acc, h), 2, kvHeads, d, maxPosition,
@@ -422,7 +421,7 @@ std::string quantPlan() {
                             : b.constant({}, {0.013f});
     int32_t bv = bias ? b.constant({n}, wave(size_t(n), 0.9f, phase, 0.2f)) : -1;
     int32_t y = b.value("f32", {-1, n});
-    auto &s = b.step("gemm", "linear", {in, w, bv, sc}, {y});
+    auto &s = b.step(pb::GEMM, {in, w, bv, sc}, {y});
     PlanBuilder::attr(s, "out_dtype", "f32");
     PlanBuilder::attr(s, "granularity", perChannel ? "per_channel" : "per_tensor");
     return y;
@@ -430,10 +429,10 @@ std::string quantPlan() {
   int32_t u = quant(x, h, f, "i8", true, false, 0.1f);
   int32_t v = quant(u, f, h, "f8E4M3FN", false, true, 0.5f);
   int32_t s1 = b.value("f32", {-1, h});
-  b.step("launch", "residual_add", {x, v}, {s1});
+  b.step(pb::RESIDUAL_ADD, {x, v}, {s1});
   int32_t w2 = quant(s1, h, h, "f8E5M2", true, false, 0.9f);
   int32_t s2 = b.value("f32", {-1, h});
-  b.step("launch", "residual_add", {s1, w2}, {s2});
+  b.step(pb::RESIDUAL_ADD, {s1, w2}, {s2});
   return finish(b, ids, logitsStep(b, s2, h));
 }
 
@@ -460,7 +459,7 @@ std::string w8a8Plan() {
     int32_t bv = bias ? b.constant({n}, wave(size_t(n), 0.9f, phase, 0.2f)) : -1;
     int32_t xs = inputScale > 0 ? b.constant({}, {inputScale}) : -1;
     int32_t y = b.value("f32", {-1, n});
-    auto &s = b.step("gemm", "linear", {in, w, bv, sc, -1, xs}, {y});
+    auto &s = b.step(pb::GEMM, {in, w, bv, sc, -1, xs}, {y});
     PlanBuilder::attr(s, "out_dtype", "f32");
     PlanBuilder::attr(s, "granularity", "per_channel");
     if (inputScale <= 0)
@@ -470,11 +469,11 @@ std::string w8a8Plan() {
   int32_t u = linear(x, h, f, false, 0.004f, false, 0.1f); // i8, static
   int32_t v = linear(u, f, h, true, 0.0f, true, 0.5f);     // e4m3, dynamic, bias
   int32_t s1 = b.value("f32", {-1, h});
-  b.step("launch", "residual_add", {x, v}, {s1});
+  b.step(pb::RESIDUAL_ADD, {x, v}, {s1});
   int32_t w2 = linear(s1, h, f, true, 0.002f, false, 0.9f); // e4m3, static
   int32_t w3 = linear(w2, f, h, false, 0.0f, false, 1.3f);  // i8, dynamic
   int32_t s2 = b.value("f32", {-1, h});
-  b.step("launch", "residual_add", {s1, w3}, {s2});
+  b.step(pb::RESIDUAL_ADD, {s1, w3}, {s2});
   return finish(b, ids, logitsStep(b, s2, h));
 }
 
@@ -489,19 +488,19 @@ std::string onnxPlan() {
           sl = b.value("f32", {-1, h}), p0 = b.value("f32", {-1, h / 2}),
           p1 = b.value("f32", {-1, h / 2}), sum = b.value("f32", {-1, h / 2}),
           r3 = b.value("f32", {-1, 2, 3}), flat = b.value("f32", {-1, h / 2});
-  PlanBuilder::attr(b.step("launch", "onnx.Mul", {x, x}, {sq}), "accel.num_outputs", int64_t(1));
-  PlanBuilder::attr(b.step("launch", "onnx.Concat", {x, sq}, {cat}), "axis", int64_t(1));
+  PlanBuilder::attr(b.onnx("Mul", {x, x}, {sq}), "accel.num_outputs", int64_t(1));
+  PlanBuilder::attr(b.onnx("Concat", {x, sq}, {cat}), "axis", int64_t(1));
   int32_t starts = constantI64(b, {1}, {h / 2}), ends = constantI64(b, {1}, {h / 2 + h}),
           axes = constantI64(b, {1}, {1});
-  b.step("launch", "onnx.Slice", {cat, starts, ends, axes}, {sl});
-  auto &sp = b.step("launch", "onnx.Split", {sl}, {p0, p1});
+  b.onnx("Slice", {cat, starts, ends, axes}, {sl});
+  auto &sp = b.onnx("Split", {sl}, {p0, p1});
   PlanBuilder::attr(sp, "axis", int64_t(-1));
   PlanBuilder::attr(sp, "num_outputs", int64_t(2));
   PlanBuilder::attr(sp, "accel.num_outputs", int64_t(2));
-  b.step("launch", "residual_add", {p0, p1}, {sum});
+  b.step(pb::RESIDUAL_ADD, {p0, p1}, {sum});
   int32_t shape3 = constantI64(b, {3}, {-1, 2, 3}), shape2 = constantI64(b, {2}, {-1, h / 2});
-  b.step("launch", "onnx.Reshape", {sum, shape3}, {r3});
-  b.step("launch", "onnx.Reshape", {r3, shape2}, {flat});
+  b.onnx("Reshape", {sum, shape3}, {r3});
+  b.onnx("Reshape", {r3, shape2}, {flat});
   return finish(b, ids, logitsStep(b, flat, h / 2));
 }
 

@@ -32,6 +32,7 @@
 
 using namespace accel::rt;
 using accel::test::assembleTp;
+namespace pb = accel::plan;
 using accel::test::expectForkAppendsMatchScoring;
 using accel::test::PlanBuilder;
 
@@ -106,12 +107,12 @@ std::shared_ptr<const plan::PlanFile> tpPlan(const std::string &target) {
   b.meta.set_tp_size(n);
   auto linear = [&](int32_t x, int32_t w, int32_t bias, int64_t out) {
     int32_t y = b.value("f32", {-1, out});
-    PlanBuilder::attr(b.step("gemm", "linear", {x, w, bias}, {y}), "out_dtype", "f32");
+    PlanBuilder::attr(b.step(pb::GEMM, {x, w, bias}, {y}), "out_dtype", "f32");
     return y;
   };
   auto allReduce = [&](int32_t x, int64_t cols) {
     int32_t y = b.value("f32", {-1, cols});
-    PlanBuilder::attr(b.step("collective", "all_reduce", {x}, {y}), "group_size", n);
+    b.collective(x, y, n);
     return y;
   };
   int32_t ids = b.value("i64", {-1});
@@ -119,10 +120,10 @@ std::shared_ptr<const plan::PlanFile> tpPlan(const std::string &target) {
   const std::vector<float> table = wave(size_t(kVocab * h), 0.71f, 0.1f);
   int32_t tbl = t.constant({v, h}, [&](int r) { return rowsOf(table, h, r * v, v); });
   int32_t part = b.value("f32", {-1, h});
-  PlanBuilder::attr(b.step("launch", "embedding", {tbl, ids}, {part}), "vocab_shards", n);
+  PlanBuilder::attr(b.step(pb::EMBEDDING, {tbl, ids}, {part}), "vocab_shards", n);
   int32_t acc = allReduce(part, h);
   int32_t pos = b.value("i64", {-1});
-  PlanBuilder::attr(b.step("launch", "positions", {}, {pos}), "dtype", "i64");
+  b.stepInput(pos, pb::Value::POSITIONS);
   for (int64_t layer = 0; layer < kLayers; ++layer) {
     const float ph = float(layer) * 0.37f;
     const std::vector<float> wq = wave(size_t(kHeads * d * h), 0.29f, 0.1f + ph, 0.5f),
@@ -147,28 +148,28 @@ std::shared_ptr<const plan::PlanFile> tpPlan(const std::string &target) {
             vh = b.value("f32", {-1, hkv, d}), qr = b.value("f32", {-1, hq, d}),
             kr = b.value("f32", {-1, hkv, d}), att = b.value("f32", {-1, hq, d}),
             m = b.value("f32", {-1, hq * d});
-    PlanBuilder::attr(b.step("launch", "split_heads", {q}, {qh}), "num_heads", hq);
-    PlanBuilder::attr(b.step("launch", "split_heads", {k}, {kh}), "num_heads", hkv);
-    PlanBuilder::attr(b.step("launch", "split_heads", {vv}, {vh}), "num_heads", hkv);
+    b.viewOf(qh, q);
+    b.viewOf(kh, k);
+    b.viewOf(vh, vv);
     for (auto [in, out] : {std::pair{qh, qr}, std::pair{kh, kr}}) {
-      auto &r = b.step("launch", "rotary", {in, pos}, {out});
+      auto &r = b.step(pb::ROTARY, {in, pos}, {out});
       PlanBuilder::attr(r, "style", "half_split");
       PlanBuilder::attr(r, "rotary_dim", d);
     }
-    PlanBuilder::attr(b.step("kv_write", "kv_write", {kr, vh}, {}), "layer", layer);
-    auto &s = b.step("attention_prefill", "attention", {qr}, {att});
+    PlanBuilder::attr(b.step(pb::KV_WRITE, {kr, vh}, {}), "layer", layer);
+    auto &s = b.step(pb::ATTENTION, {qr}, {att});
     PlanBuilder::attr(s, "layer", layer);
     PlanBuilder::attr(s, "num_heads", hq);
     PlanBuilder::attr(s, "num_kv_heads", hkv);
     PlanBuilder::attr(s, "head_dim", d);
     PlanBuilder::attr(s, "causal", int64_t(1));
-    b.step("launch", "merge_heads", {att}, {m});
+    b.viewOf(m, att);
     int32_t o = linear(m,
                        t.constant({h, hq * d},
                                   [&](int r) { return colsOf(wo, h, kHeads * d, r * hq * d, hq * d); }),
                        -1, h);
     int32_t sum = b.value("f32", {-1, h});
-    b.step("launch", "residual_add", {acc, allReduce(o, h)}, {sum});
+    b.step(pb::RESIDUAL_ADD, {acc, allReduce(o, h)}, {sum});
     // MLP: column-parallel up, row-parallel down.
     const std::vector<float> wu = wave(size_t(kInter * h), 0.31f, 2.1f + ph, 0.5f),
                              wd = wave(size_t(h * kInter), 0.23f, 0.7f + ph, 0.5f);
@@ -176,25 +177,22 @@ std::shared_ptr<const plan::PlanFile> tpPlan(const std::string &target) {
                         t.constant({inter, h}, [&](int r) { return rowsOf(wu, h, r * inter, inter); }),
                         -1, inter);
     int32_t act = b.value("f32", {-1, inter});
-    PlanBuilder::attr(b.step("launch", "activation", {up}, {act}), "kind", "silu");
+    PlanBuilder::attr(b.step(pb::ACTIVATION, {up}, {act}), "kind", "silu");
     int32_t down = linear(act,
                           t.constant({h, inter},
                                      [&](int r) { return colsOf(wd, h, kInter, r * inter, inter); }),
                           -1, h);
     int32_t next = b.value("f32", {-1, h});
-    b.step("launch", "residual_add", {sum, allReduce(down, h)}, {next});
+    b.step(pb::RESIDUAL_ADD, {sum, allReduce(down, h)}, {next});
     acc = next;
   }
   // Vocabulary-parallel LM head, gathered along the vocabulary (axis 1).
   const std::vector<float> lm = wave(size_t(kVocab * h), 0.37f, 0.3f, 0.6f);
   int32_t wl = t.constant({v, h}, [&](int r) { return rowsOf(lm, h, r * v, v); });
   int32_t lp = b.value("f32", {-1, v}), logits = b.value("f32", {-1, kVocab});
-  auto &l = b.step("gemm", "logits", {acc, wl}, {lp});
+  auto &l = b.step(pb::LOGITS, {acc, wl}, {lp});
   PlanBuilder::attr(l, "out_dtype", "f32");
-  PlanBuilder::attr(l, "epilogue", "logits");
-  auto &g = b.step("collective", "all_gather", {lp}, {logits});
-  PlanBuilder::attr(g, "group_size", n);
-  PlanBuilder::attr(g, "axis", int64_t(1));
+  b.collective(lp, logits, n, /*axis=*/1);
   b.meta.mutable_schedule()->set_token_ids(ids);
   b.meta.mutable_schedule()->set_logits(logits);
   b.meta.mutable_model()->set_vocab_size(kVocab);
@@ -207,7 +205,7 @@ std::shared_ptr<const plan::PlanFile> tpPlan(const std::string &target) {
   kv->set_dtype("f32");
   b.meta.set_target(target);
   StatusOr<std::shared_ptr<const plan::PlanFile>> p =
-      plan::PlanFile::fromBytes(assembleTp(b.meta, {b.weights, t.other.weights}), "tp.plan");
+      plan::PlanFile::fromBytes((b.place(), assembleTp(b.meta, {b.weights, t.other.weights})), "tp.plan");
   EXPECT_TRUE(p.isOk()) << p.status().message();
   return p ? *p : nullptr;
 }

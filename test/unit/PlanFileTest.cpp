@@ -79,36 +79,17 @@ std::string assemble(const pb::PlanMetadata &meta, const std::string &weights) {
 }
 
 /// token ids %0, constant %1 (f32[4] at offset 0), %2 = residual_add(%1, %1)
+/// in the arena's fixed region.
 pb::PlanMetadata tinyPlan() {
-  pb::PlanMetadata meta;
-  meta.set_target("cpu");
-  meta.set_tp_size(1);
-  pb::Schedule *s = meta.mutable_schedule();
-  pb::Value *ids = s->add_values();
-  ids->set_id(0);
-  ids->set_dtype("i64");
-  ids->add_shape(-1);
-  pb::Value *c = s->add_values();
-  c->set_id(1);
-  c->set_dtype("f32");
-  c->add_shape(4);
-  c->set_is_constant(true);
-  c->set_section(0);
-  c->set_offset(0);
-  c->set_size(16);
-  pb::Value *out = s->add_values();
-  out->set_id(2);
-  out->set_dtype("f32");
-  out->add_shape(4);
-  pb::Step *st = s->add_steps();
-  st->set_kind("launch");
-  st->set_op("residual_add");
-  st->add_inputs(1);
-  st->add_inputs(1);
-  st->add_outputs(2);
-  s->set_token_ids(0);
-  s->set_logits(2);
-  return meta;
+  accel::test::PlanBuilder b;
+  int32_t ids = b.value("i64", {-1});
+  int32_t c = b.constant({4}, {0, 0, 0, 0});
+  int32_t out = b.value("f32", {4});
+  b.step(pb::RESIDUAL_ADD, {c, c}, {out});
+  b.meta.mutable_schedule()->set_token_ids(ids);
+  b.meta.mutable_schedule()->set_logits(out);
+  b.place();
+  return b.meta;
 }
 
 std::string loadError(const pb::PlanMetadata &meta) {
@@ -134,17 +115,22 @@ TEST(PlanFile, RejectsMalformedSchedules) {
 
   pb::PlanMetadata m = tinyPlan();
   m.mutable_schedule()->mutable_steps(0)->set_inputs(0, 2);
-  EXPECT_EQ(loadError(m), "t.plan: schedule: step 0 (launch residual_add) reads value 2 "
+  EXPECT_EQ(loadError(m), "t.plan: schedule: step 0 (residual_add) reads value 2 "
                           "before it is written");
 
   m = tinyPlan();
   m.mutable_schedule()->mutable_steps(0)->set_inputs(1, 7);
-  EXPECT_EQ(loadError(m), "t.plan: schedule: step 0 (launch residual_add) reads value 7, "
+  EXPECT_EQ(loadError(m), "t.plan: schedule: step 0 (residual_add) reads value 7, "
                           "which does not exist");
 
   m = tinyPlan();
   m.mutable_schedule()->mutable_steps(0)->set_outputs(0, 1);
-  EXPECT_EQ(loadError(m), "t.plan: schedule: step 0 (launch residual_add) writes value 1 a "
+  EXPECT_EQ(loadError(m), "t.plan: schedule: step 0 (residual_add) writes value 1, which is "
+                          "not in the arena");
+
+  m = tinyPlan();
+  *m.mutable_schedule()->add_steps() = m.schedule().steps(0);
+  EXPECT_EQ(loadError(m), "t.plan: schedule: step 1 (residual_add) writes value 2 a "
                           "second time");
 
   m = tinyPlan();
@@ -164,6 +150,49 @@ TEST(PlanFile, RejectsMalformedSchedules) {
   m.mutable_schedule()->clear_steps();
   m.mutable_schedule()->set_token_ids(1);
   EXPECT_EQ(loadError(m), "t.plan: schedule: the token ids value is missing");
+}
+
+TEST(PlanFile, RejectsBadPlacements) {
+  pb::PlanMetadata m = tinyPlan();
+  m.mutable_schedule()->mutable_values(2)->set_arena_offset(8);
+  EXPECT_EQ(loadError(m), "ok") << "the region has 256 bytes";
+  m.mutable_schedule()->mutable_arena()->set_fixed_bytes(16);
+  EXPECT_EQ(loadError(m), "t.plan: schedule: value 2 of 16 bytes at offset 8 overruns arena "
+                          "region FIXED of 16 bytes");
+
+  m = tinyPlan();
+  m.mutable_schedule()->mutable_values(2)->set_region(pb::Value::TOKENS);
+  EXPECT_EQ(loadError(m), "t.plan: schedule: value 2 has 0 dynamic dimensions in arena region "
+                          "TOKENS");
+
+  m = tinyPlan();
+  m.mutable_schedule()->mutable_values(2)->set_placement(pb::Value::PLACEMENT_UNSPECIFIED);
+  EXPECT_EQ(loadError(m), "t.plan: schedule: value 2 has no placement");
+
+  m = tinyPlan();
+  m.mutable_schedule()->mutable_values(2)->set_placement(pb::Value::VIEW);
+  m.mutable_schedule()->mutable_values(2)->set_view_of(2);
+  EXPECT_EQ(loadError(m), "t.plan: schedule: value 2 views value 2, which is not declared "
+                          "before it");
+
+  m = tinyPlan();
+  m.mutable_schedule()->mutable_values(1)->set_placement(pb::Value::ARENA);
+  EXPECT_EQ(loadError(m), "t.plan: schedule: value 1 is placed as ARENA but is a constant");
+
+  m = tinyPlan();
+  m.mutable_schedule()->mutable_values(0)->set_placement(pb::Value::ARENA);
+  m.mutable_schedule()->mutable_values(0)->set_region(pb::Value::TOKENS);
+  m.mutable_schedule()->mutable_arena()->set_bytes_per_token(8);
+  EXPECT_EQ(loadError(m), "t.plan: schedule: the token ids value is missing");
+
+  m = tinyPlan();
+  m.mutable_schedule()->mutable_values(0)->set_dtype("f32");
+  EXPECT_EQ(loadError(m), "t.plan: schedule: value 0 must be a vector of integers of the "
+                          "step's tokens");
+
+  m = tinyPlan();
+  m.mutable_schedule()->mutable_steps(0)->set_kind(pb::StepKind(99));
+  EXPECT_NE(loadError(m), "ok");
 }
 
 TEST(PlanFile, RejectsGarbage) {

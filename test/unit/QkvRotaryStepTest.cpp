@@ -1,8 +1,8 @@
 //===- QkvRotaryStepTest.cpp - the fused qkv_rotary steps on the CPU ------===//
 //
 // `kv_write qkv_rotary` (split, head views, q/k rotary and the KV-cache
-// write in one step) and `launch qkv_rotary` against the steps they replace
-// (`launch split`, three `split_heads`, two `rotary`, `kv_write kv_write`),
+// write in one step) and `qkv_rotary` against the steps they replace
+// (a split, views of heads, two `rotary`, a `kv_write`),
 // on random data: GQA, partial rotary, the interleaved style and cos/sin
 // tables. The unfused steps write layer 0 of the cache, the fused one layer
 // 1; both layers and every result must agree bit for bit (the fused step

@@ -396,7 +396,7 @@ TEST(PipelinePlan, LoaderChecksStagesAndTransfers) {
             "tp.plan: schedule: step 1 (pp_transfer) sends from stage 0 to stage 2 (run "
             "in stage 1) in a plan of 2 stages");
   EXPECT_EQ(damaged([&](accel::plan::PlanMetadata &m) { steps(m)->Mutable(0)->set_stage(2); }),
-            "tp.plan: schedule: step 0 (launch embedding) runs in pipeline stage 2 of a plan with 2");
+            "tp.plan: schedule: step 0 (embedding) runs in pipeline stage 2 of a plan with 2");
   EXPECT_EQ(damaged([](accel::plan::PlanMetadata &m) {
               m.mutable_kv_cache()->set_stage_layers(1, 2);
             }),

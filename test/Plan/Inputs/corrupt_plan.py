@@ -5,7 +5,7 @@ usage: corrupt_plan.py <in.plan> <out.plan> <mode>
 
 Modes follow docs/plan-format.md's header layout (64 bytes, little-endian):
   magic      the first byte changed
-  version    format major version 2 (header CRC recomputed: a well-formed
+  version    format major version 3 (header CRC recomputed: a well-formed
              plan of a version this reader does not know)
   header     one byte of the file-size field changed (CRC left stale)
   truncate   the file cut to half its length
@@ -61,7 +61,7 @@ def main():
     if mode == "magic":
         data[0] ^= 0xFF
     elif mode == "version":
-        rewrite_header(major=2)
+        rewrite_header(major=3)
     elif mode == "header":
         data[16] ^= 0x01
     elif mode == "truncate":
