@@ -49,7 +49,9 @@ defvar Exec_RotaryArgs = (ins Exec_RotaryStyleAttr:$style,
                               OptionalAttr<F64Attr>:$theta,
                               OptionalAttr<Exec_RopeScalingAttr>:$scaling);
 
-// An FP8 cache's scales (transformer.attention's): per layer, or per KV head.
+// An FP8 cache's scales (transformer.attention's): per layer, or per KV head
+// (the lists hold every tensor-parallel rank's KV heads, rank-major: the pool's
+// kv_heads times the module's accel.tp_size entries).
 defvar Exec_KvScaleArgs = (ins OptionalAttr<F64Attr>:$k_scale,
                                OptionalAttr<F64Attr>:$v_scale,
                                OptionalAttr<DenseF64ArrayAttr>:$k_head_scales,
@@ -326,7 +328,8 @@ def Exec_KVWriteOp : Exec_StepOp<"kv_write", [
     Stores row `t` of `k` and `v` (`[tokens, kv_heads, head_dim]`) at the
     slot the step metadata gives token `t` in layer `layer` of the pool; a
     negative slot skips the token. Into an FP8 pool the values are divided
-    by the scales (per layer, or per KV head) and rounded.
+    by the scales (per layer, or per KV head: every rank's KV heads,
+    rank-major, of which each rank reads its own) and rounded.
 
     ```mlir
     exec.kv_write %k, %v -> @kv[3] : !exec.view<?x8x128xbf16>

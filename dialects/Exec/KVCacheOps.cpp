@@ -5,6 +5,8 @@
 //===----------------------------------------------------------------------===//
 #include "ExecVerify.h"
 
+#include "mlir/IR/BuiltinOps.h"
+
 using namespace mlir;
 using namespace accel::exec;
 using namespace accel::exec::detail;
@@ -82,10 +84,17 @@ LogicalResult accel::exec::detail::verifyKvScales(Operation *op, KVPoolOp pool,
                              << " needs k and v scales";
   if (!pool.isFP8() && scaled)
     return op->emitOpError("k and v scales are only for an FP8 kv pool");
-  if (kHeads && int64_t(kHeads->size()) != pool.getKvHeads())
+  // Per-head lists hold every tensor-parallel rank's KV heads, rank-major
+  // (the module's accel.tp_size ranks; each rank reads its own part).
+  int64_t ranks = 1;
+  if (auto module = op->getParentOfType<ModuleOp>())
+    if (auto tp = module->getAttrOfType<IntegerAttr>("accel.tp_size"))
+      ranks = std::max<int64_t>(1, tp.getInt());
+  if (kHeads && int64_t(kHeads->size()) != pool.getKvHeads() * ranks)
     return op->emitOpError() << "has " << kHeads->size() << " per-head scales but kv pool @"
                              << pool.getSymName() << " has " << pool.getKvHeads()
-                             << " KV heads";
+                             << " KV heads" << (ranks > 1 ? " on each of " : "")
+                             << (ranks > 1 ? std::to_string(ranks) + " ranks" : "");
   return success();
 }
 

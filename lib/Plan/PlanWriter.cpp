@@ -350,11 +350,11 @@ llvm::Error stepOperands(ScheduleBuilder &b, pb::Step &st, Operation *o) {
   } else if (auto op = dyn_cast<ex::QkvRotaryKvWriteOp>(o)) {
     TRY(in({op.getQkv(), op.getPositions(), op.getCos(), op.getSin()}));
     TRY(out({op.getQ()}));
+    kvParams(st, op);
     setI(st, "num_heads", op.getNumHeads());
     setI(st, "num_kv_heads", op.getNumKvHeads());
     setI(st, "head_dim", op.getHeadDim());
     rotaryParams(st, op);
-    kvParams(st, op);
   } else if (auto op = dyn_cast<ex::KVWriteOp>(o)) {
     TRY(in({op.getK(), op.getV()}));
     kvParams(st, op);
@@ -452,8 +452,6 @@ llvm::Error stepOperands(ScheduleBuilder &b, pb::Step &st, Operation *o) {
     return error(describeOp(o) + " has no plan step yet");
   }
 #undef TRY
-  if (auto kernel = o->getAttrOfType<FlatSymbolRefAttr>("kernel"))
-    setS(st, "kernel", kernel.getValue().str()); // the generated kernel it runs
   return llvm::Error::success();
 }
 
@@ -652,6 +650,9 @@ llvm::Error accel::plan::writePlan(ModuleOp module, const PlanOptions &options,
     st.set_location(name);
     if (auto stage = op.getAttrOfType<IntegerAttr>("accel.pp_stage"))
       st.set_stage(int32_t(stage.getInt())); // accelc -pp (passes/Partition)
+    // The generated kernel it runs (accel-exec-select-kernels), first.
+    if (auto kernel = op.getAttrOfType<FlatSymbolRefAttr>("kernel"))
+      setS(st, "kernel", kernel.getValue().str());
     if (llvm::Error e = stepOperands(b, st, &op))
       return e;
   }

@@ -1741,6 +1741,21 @@ exec.schedule @s mixed {
 
 // -----
 
+// Under -tp=2 the lists hold both ranks' KV heads: 2 x 2, not 2.
+module attributes {accel.tp_size = 2 : i64} {
+exec.kv_pool @kv layers 32 block_size 16 kv_heads 2 head_dim 128 : f8E4M3FN
+exec.schedule @s mixed {
+  %t = exec.step_size tokens
+  %k = exec.alloc sizes(%t) : !exec.view<?x2x128xbf16>
+  // expected-error @+1 {{'exec.kv_write' op has 2 per-head scales but kv pool @kv has 2 KV heads on each of 2 ranks}}
+  exec.kv_write %k, %k -> @kv[0]
+      {k_head_scales = array<f64: 1.0, 1.0>, v_head_scales = array<f64: 1.0, 1.0>}
+      : !exec.view<?x2x128xbf16>
+}
+}
+
+// -----
+
 // Four per-head scales for a pool of eight KV heads.
 exec.kv_pool @kv layers 32 block_size 16 kv_heads 8 head_dim 128 : f8E5M2
 exec.schedule @s mixed {

@@ -635,6 +635,22 @@ exec.schedule @kv_cache_fp8 mixed {
 
 // -----
 
+// Under -tp=2 per-head lists hold both ranks' KV heads, rank-major.
+// CHECK-LABEL: exec.schedule @kv_cache_fp8_tp2 mixed {
+// CHECK: exec.kv_write %{{.+}}, %{{.+}} -> @kv_tp[0] {k_head_scales = array<f64: 5.000000e-01, 2.500000e-01, 1.000000e+00, 2.000000e+00>, v_head_scales = array<f64: 1.250000e-01, 1.250000e-01, 2.500000e-01, 2.500000e-01>} : !exec.view<?x2x128xbf16>
+module attributes {accel.tp_size = 2 : i64} {
+exec.kv_pool @kv_tp layers 32 block_size 16 kv_heads 2 head_dim 128 : f8E4M3FN
+exec.schedule @kv_cache_fp8_tp2 mixed {
+  %t = exec.step_size tokens
+  %k = exec.alloc sizes(%t) : !exec.view<?x2x128xbf16>
+  exec.kv_write %k, %k -> @kv_tp[0]
+      {k_head_scales = array<f64: 0.5, 0.25, 1.0, 2.0>, v_head_scales = array<f64: 0.125, 0.125, 0.25, 0.25>}
+      : !exec.view<?x2x128xbf16>
+}
+}
+
+// -----
+
 //===----------------------------------------------------------------------===//
 // exec.gemm
 //===----------------------------------------------------------------------===//

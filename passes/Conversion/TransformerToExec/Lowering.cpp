@@ -170,7 +170,9 @@ void Lowering::map(Value tensor, Value view) {
 bool Lowering::isDeferred(Operation *op) const {
   if (isa<onnx::ConstantOp>(op))
     return true;
-  if (!op->getName().getStringRef().starts_with("onnx.") || op->getNumResults() == 0)
+  // Shape arithmetic, and a shape tensor handed to another pipeline stage.
+  if (!(op->getName().getStringRef().starts_with("onnx.") || isa<transformer::PpTransferOp>(op)) ||
+      op->getNumResults() == 0)
     return false;
   return llvm::all_of(op->getResults(), [&](Value r) { return shapes_.contents(r).has_value(); });
 }
@@ -239,6 +241,18 @@ static int64_t storedBytes(ex::ViewType type) {
   return type.getStaticByteSize();
 }
 
+std::string Lowering::uniqueWeightName(std::string name) {
+  unsigned &uses = weightNames_[name];
+  std::string unique = uses ? name + "." + std::to_string(uses) : name;
+  ++uses;
+  // `name.1` may itself be an ONNX name seen before or later.
+  while (uses > 1 && weightNames_.count(unique) && weightNames_[unique] > 0)
+    unique = name + "." + std::to_string(uses++);
+  if (unique != name)
+    ++weightNames_[unique];
+  return unique;
+}
+
 FailureOr<Value> Lowering::weight(Operation *constant, Value result, Operation *user) {
   auto type = dyn_cast<RankedTensorType>(result.getType());
   if (!type || !type.hasStaticShape())
@@ -250,7 +264,8 @@ FailureOr<Value> Lowering::weight(Operation *constant, Value result, Operation *
   auto viewTy = ex::ViewType::get(type.getShape(), type.getElementType());
   std::string name = locationName(constant->getLoc());
   if (name.empty())
-    name = "constant." + std::to_string(views_.size());
+    name = "constant";
+  name = uniqueWeightName(std::move(name));
   ex::WeightOp w;
   {
     OpBuilder::InsertionGuard guard(builder_);
@@ -314,7 +329,7 @@ FailureOr<Value> Lowering::shapeConstant(Value tensor, const SymShape &contents)
   std::string name = locationName(def->getLoc());
   OpBuilder::InsertionGuard guard(builder_);
   auto w = ex::WeightOp::create(builder_, def->getLoc(), viewTy,
-                                (name.empty() ? "shape" : name) + ".value",
+                                uniqueWeightName((name.empty() ? "shape" : name) + ".value"),
                                 weightsArena().getValue(),
                                 placeWeight(weightBytes_, storedBytes(viewTy)), IntegerAttr(),
                                 data, ArrayAttr());

@@ -131,6 +131,10 @@ private:
   llvm::DenseMap<unsigned, mlir::Value> stepInputs_;
   llvm::DenseSet<mlir::Operation *> lowering_; // on-demand recursion guard
   int64_t weightBytes_ = 0;
+  /// Names given to exec.weight so far: two constants of one ONNX name
+  /// (a folded copy and its source) get `name`, `name.1`, ...
+  llvm::StringMap<unsigned> weightNames_;
+  std::string uniqueWeightName(std::string name);
   int64_t tpSize_ = 1;
 };
 

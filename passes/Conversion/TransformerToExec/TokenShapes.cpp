@@ -248,6 +248,15 @@ void TokenShapes::inferTransformer(Operation *op) {
     s.append(in->begin() + 1, in->end());
     return set(u.getResult(), s);
   }
+  if (auto t = dyn_cast<tf::PpTransferOp>(op)) {
+    // Another stage's value, shape tensors included (accelc -pp hands the
+    // shapes a stage's Reshapes read over with the activations).
+    if (std::optional<SymShape> in = shape(t.getInput()))
+      set(t.getResult(), *in);
+    if (std::optional<SymShape> c = contents(t.getInput()))
+      setContents(t.getResult(), *c);
+    return;
+  }
   if (auto g = dyn_cast<tf::AllGatherOp>(op)) {
     std::optional<SymShape> in = shape(g.getInput());
     if (!in)
