@@ -9,7 +9,8 @@
 # split-KV decode, ragged batch). Both plans carry generated kernels
 # (docs/codegen.md): on an sm_90 GPU the h200 plan loads their cubin and the
 # a100 (sm_80) plan their PTX, which the driver compiles. The demo model also
-# checks greedy agreement with generated_ids.npy. Exit 77 (skipped) without a
+# checks greedy agreement with generated_ids.npy. Every plan must capture its
+# decode steps in CUDA graphs (no host step, nothing eager). Exit 77 (skipped) without a
 # GPU. $GPU_FIXTURE_TARGETS (default "h200 a100") picks the targets.
 score=$1 fixtures=$2 work=$3 accelc=$4
 "$score" --probe || exit $?
@@ -45,6 +46,12 @@ for target in ${GPU_FIXTURE_TARGETS:-h200 a100}; do
       # The plan's generated kernels ran (accel-gpu-score prints the
       # executor: "..., N generated kernels (cubin for sm_90)"), unless
       # ACCEL_GPU_NO_CODEGEN=1 says the plans were built without them.
+      # Every op of the plan runs on the GPU, so decode replays from CUDA
+      # graphs (accel-gpu-score: "CUDA graphs: N captured", and "decode
+      # steps eager: <why>" when it could not capture).
+      if [ $rc -eq 0 ] && ! echo "$out" | grep -Eq "CUDA graphs: [1-9][0-9]* captured\$"; then
+        echo "FAIL: $name ($target) $dt did not replay decode from CUDA graphs"; status=1
+      fi
       if [ "${ACCEL_GPU_NO_CODEGEN:-0}" = 0 ] && [ $rc -eq 0 ]; then
         echo "$out" | grep -q " generated kernels (" ||
           { echo "FAIL: $name ($target) $dt did not run the plan's generated kernels"; status=1; }

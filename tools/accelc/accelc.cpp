@@ -353,7 +353,8 @@ static int emitMemoryPlan(mlir::ModuleOp module) {
       }
       auto type = llvm::cast<accel::exec::ViewType>(slice.getType());
       int64_t bytes = accel::exec::getBytesPerUnit(type).value_or(0);
-      naive[int(slice.getRegion())] += (bytes + 255) / 256 * 256;
+      const int64_t align = arena ? std::max<int64_t>(1, arena.getAlignment()) : 1;
+      naive[int(slice.getRegion())] += (bytes + align - 1) / align * align;
       os << llvm::formatv("{0,-8} {1,-7} {2,10} {3,10} {4,-11} {5,-24} {6}\n", name(slice),
                           accel::exec::stringifyArenaRegion(slice.getRegion()),
                           slice.getOffset(), bytes,
@@ -370,7 +371,8 @@ static int emitMemoryPlan(mlir::ModuleOp module) {
     const int64_t planned = at(arena.getSize(), arena.getPerToken(), arena.getPerSeq());
     const int64_t unshared = at(naive[0], naive[1], naive[2]);
     os << "arena: fixed " << arena.getSize() << ", per token " << arena.getPerToken()
-       << ", per sequence " << arena.getPerSeq() << "; one buffer per value: fixed " << naive[0]
+       << ", per sequence " << arena.getPerSeq() << ", aligned to " << arena.getAlignment()
+       << "; one buffer per value: fixed " << naive[0]
        << ", per token " << naive[1] << ", per sequence " << naive[2] << "\n";
     os << "at " << T << " tokens and sequences: " << planned << " bytes, one buffer per value "
        << unshared << " bytes ("
