@@ -264,6 +264,13 @@ Status PlanFile::checkSchedule() {
       (!inRange(s.positions()) || s.values(s.positions()).placement() != pb::Value::STEP_INPUT ||
        s.values(s.positions()).step_input() != pb::Value::POSITIONS))
     return bad("the positions value is not a step input");
+  // A step input is one of the two the schedule names (the runtime binds
+  // those two only).
+  for (int32_t id = 0; id < n; ++id)
+    if (s.values(id).placement() == pb::Value::STEP_INPUT && id != s.token_ids() &&
+        id != s.positions())
+      return bad(valueName(s, id) + " is a step input that the schedule does not name as its "
+                                    "token ids or positions");
   // Every view reads and writes its root's bytes.
   auto isDefined = [&](int32_t id) { return defined[size_t(root[size_t(id)])] != 0; };
 

@@ -254,16 +254,15 @@ std::string blockPlan(int64_t h, int64_t inter, const std::string &chip, bool ge
 /// half_split rotary: full (i64 positions, inverse frequencies), partial
 /// with pass-through channels, and cos/sin tables with i32 positions.
 std::string rotaryPlan(int64_t heads, int64_t d, int64_t partial, const std::string &chip,
-                       bool generate) {
+                       bool generate, bool positions64 = true) {
   KernelPlan p;
   p.generate = generate;
   PlanBuilder &b = p.b;
   const int64_t h = heads * d;
   int32_t ids = b.value("i64", {-1});
   int32_t x = embed(b, ids, h);
-  int32_t pos64 = b.value("i64", {-1}), pos32 = b.value("i32", {-1});
-  b.stepInput(pos64, pb::Value::POSITIONS);
-  b.stepInput(pos32, pb::Value::POSITIONS);
+  int32_t pos = b.value(positions64 ? "i64" : "i32", {-1});
+  b.stepInput(pos, pb::Value::POSITIONS);
   int32_t xh = b.value("f32", {-1, heads, d}), r1 = b.value("f32", {-1, heads, d}),
           r2 = b.value("f32", {-1, heads, d}), r3 = b.value("f32", {-1, heads, d}),
           merged = b.value("f32", {-1, h});
@@ -281,11 +280,11 @@ std::string rotaryPlan(int64_t heads, int64_t d, int64_t partial, const std::str
     k.positions64 = p64;
     p.use(s, k);
   };
-  rotary(b.step(pb::ROTARY, {xh, pos64}, {r1}), d, false, true);
-  rotary(b.step(pb::ROTARY, {r1, pos64}, {r2}), partial, false, true);
+  rotary(b.step(pb::ROTARY, {xh, pos}, {r1}), d, false, positions64);
+  rotary(b.step(pb::ROTARY, {r1, pos}, {r2}), partial, false, positions64);
   int32_t cosT = b.constant({64, d / 2}, wave(size_t(64 * d / 2), 0.31f, 0.0f));
   int32_t sinT = b.constant({64, d / 2}, wave(size_t(64 * d / 2), 0.31f, 1.57f));
-  rotary(b.step(pb::ROTARY, {r2, pos32, cosT, sinT}, {r3}), d, true, false);
+  rotary(b.step(pb::ROTARY, {r2, pos, cosT, sinT}, {r3}), d, true, positions64);
   b.viewOf(merged, r3);
   return finish(p, ids, logitsStep(b, merged, h), chip);
 }
@@ -479,8 +478,8 @@ TEST(GeneratedKernels, ScalarRowsMatchCpu) {
 }
 
 // Rotary: 4 heads of 32 (vectorised), partial 12 of 32 (pass-through
-// channels; bf16 scalar), tables with i32 positions; and heads of 12 with
-// rotary_dim 4 (scalar everywhere).
+// channels; bf16 scalar), tables, with i64 positions; and heads of 12 with
+// rotary_dim 4 (scalar everywhere) and i32 positions.
 TEST(GeneratedKernels, RotaryMatchesCpu) {
   std::string noGpu;
   for (std::string chip : {"sm_90", "sm_80"}) {
@@ -488,7 +487,7 @@ TEST(GeneratedKernels, RotaryMatchesCpu) {
     EXPECT_MATCHES("rotary_" + chip, [&](bool g) { return rotaryPlan(4, 32, 12, chip, g); }, 3);
   }
   EXPECT_MATCHES(std::string("rotary_small_sm_90"),
-                 [&](bool g) { return rotaryPlan(3, 12, 4, "sm_90", g); }, 3);
+                 [&](bool g) { return rotaryPlan(3, 12, 4, "sm_90", g, false); }, 3);
   SKIP_WITHOUT_GPU();
 }
 

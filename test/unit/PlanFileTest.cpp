@@ -190,6 +190,16 @@ TEST(PlanFile, RejectsBadPlacements) {
   EXPECT_EQ(loadError(m), "t.plan: schedule: value 0 must be a vector of integers of the "
                           "step's tokens");
 
+  m = tinyPlan(); // a second positions input that the schedule does not bind
+  {
+    pb::Value *extra = m.mutable_schedule()->add_values();
+    *extra = m.schedule().values(0);
+    extra->set_id(3);
+    extra->set_step_input(pb::Value::POSITIONS);
+  }
+  EXPECT_EQ(loadError(m), "t.plan: schedule: value 3 is a step input that the schedule does not "
+                          "name as its token ids or positions");
+
   m = tinyPlan();
   m.mutable_schedule()->mutable_steps(0)->set_kind(pb::StepKind(99));
   EXPECT_NE(loadError(m), "ok");
