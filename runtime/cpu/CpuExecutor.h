@@ -15,6 +15,7 @@
 #define ACCEL_RUNTIME_CPU_CPUEXECUTOR_H
 
 #include "runtime/comm/Communicator.h"
+#include "runtime/engine/Backend.h"
 #include "runtime/kv/BlockPool.h"
 #include "runtime/kv/StepMetadata.h"
 #include "runtime/plan/PlanFile.h"
@@ -37,7 +38,7 @@ struct StepContext {
   comm::StageLink *link = nullptr;
 };
 
-class CpuExecutor {
+class CpuExecutor final : public Backend {
 public:
   /// The executor of tensor-parallel rank `rank` of pipeline stage `stage`
   /// (its constants are that rank's weights section; it runs the steps of
@@ -54,8 +55,13 @@ public:
   /// pipeline link, for a plan with pp_size > 1. A stage other than the
   /// last returns an undefined tensor (the logits are the last stage's).
   StatusOr<Tensor> run(const Tensor &tokenIds, kv::BlockPool &pool,
-                       const kv::StepMetadata &meta, comm::Communicator *comm = nullptr,
-                       comm::StageLink *link = nullptr);
+                       const kv::StepMetadata &meta, comm::Communicator *comm,
+                       comm::StageLink *link);
+  /// A plan of one rank and one stage (Backend::run).
+  StatusOr<Tensor> run(const Tensor &tokenIds, kv::BlockPool &pool,
+                       const kv::StepMetadata &meta) override {
+    return run(tokenIds, pool, meta, nullptr, nullptr);
+  }
 
   using Kernel = std::function<Status(const StepContext &, const std::vector<const Tensor *> &,
                                       std::vector<Tensor> &)>;

@@ -34,7 +34,7 @@
 
 namespace accel::rt::engine {
 
-class TpCpuExecutor {
+class TpCpuExecutor final : public Backend {
 public:
   static StatusOr<std::unique_ptr<TpCpuExecutor>>
   create(std::shared_ptr<const plan::PlanFile> plan);
@@ -45,7 +45,9 @@ public:
   /// CpuExecutor::run's contract, over all ranks and stages. `pool` is the
   /// block allocator (rank 0's cache too in a plan of one stage).
   StatusOr<Tensor> run(const Tensor &tokenIds, kv::BlockPool &pool,
-                       const kv::StepMetadata &meta);
+                       const kv::StepMetadata &meta) override;
+  /// Each rank and stage keeps its KV shard; the Engine's pool allocates.
+  KvCacheHome kvCacheHome() const override { return {true, std::nullopt}; }
 
 private:
   TpCpuExecutor() = default;

@@ -891,39 +891,20 @@ std::string GpuExecutor::describe() const {
 
 std::size_t GpuExecutor::deviceBytes() const { return impl_->gpu->bytesReserved(); }
 
-namespace {
-/// The engine's view of a GPU executor (one GPU, or TpGpuExecutor's ranks).
-template <typename Executor>
-StepBackend stepBackend(std::shared_ptr<Executor> shared, DType kvCacheDType) {
-  StepBackend b;
-  b.run = [shared](const Tensor &ids, kv::BlockPool &pool, const kv::StepMetadata &meta) {
-    return shared->run(ids, pool, meta);
-  };
-  b.kvBlocks = [shared](const kv::KVCacheConfig &geometry) {
-    return shared->planKvCache(geometry);
-  };
-  b.deviceKvCache = true;
-  b.kvCacheDType = kvCacheDType;
-  b.describe = [shared]() { return shared->describe(); };
-  return b;
-}
-} // namespace
-
-GpuBackend makeGpuBackend(const GpuExecutorOptions &options) {
+BackendFactory makeGpuBackend(const GpuExecutorOptions &options) {
   return [options](std::shared_ptr<const plan::PlanFile> plan,
-                   std::shared_ptr<comm::Communicator> processGroup) -> StatusOr<StepBackend> {
+                   std::shared_ptr<comm::Communicator> processGroup)
+             -> StatusOr<std::unique_ptr<Backend>> {
     if (processGroup)
       return makeGpuProcessRank(std::move(plan), options, std::move(processGroup));
     if (plan->tpSize() > 1) {
       ACCEL_RT_ASSIGN_OR_RETURN(std::unique_ptr<TpGpuExecutor> tp,
                                 TpGpuExecutor::create(std::move(plan), options));
-      std::shared_ptr<TpGpuExecutor> shared = std::move(tp);
-      return stepBackend(shared, shared->kvCacheDType());
+      return std::unique_ptr<Backend>(std::move(tp));
     }
     ACCEL_RT_ASSIGN_OR_RETURN(std::unique_ptr<GpuExecutor> ex,
                               GpuExecutor::create(std::move(plan), options));
-    std::shared_ptr<GpuExecutor> shared = std::move(ex);
-    return stepBackend(shared, shared->kvCacheDType());
+    return std::unique_ptr<Backend>(std::move(ex));
   };
 }
 

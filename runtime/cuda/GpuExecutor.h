@@ -87,7 +87,7 @@ struct GpuExecutorOptions {
 
 struct GpuExecutorImpl;
 
-class GpuExecutor {
+class GpuExecutor final : public Backend {
 public:
   /// Opens the GPU (kUnavailable in one sentence when there is no driver, no
   /// such device, or no kernels in this build), uploads the weights and
@@ -103,7 +103,7 @@ public:
   /// host as f32, [tokens, vocab] (or [seqs, vocab] when the plan selects
   /// each sequence's last token). Synchronous.
   StatusOr<Tensor> run(const Tensor &tokenIds, kv::BlockPool &pool,
-                       const kv::StepMetadata &meta);
+                       const kv::StepMetadata &meta) override;
   /// run() for one rank of a tensor-parallel group (TpGpuExecutor): the
   /// copy-on-write copies of `pool` were taken once for every rank and are
   /// `copies` (the pool's queue is not touched).
@@ -145,7 +145,13 @@ public:
   /// Why decode steps run eagerly ("" while CUDA graphs are on).
   std::string graphsOffReason() const;
   /// "NVIDIA H200 (sm_90, 132 SMs), bf16, cuBLASLt from <path>".
-  std::string describe() const;
+  std::string describe() const override;
+  /// Backend: the KV cache is on the device, of kvCacheDType(); sized by
+  /// planKvCache.
+  KvCacheHome kvCacheHome() const override { return {true, kvCacheDType()}; }
+  StatusOr<int64_t> sizeKvCache(const kv::KVCacheConfig &geometry) override {
+    return planKvCache(geometry);
+  }
   /// Bytes of device memory this executor holds (weights, KV pool, cached
   /// activation blocks).
   std::size_t deviceBytes() const;
@@ -162,7 +168,7 @@ private:
 /// GpuExecutor on options.device with an NCCL communicator across the
 /// processes (GpuProcessRank.h); it keeps the KV cache on the device and
 /// sizes it with planKvCache.
-GpuBackend makeGpuBackend(const GpuExecutorOptions &options);
+BackendFactory makeGpuBackend(const GpuExecutorOptions &options);
 
 } // namespace accel::rt::engine
 

@@ -19,21 +19,24 @@ namespace {
 /// How long a rank that is done waits for the others at the end.
 constexpr int kLastMeetingSeconds = 60;
 
-class ProcessRank {
+class ProcessRank final : public Backend {
 public:
   ProcessRank(std::shared_ptr<comm::Communicator> group, const comm::Nccl *nccl, int device)
       : group_(std::move(group)), nccl_(nccl), device_(device) {}
-  ~ProcessRank();
+  ~ProcessRank() override;
   ProcessRank(const ProcessRank &) = delete;
   ProcessRank &operator=(const ProcessRank &) = delete;
 
   /// The executor, NCCL's id from rank 0 and the communicator; then the
   /// watcher starts.
   Status start(std::shared_ptr<const plan::PlanFile> plan, GpuExecutorOptions options);
-  StatusOr<Tensor> run(const Tensor &ids, kv::BlockPool &pool, const kv::StepMetadata &meta);
-  StatusOr<int64_t> planKvCache(const kv::KVCacheConfig &geometry);
-  DType kvCacheDType() const { return ex_->kvCacheDType(); }
-  std::string describe() const;
+  StatusOr<Tensor> run(const Tensor &ids, kv::BlockPool &pool,
+                       const kv::StepMetadata &meta) override;
+  /// The fewest blocks any rank's GPU holds (every rank's allocator must
+  /// hand out the same blocks).
+  StatusOr<int64_t> sizeKvCache(const kv::KVCacheConfig &geometry) override;
+  KvCacheHome kvCacheHome() const override { return {true, ex_->kvCacheDType()}; }
+  std::string describe() const override;
 
 private:
   int rank() const { return group_->rank(); }
@@ -160,7 +163,7 @@ StatusOr<Tensor> ProcessRank::run(const Tensor &ids, kv::BlockPool &pool,
   return out;
 }
 
-StatusOr<int64_t> ProcessRank::planKvCache(const kv::KVCacheConfig &geometry) {
+StatusOr<int64_t> ProcessRank::sizeKvCache(const kv::KVCacheConfig &geometry) {
   StatusOr<int64_t> mine = ex_->planKvCache(geometry);
   ACCEL_RT_RETURN_IF_ERROR(nccl_group_->stopped());
   if (!mine)
@@ -187,9 +190,9 @@ std::string ProcessRank::describe() const {
 
 } // namespace
 
-StatusOr<StepBackend> makeGpuProcessRank(std::shared_ptr<const plan::PlanFile> plan,
-                                         const GpuExecutorOptions &options,
-                                         std::shared_ptr<comm::Communicator> group) {
+StatusOr<std::unique_ptr<Backend>>
+makeGpuProcessRank(std::shared_ptr<const plan::PlanFile> plan, const GpuExecutorOptions &options,
+                   std::shared_ptr<comm::Communicator> group) {
   const int rank = group->rank(), size = group->size();
   auto refuse = [&](const Status &s) {
     Status named(s.code(), "rank " + std::to_string(rank) + ": " + s.message());
@@ -215,17 +218,9 @@ StatusOr<StepBackend> makeGpuProcessRank(std::shared_ptr<const plan::PlanFile> p
       return refuse(Status(StatusCode::kUnavailable, "the CUDA driver sees no GPU"));
     device = rank % int(gpus->size());
   }
-  auto r = std::make_shared<ProcessRank>(group, *nccl, device);
+  auto r = std::make_unique<ProcessRank>(group, *nccl, device);
   ACCEL_RT_RETURN_IF_ERROR(r->start(std::move(plan), options));
-  StepBackend b;
-  b.run = [r](const Tensor &ids, kv::BlockPool &pool, const kv::StepMetadata &meta) {
-    return r->run(ids, pool, meta);
-  };
-  b.kvBlocks = [r](const kv::KVCacheConfig &geometry) { return r->planKvCache(geometry); };
-  b.deviceKvCache = true;
-  b.kvCacheDType = r->kvCacheDType();
-  b.describe = [r]() { return r->describe(); };
-  return b;
+  return std::unique_ptr<Backend>(std::move(r));
 }
 
 } // namespace accel::rt::engine

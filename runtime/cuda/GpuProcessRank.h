@@ -34,7 +34,7 @@ namespace accel::rt::engine {
 /// the rank modulo the GPUs this process sees), with NCCL across the
 /// processes of `group`. kUnavailable when NCCL cannot be opened or the
 /// communicator cannot form; the other ranks' errors name this rank.
-StatusOr<StepBackend> makeGpuProcessRank(std::shared_ptr<const plan::PlanFile> plan,
+StatusOr<std::unique_ptr<Backend>> makeGpuProcessRank(std::shared_ptr<const plan::PlanFile> plan,
                                          const GpuExecutorOptions &options,
                                          std::shared_ptr<comm::Communicator> group);
 

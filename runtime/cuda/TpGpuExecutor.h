@@ -38,7 +38,7 @@
 
 namespace accel::rt::engine {
 
-class TpGpuExecutor {
+class TpGpuExecutor final : public Backend {
 public:
   /// kUnavailable in one sentence when the machine has fewer GPUs than the
   /// plan has ranks (from options.device on) or NCCL cannot be opened.
@@ -51,7 +51,7 @@ public:
 
   /// GpuExecutor::run's contract over all ranks.
   StatusOr<Tensor> run(const Tensor &tokenIds, kv::BlockPool &pool,
-                       const kv::StepMetadata &meta);
+                       const kv::StepMetadata &meta) override;
   /// GpuExecutor::planKvCache on every rank (their profiling steps meet at
   /// the collectives); the fewest blocks any rank holds.
   StatusOr<int64_t> planKvCache(const kv::KVCacheConfig &geometry);
@@ -61,7 +61,11 @@ public:
   DType kvCacheDType() const { return ranks_[0]->kvCacheDType(); }
   /// Rank 0's description and the group: "..., tensor-parallel over 2 GPUs
   /// (0-1) with NCCL 2.28.3".
-  std::string describe() const;
+  std::string describe() const override;
+  KvCacheHome kvCacheHome() const override { return {true, kvCacheDType()}; }
+  StatusOr<int64_t> sizeKvCache(const kv::KVCacheConfig &geometry) override {
+    return planKvCache(geometry);
+  }
 
 private:
   TpGpuExecutor() = default;

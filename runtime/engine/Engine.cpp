@@ -48,6 +48,54 @@ StatusOr<std::vector<Tensor>> stepMessage(const Tensor &ids, const kv::StepMetad
                              pairs};
 }
 
+/// One tensor-parallel rank of a CPU plan in this process (--tp-rank):
+/// its collectives go to the group of processes, which stops everywhere
+/// when this rank's step fails.
+class CpuRank final : public Backend {
+public:
+  CpuRank(std::unique_ptr<CpuExecutor> ex, std::shared_ptr<comm::Communicator> group)
+      : ex_(std::move(ex)), group_(std::move(group)) {}
+  StatusOr<Tensor> run(const Tensor &ids, kv::BlockPool &pool,
+                       const kv::StepMetadata &m) override {
+    StatusOr<Tensor> out = ex_->run(ids, pool, m, group_.get(), nullptr);
+    if (!out)
+      group_->abort(out.status()); // the other processes stop too
+    return out;
+  }
+
+private:
+  std::unique_ptr<CpuExecutor> ex_;
+  std::shared_ptr<comm::Communicator> group_;
+};
+
+/// Rank 0 of a group of serving processes (tpServing): before each step it
+/// sends the other ranks the step (Engine::follow), then runs its own.
+class LeadingRank final : public Backend {
+public:
+  LeadingRank(std::unique_ptr<Backend> local, std::shared_ptr<comm::Communicator> group)
+      : local_(std::move(local)), group_(std::move(group)) {}
+  StatusOr<Tensor> run(const Tensor &ids, kv::BlockPool &pool,
+                       const kv::StepMetadata &m) override {
+    std::vector<kv::BlockCopy> copies = pool.takePendingCopies();
+    // A device pool applies its copies in the step: back in its queue.
+    if (pool.storage() == kv::KvStorage::kDevice)
+      for (const kv::BlockCopy &c : copies)
+        ACCEL_RT_RETURN_IF_ERROR(pool.copyBlock(c.src, c.dst));
+    ACCEL_RT_ASSIGN_OR_RETURN(std::vector<Tensor> message, stepMessage(ids, m, copies));
+    ACCEL_RT_RETURN_IF_ERROR(comm::broadcastFromRankZero(*group_, message).status());
+    return local_->run(ids, pool, m);
+  }
+  KvCacheHome kvCacheHome() const override { return local_->kvCacheHome(); }
+  StatusOr<int64_t> sizeKvCache(const kv::KVCacheConfig &g) override {
+    return local_->sizeKvCache(g);
+  }
+  std::string describe() const override { return local_->describe(); }
+
+private:
+  std::unique_ptr<Backend> local_;
+  std::shared_ptr<comm::Communicator> group_;
+};
+
 } // namespace
 
 StatusOr<std::unique_ptr<Engine>> Engine::open(const std::string &planPath,
@@ -154,79 +202,50 @@ StatusOr<std::unique_ptr<Engine>> Engine::create(std::shared_ptr<const plan::Pla
     g.timeoutSeconds = options.tpTimeoutSeconds;
     ACCEL_RT_ASSIGN_OR_RETURN(processGroup, comm::joinSocketGroup(g));
   }
-  // GPU plans: the backend first; it keeps the KV cache on the device and,
-  // unless a size was given, sizes it (--gpu-memory-utilization).
-  StepBackend gpu;
+  // The backend: the GPU's (which may keep the KV cache on the device and
+  // size it, --gpu-memory-utilization), or a CPU executor.
+  std::unique_ptr<Backend> backend;
   if (!cpu) {
-    ACCEL_RT_ASSIGN_OR_RETURN(gpu, options.gpuBackend(plan, processGroup));
-    if (gpu.deviceKvCache) {
-      e->kvStorage_ = kv::KvStorage::kDevice;
-      if (gpu.kvCacheDType)
-        config.dtype = *gpu.kvCacheDType;
-      if (options.kvCacheBytes > 0 && options.numKvBlocks <= 0)
-        config.numBlocks = std::max<int64_t>(1, config.blocksForBytes(options.kvCacheBytes));
-    }
-    if (gpu.kvBlocks && options.numKvBlocks <= 0 && options.kvCacheBytes <= 0) {
-      ACCEL_RT_ASSIGN_OR_RETURN(config.numBlocks, gpu.kvBlocks(config));
-      e->kvSizedByBackend_ = true;
-    }
-    e->describe_ = gpu.describe;
-  }
-  // A tensor-parallel or pipelined CPU plan: the executor keeps one KV
-  // shard per rank and stage; the engine's pool only allocates blocks and
-  // queues their copies.
-  if (cpu && partitioned && !oneRank)
-    e->kvStorage_ = kv::KvStorage::kDevice;
-  ACCEL_RT_ASSIGN_OR_RETURN(e->pool_, kv::BlockPool::create(config, e->kvStorage_));
-  if (oneRank && cpu) {
+    ACCEL_RT_ASSIGN_OR_RETURN(backend, options.gpuBackend(plan, processGroup));
+  } else if (oneRank) {
     // This rank's executor over its weights section; the engine's pool
     // holds its KV shard (the plan's kv_cache is one rank's).
     ACCEL_RT_ASSIGN_OR_RETURN(std::unique_ptr<CpuExecutor> ex,
                               CpuExecutor::create(plan, options.tpRank));
-    std::shared_ptr<CpuExecutor> shared = std::move(ex);
-    e->run_ = [shared, processGroup](const Tensor &ids, kv::BlockPool &pool,
-                                     const kv::StepMetadata &m) -> StatusOr<Tensor> {
-      StatusOr<Tensor> out = shared->run(ids, pool, m, processGroup.get(), nullptr);
-      if (!out)
-        processGroup->abort(out.status()); // the other processes stop too
-      return out;
-    };
-  } else if (cpu && partitioned) {
-    ACCEL_RT_ASSIGN_OR_RETURN(std::unique_ptr<TpCpuExecutor> ex, TpCpuExecutor::create(plan));
-    std::shared_ptr<TpCpuExecutor> shared = std::move(ex);
-    e->run_ = [shared](const Tensor &ids, kv::BlockPool &pool, const kv::StepMetadata &m) {
-      return shared->run(ids, pool, m);
-    };
-  } else if (cpu) {
-    ACCEL_RT_ASSIGN_OR_RETURN(std::unique_ptr<CpuExecutor> ex, CpuExecutor::create(plan));
-    std::shared_ptr<CpuExecutor> shared = std::move(ex);
-    e->run_ = [shared](const Tensor &ids, kv::BlockPool &pool, const kv::StepMetadata &m) {
-      return shared->run(ids, pool, m);
-    };
+    backend = std::make_unique<CpuRank>(std::move(ex), processGroup);
+  } else if (partitioned) {
+    // Every rank and stage as threads, each with its KV shard: the engine's
+    // pool only allocates blocks and queues their copies.
+    ACCEL_RT_ASSIGN_OR_RETURN(backend, TpCpuExecutor::create(plan));
   } else {
-    e->run_ = std::move(gpu.run);
+    ACCEL_RT_ASSIGN_OR_RETURN(backend, CpuExecutor::create(plan));
   }
+  const Backend::KvCacheHome home = backend->kvCacheHome();
+  if (home.ownMemory) {
+    e->kvStorage_ = kv::KvStorage::kDevice;
+    if (home.dtype)
+      config.dtype = *home.dtype;
+    if (options.kvCacheBytes > 0 && options.numKvBlocks <= 0)
+      config.numBlocks = std::max<int64_t>(1, config.blocksForBytes(options.kvCacheBytes));
+  }
+  if (options.numKvBlocks <= 0 && options.kvCacheBytes <= 0) {
+    ACCEL_RT_ASSIGN_OR_RETURN(int64_t blocks, backend->sizeKvCache(config));
+    if (blocks > 0) {
+      config.numBlocks = blocks;
+      e->kvSizedByBackend_ = true;
+    }
+  }
+  ACCEL_RT_ASSIGN_OR_RETURN(e->pool_, kv::BlockPool::create(config, e->kvStorage_));
   if (oneRank) {
     e->group_ = processGroup;
     e->serving_ = options.tpServing;
     if (options.tpServing && options.tpRank == 0) {
-      // Before each step: the step to the other ranks (Engine::follow).
       e->lead_ = true;
       e->pool_->recordHostCopies(e->pool_->storage() == kv::KvStorage::kHost);
-      StepRunner local = std::move(e->run_);
-      e->run_ = [local, processGroup](const Tensor &ids, kv::BlockPool &pool,
-                                      const kv::StepMetadata &m) -> StatusOr<Tensor> {
-        std::vector<kv::BlockCopy> copies = pool.takePendingCopies();
-        // A device pool applies its copies in the step: back in its queue.
-        if (pool.storage() == kv::KvStorage::kDevice)
-          for (const kv::BlockCopy &c : copies)
-            ACCEL_RT_RETURN_IF_ERROR(pool.copyBlock(c.src, c.dst));
-        ACCEL_RT_ASSIGN_OR_RETURN(std::vector<Tensor> message, stepMessage(ids, m, copies));
-        ACCEL_RT_RETURN_IF_ERROR(comm::broadcastFromRankZero(*processGroup, message).status());
-        return local(ids, pool, m);
-      };
+      backend = std::make_unique<LeadingRank>(std::move(backend), processGroup);
     }
   }
+  e->backend_ = std::move(backend);
   e->plan_ = std::move(plan);
   return e;
 }
@@ -235,7 +254,7 @@ StatusOr<Tensor> Engine::step(kv::SequenceKV &seq, const int64_t *ids, int64_t n
   ACCEL_RT_ASSIGN_OR_RETURN(kv::StepMetadata meta, kv::prepareStep(*pool_, {{&seq, n}}));
   ACCEL_RT_ASSIGN_OR_RETURN(Tensor tokens, Tensor::allocate(DType::kI64, {n}));
   std::memcpy(tokens.rawData(), ids, size_t(n) * sizeof(int64_t));
-  ACCEL_RT_ASSIGN_OR_RETURN(Tensor out, run_(tokens, *pool_, meta));
+  ACCEL_RT_ASSIGN_OR_RETURN(Tensor out, backend_->run(tokens, *pool_, meta));
   // [n, vocab], or [1, n, vocab] when the graph kept its batch dimension.
   int64_t rows = out.rank() == 2 ? out.dim(0) : out.rank() == 3 && out.dim(0) == 1 ? out.dim(1) : -1;
   if (rows != n || out.dim(-1) != vocab_)
@@ -328,7 +347,7 @@ Status Engine::follow() {
     for (int64_t i = 0; i < m[7].dim(0); ++i)
       ACCEL_RT_RETURN_IF_ERROR(
           pool_->copyBlock(kv::BlockId(pairs[2 * i]), kv::BlockId(pairs[2 * i + 1])));
-    StatusOr<Tensor> out = run_(m[1], *pool_, meta);
+    StatusOr<Tensor> out = backend_->run(m[1], *pool_, meta);
     if (!out)
       return Status(out.status().code(), from + out.status().message());
   }
@@ -398,7 +417,7 @@ StatusOr<Tensor> Engine::stepBatch(const std::vector<BatchSequence> &batch, Logi
     std::memcpy(dst, b.ids, size_t(b.numTokens) * sizeof(int64_t));
     dst += b.numTokens;
   }
-  StatusOr<Tensor> out = run_(*tokens, *pool_, meta);
+  StatusOr<Tensor> out = backend_->run(*tokens, *pool_, meta);
   if (!out)
     return rollback(out.status());
   const int64_t nseq = int64_t(batch.size());

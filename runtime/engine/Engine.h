@@ -13,6 +13,7 @@
 #define ACCEL_RUNTIME_ENGINE_ENGINE_H
 
 #include "runtime/cpu/CpuExecutor.h"
+#include "runtime/engine/Backend.h"
 
 #include <functional>
 #include <optional>
@@ -20,32 +21,6 @@
 #include <vector>
 
 namespace accel::rt::engine {
-
-/// Runs a plan's schedule once for one step (CpuExecutor::run's signature).
-using StepRunner = std::function<StatusOr<Tensor>(const Tensor &tokenIds, kv::BlockPool &pool,
-                                                  const kv::StepMetadata &meta)>;
-/// What a backend gives the Engine for one plan.
-struct StepBackend {
-  StepRunner run;
-  /// The KV blocks of `geometry` (numBlocks ignored) the backend's memory
-  /// holds (the GPU: --gpu-memory-utilization after a profiling step); null:
-  /// the Engine's own default.
-  std::function<StatusOr<int64_t>(const kv::KVCacheConfig &geometry)> kvBlocks;
-  /// The backend keeps the KV cache in its own (device) memory: the
-  /// Engine's BlockPool is the block allocator only (kv::KvStorage::kDevice).
-  bool deviceKvCache = false;
-  /// The element type of that device cache (sizes --kv-cache-memory).
-  std::optional<DType> kvCacheDType;
-  /// One line about the backend ("NVIDIA H200 (sm_90, ...), bf16, ...").
-  std::function<std::string()> describe;
-};
-/// Makes the backend of a plan built for a GPU target ("sm_80", "sm_90").
-/// `processGroup` is null when this process runs every tensor-parallel
-/// rank of the plan; else it runs rank processGroup->rank() only, and the
-/// group of processes (runtime/comm/SocketGroup.h) has met already.
-using GpuBackend = std::function<StatusOr<StepBackend>(
-    std::shared_ptr<const plan::PlanFile> plan,
-    std::shared_ptr<comm::Communicator> processGroup)>;
 
 struct EngineOptions {
   /// Longest sequence (prompt + generated) the engine accepts; 0: the
@@ -58,9 +33,10 @@ struct EngineOptions {
   int64_t numKvBlocks = 0;
   int64_t kvCacheBytes = 0;
   plan::LoadOptions load;
-  /// The GPU backend (accel-run passes runtime/cuda/GpuExecutor's); without
-  /// one, plans for GPU targets are refused in one sentence.
-  GpuBackend gpuBackend;
+  /// The GPU backend (accel-run passes runtime/cuda/GpuExecutor's
+  /// makeGpuBackend); without one, plans for GPU targets are refused in one
+  /// sentence.
+  BackendFactory gpuBackend;
   /// A tensor-parallel plan run as one process per rank (accel-run
   /// --tp-rank, docs/gpu-backend.md "Several processes"; a GPU plan's rank
   /// runs on GpuExecutorOptions::device and NCCL carries its collectives):
@@ -144,7 +120,7 @@ public:
   /// or kvCacheBytes): the scheduler keeps that size.
   bool kvCacheSizedByBackend() const { return kvSizedByBackend_; }
   /// One line about the backend (empty for the CPU).
-  std::string backendDescription() const { return describe_ ? describe_() : std::string(); }
+  std::string backendDescription() const { return backend_->describe(); }
   /// Replaces the KV pool by one of `numBlocks` blocks (all free).
   /// kInvalidArgument while any block is in use; kResourceExhausted when
   /// the memory cannot be had (the pool then has its old size again, or a
@@ -188,12 +164,12 @@ private:
   Status resizeLocal(int64_t numBlocks);
 
   std::shared_ptr<const plan::PlanFile> plan_;
-  StepRunner run_;
+  /// The plan's executor(s): every step runs through it.
+  std::unique_ptr<Backend> backend_;
   /// One rank per process: the group of processes; lead_: rank 0 sends
   /// every step (tpServing).
   std::shared_ptr<comm::Communicator> group_;
   bool serving_ = false, lead_ = false;
-  std::function<std::string()> describe_;
   std::unique_ptr<kv::BlockPool> pool_;
   kv::KvStorage kvStorage_ = kv::KvStorage::kHost;
   bool kvSizedByBackend_ = false;
