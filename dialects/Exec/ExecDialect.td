@@ -16,36 +16,47 @@ def Exec_Dialect : Dialect {
   let cppNamespace = "::accel::exec";
   let summary = "the bufferized schedule the runtime executes";
   let description = [{
-    The last level of accel. A module in the exec dialect is what the Layout
-    pass produces, what lib/Plan serialises into the plan's schedule and memory
-    plan, and what the runtime (CPU backend, CUDA backend) executes.
+    The last level of accel. `accel-lower-to-exec`
+    (passes/Conversion/TransformerToExec) produces it from the transformer
+    dialect; `accel-exec-assign-buffers` places its buffers and
+    `accel-exec-select-kernels` its generated kernels; lib/Plan serialises it
+    one to one into the plan's schedule (each step op is one `StepKind` of
+    runtime/plan/Plan.proto), and the runtime (CPU backend, CUDA backend)
+    executes it step by step.
 
     **Module-level declarations** (symbols):
 
-    * `exec.arena`: a byte-addressed memory region: `activations` (per-step
-      temporaries packed by liveness), `weights` (read-only, filled from the
-      plan's weight section), `workspace` (scratch for library routines),
-      `step_inputs` (per-step metadata the runtime writes before each step).
-    * `exec.kv_pool`: the paged KV cache. Its block count is chosen by the
-      runtime at load time (`--gpu-memory-utilization`), so it is not a
-      byte-sized arena; it is addressed through slot mappings and block tables.
-    * `exec.kernel`: a generated kernel the schedule launches.
+    * `exec.arena`: a byte-addressed memory region: `activations` (the
+      step's buffers, packed by liveness into a fixed region and regions of
+      bytes per token and per sequence), `weights` (read-only, filled from
+      the plan's weights section), `workspace` (scratch for library
+      routines).
+    * `exec.kv_pool`: the paged KV cache (one rank's KV heads under `-tp`).
+      Its block count is chosen by the runtime at load time
+      (`--gpu-memory-utilization`), so it is not a byte-sized arena; it is
+      addressed through slot mappings and block tables.
+    * `exec.kernel`: a generated kernel that steps name in their `kernel`
+      attribute (or that `exec.launch` launches).
     * `exec.schedule`: one runtime step (`decode` or `mixed`), its ops in the
       order the runtime executes them.
 
     **Symbolic sizes.** A step processes a ragged batch: `tokens` query tokens
-    from `seqs` sequences. Both vary per step; the schedule declares their
-    upper bounds (`max_tokens`, `max_seqs`). A view dimension that depends on
-    them is dynamic (`?`) and bound to an `exec.step_size` value; every byte
-    size the verifiers check (and the Layout pass reserves) uses the bound.
+    from `seqs` sequences. Both vary per step; a view dimension that depends
+    on them is dynamic (`?`) and bound to an `exec.step_size` value (k x
+    tokens or k x seqs). Buffers are sized per token and per sequence; the
+    runtime multiplies by its own bounds (--max-num-batched-tokens,
+    --max-num-seqs) once, when it allocates the arena.
 
-    **Views.** `!exec.view<?x4096xbf16>` is a dense, row-major view of arena
-    memory. Views come only from `exec.slice`, `exec.weight` and
-    `exec.step_input`, which are declarations, not steps. Every other op in a
-    schedule body is one runtime step: `exec.launch`, `exec.gemm`,
-    `exec.attention_prefill`, `exec.attention_decode`, `exec.kv_write`,
-    `exec.collective`, `exec.copy`. `exec.step_output` tells the runtime where
-    to read the step's result.
+    **Views.** `!exec.view<?x4096xbf16>` is a dense, row-major view of
+    memory. Views come from `exec.alloc` (a buffer before placement),
+    `exec.slice` (a placed buffer of an arena), `exec.weight`,
+    `exec.step_input` (token ids, positions) and `exec.view` (another shape
+    of the same bytes); these are declarations, not steps. Every other op in
+    a schedule body is one runtime step (ExecStepOps.td: embedding, norms,
+    pointwise ops, rotary, the KV cache and attention, gemm and logits,
+    split and copy, collectives, pp_transfer, onnx, launch); steps take
+    their outputs as operands (destination-passing). `exec.step_output`
+    tells the runtime where to read the step's result.
   }];
   let extraClassDeclaration = [{
     /// Registers the types; in ExecTypes.cpp, next to their storage.

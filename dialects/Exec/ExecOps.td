@@ -96,8 +96,9 @@ def Exec_KVPoolOp : Exec_Op<"kv_pool", [Symbol]> {
     `[num_blocks, block_size, kv_heads, head_dim]` of `dtype`; a token's slot
     is `block * block_size + offset_in_block`. One block of one layer takes
     `2 * block_size * kv_heads * head_dim * sizeof(dtype)` bytes
-    (`getBytesPerBlock()`). In a tensor-parallel plan `kv_heads` are every
-    rank's heads together; in a pipeline-parallel plan `stage_layers` gives
+    (`getBytesPerBlock()`). In a tensor-parallel plan `kv_heads` are one
+    rank's heads (every rank has a pool of that shape); in a pipeline-parallel
+    plan `stage_layers` gives
     the layers of each stage's own cache, in stage order.
 
     `dtype` is `f32`, `f16`, `bf16`, `f8E4M3FN` or `f8E5M2`; with an FP8 pool,

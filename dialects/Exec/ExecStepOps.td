@@ -551,8 +551,9 @@ def Exec_OnnxOp : Exec_StepOp<"onnx", [AttrSizedOperandSegments]> {
     specification defines it (runtime/cpu/onnx). `input_present` and
     `output_present` say which ONNX positions are present (absent optional
     ones are not operands), when any is absent. A GPU plan does not run
-    these: accel-exec-select-kernels replaces each by an `exec.launch` of a
-    generated kernel, or refuses the operator in one sentence.
+    these: accel-exec-select-kernels refuses the operator in one sentence
+    naming it and its node, unless `allow-onnx` (accelc -allow-host-steps)
+    keeps it as a host step. (No generated kernel replaces one yet.)
 
     ```mlir
     exec.onnx "Transpose"(%x) -> (%y) {attrs = {perm = array<i64: 1, 0>}}
@@ -580,6 +581,10 @@ def Exec_LaunchOp : Exec_StepOp<"launch", [
     Runs `kernel` on `args` (views and `index` sizes, matching the kernel's
     signature exactly) with a grid of thread blocks of `block` threads and
     `smem` bytes of dynamic shared memory.
+
+    Reserved: no pass produces it yet and the plan writer refuses it (a
+    generated kernel runs today as the `kernel` of the step it implements);
+    it is the form a kernel generated for a leftover operator will take.
 
     Each grid dimension is a constant, a step size, or a step size divided by
     a constant and rounded up (`%t ceildiv 64`), so the runtime computes the

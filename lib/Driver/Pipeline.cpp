@@ -218,9 +218,13 @@ LogicalResult accel::buildExecPipeline(OpPassManager &pm, const std::string &tar
   }
   //   accel-opt --pass-pipeline='builtin.module(<this>)' partitioned.mlir
   std::string passes = "accel-lower-to-exec,accel-exec-assign-buffers";
-  if (t->isGpu && codegen)
+  // A GPU plan runs every step on the GPU: select-kernels refuses a step
+  // that would run on the host (without generating kernels when codegen is
+  // off).
+  if (t->isGpu)
     passes += "," + std::string("accel-exec-select-kernels{chip=") + std::string(t->arch) +
-              (allowHostSteps ? " allow-onnx=true" : "") + "}";
+              (allowHostSteps ? " allow-onnx=true" : "") + (codegen ? "" : " generate=false") +
+              "}";
   llvm::raw_string_ostream os(error);
   return parsePassPipeline(passes, pm, os);
 }

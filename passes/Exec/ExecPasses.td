@@ -64,7 +64,8 @@ def SelectKernels : Pass<"accel-exec-select-kernels", "mlir::ModuleOp"> {
     An `exec.onnx` step has no GPU implementation: the pass refuses the
     module in one sentence naming the operator and the node, since the GPU
     runtime must not run a step on the host. (`accelc` keeps such plans
-    for the CPU target.)
+    for the CPU target; `accelc -allow-host-steps`, `allow-onnx`, keeps them.)
+    With `generate=false` the pass only refuses: no step gets a kernel.
 
     ```mlir
     exec.kernel @rms_norm_h64() sm [90] image none implements "rms_norm" {hidden = 64 : i64}
@@ -77,6 +78,9 @@ def SelectKernels : Pass<"accel-exec-select-kernels", "mlir::ModuleOp"> {
     Option<"chip", "chip", "std::string", "\"sm_90\"", "the target SM (sm_80, sm_90)">,
     Option<"allowOnnx", "allow-onnx", "bool", "false",
            "keep exec.onnx steps (the GPU runtime then runs them on the host)">,
+    Option<"generate", "generate", "bool", "true",
+           "choose generated kernels; false (accelc -no-codegen, or no libdevice) only "
+           "refuses what a GPU cannot run">,
   ];
 }
 

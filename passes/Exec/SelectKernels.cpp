@@ -25,7 +25,8 @@ namespace ex = accel::exec;
 
 namespace accel::execpasses {
 
-FailureOr<int64_t> selectKernels(ModuleOp module, const std::string &chip, bool allowOnnx) {
+FailureOr<int64_t> selectKernels(ModuleOp module, const std::string &chip, bool allowOnnx,
+                                 bool generate) {
   StringRef sm(chip);
   int32_t smNumber = 0;
   if (!sm.consume_front("sm_") || sm.getAsInteger(10, smNumber))
@@ -41,9 +42,11 @@ FailureOr<int64_t> selectKernels(ModuleOp module, const std::string &chip, bool 
       return bad.emitError()
              << "ONNX operator '" << bad.getOp()
              << "' was left by raising and has no GPU kernel, so a GPU plan would run it on "
-                "the host every step; compile for -target=cpu, or report the model so that its "
-                "subgraph is raised";
+                "the host every step; compile for -target=cpu, accept host steps with "
+                "-allow-host-steps, or report the model so that its subgraph is raised";
   }
+  if (!generate)
+    return int64_t(0);
   codegen::KernelSelection sel = codegen::selectKernels(module);
   OpBuilder b(module.getContext());
   Operation *first = nullptr;
@@ -75,7 +78,7 @@ namespace {
 struct SelectKernelsPass : accel::impl::SelectKernelsBase<SelectKernelsPass> {
   using SelectKernelsBase::SelectKernelsBase;
   void runOnOperation() override {
-    if (failed(accel::execpasses::selectKernels(getOperation(), chip, allowOnnx)))
+    if (failed(accel::execpasses::selectKernels(getOperation(), chip, allowOnnx, generate)))
       signalPassFailure();
   }
 };

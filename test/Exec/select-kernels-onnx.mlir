@@ -1,4 +1,5 @@
 // RUN: accel-opt %s -accel-exec-select-kernels="chip=sm_90" -verify-diagnostics
+// RUN: accel-opt %s -accel-exec-select-kernels="chip=sm_90 generate=false" -verify-diagnostics
 // RUN: accel-opt %s -accel-exec-select-kernels="chip=sm_80 allow-onnx=true" | FileCheck %s
 //
 // An ONNX operator left by raising has no GPU kernel: refused, unless

@@ -1,5 +1,7 @@
 // RUN: accel-opt %s -split-input-file -accel-exec-select-kernels="chip=sm_90" -verify-diagnostics | FileCheck %s
 // RUN: accel-opt %s -split-input-file -accel-exec-select-kernels="chip=sm_80" -verify-diagnostics | FileCheck %s --check-prefix=SM80
+// RUN: accel-opt %s -split-input-file -accel-exec-select-kernels="chip=sm_90 generate=false" -verify-diagnostics | FileCheck %s --check-prefix=NOGEN --implicit-check-not="exec.kernel" --implicit-check-not="kernel = @"
+// NOGEN: exec.schedule
 //
 // accel-exec-select-kernels: one exec.kernel per specialisation of the
 // steps lib/Codegen generates kernels for, named in their `kernel`.

@@ -59,7 +59,7 @@ cl::opt<EmitLevel> emitLevel(
                clEnumValN(EmitLevel::Transformer, "transformer",
                           "the transformer dialect, after raising"),
                clEnumValN(EmitLevel::Fused, "fused",
-                          "the transformer dialect after raising and fusion (what plans hold)"),
+                          "the transformer dialect after raising, precision and fusion"),
                clEnumValN(EmitLevel::Partitioned, "partitioned",
                           "the fused transformer dialect split over -tp ranks and -pp stages"),
                clEnumValN(EmitLevel::Exec, "exec",
@@ -149,7 +149,7 @@ cl::opt<std::string>
 cl::opt<std::string> kvCacheDtype(
     cl::cat(accelcCategory), "kv-cache-dtype",
     cl::desc("Plans: the paged KV cache's element type: auto (the model's, default) or fp8 "
-             "(f8E4M3FN, per-layer scales 1.0; CPU only for now)"),
+             "(f8E4M3FN; scales 1.0 per layer, or per KV head from -calibration)"),
     cl::init("auto"));
 cl::opt<std::string> reportAccuracyTokens(
     cl::cat(accelcCategory), "report-accuracy",

@@ -36,9 +36,11 @@ struct MemoryPlanSummary {
 /// accel-exec-assign-buffers on `module`.
 mlir::FailureOr<MemoryPlanSummary> assignBuffers(mlir::ModuleOp module, int64_t alignment = 256);
 
-/// accel-exec-select-kernels on `module`: the number of kernels declared.
+/// accel-exec-select-kernels on `module`: the number of kernels declared
+/// (none when `generate` is false: then it only refuses exec.onnx steps,
+/// unless `allowOnnx`).
 mlir::FailureOr<int64_t> selectKernels(mlir::ModuleOp module, const std::string &chip,
-                                       bool allowOnnx);
+                                       bool allowOnnx, bool generate = true);
 
 } // namespace execpasses
 } // namespace accel

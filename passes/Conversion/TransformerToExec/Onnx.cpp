@@ -4,8 +4,8 @@
 // reshapes and splits) becomes exec.onnx: the operator, its ONNX attributes,
 // its present inputs and its outputs in new buffers sized by TokenShapes.
 // The CPU backend runs the ONNX reference kernels; for GPU targets
-// accel-exec-select-kernels replaces each by a generated kernel or refuses
-// the operator.
+// accel-exec-select-kernels refuses the operator (or, with accelc
+// -allow-host-steps, keeps it as a host step).
 //
 //===----------------------------------------------------------------------===//
 #include "Lowering.h"
