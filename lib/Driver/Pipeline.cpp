@@ -217,7 +217,7 @@ LogicalResult accel::buildExecPipeline(OpPassManager &pm, const std::string &tar
     return failure();
   }
   //   accel-opt --pass-pipeline='builtin.module(<this>)' partitioned.mlir
-  std::string passes = "accel-lower-to-exec,accel-exec-assign-buffers";
+  std::string passes = "accel-lower-to-exec,accel-exec-remove-dead-steps,accel-exec-assign-buffers";
   // A GPU plan runs every step on the GPU: select-kernels refuses a step
   // that would run on the host (without generating kernels when codegen is
   // off).

@@ -49,6 +49,24 @@ def AssignBuffers : Pass<"accel-exec-assign-buffers", "mlir::ModuleOp"> {
   ];
 }
 
+def RemoveDeadSteps : Pass<"accel-exec-remove-dead-steps", "mlir::ModuleOp"> {
+  let summary = "removes steps whose results nothing reads";
+  let description = [{
+    A step whose every output is a buffer of its own (an `exec.alloc`, seen
+    through `exec.view`s) that no other op reads is removed, then the views
+    and buffers left without a use; repeated until nothing changes. Steps
+    that write the KV cache (`exec.kv_write`, `exec.qkv_rotary_kv_write`)
+    and steps that write a buffer another op also touches stay. The lowering
+    leaves such steps behind: a value handed to the next pipeline stage only
+    for its shape, the reshape of the token ids a shape computation read.
+
+    ```mlir
+    %i = exec.alloc sizes(%t) : !exec.view<?xi64>
+    exec.pp_transfer %ids -> %i from 0 to 1 : !exec.view<?xi64>   // removed
+    ```
+  }];
+}
+
 def SelectKernels : Pass<"accel-exec-select-kernels", "mlir::ModuleOp"> {
   let summary = "chooses the generated kernel of each step for a GPU target";
   let description = [{

@@ -9,6 +9,7 @@
 #ifndef ACCEL_PASSES_EXECPASSES_H
 #define ACCEL_PASSES_EXECPASSES_H
 
+#include "accel/dialects/Exec/ExecOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Support/LogicalResult.h"
 
@@ -35,6 +36,9 @@ struct MemoryPlanSummary {
 
 /// accel-exec-assign-buffers on `module`.
 mlir::FailureOr<MemoryPlanSummary> assignBuffers(mlir::ModuleOp module, int64_t alignment = 256);
+
+/// accel-exec-remove-dead-steps on one schedule: the steps removed.
+int64_t removeDeadSteps(exec::ScheduleOp schedule);
 
 /// accel-exec-select-kernels on `module`: the number of kernels declared
 /// (none when `generate` is false: then it only refuses exec.onnx steps,

@@ -7,8 +7,6 @@
 //===----------------------------------------------------------------------===//
 #include "Lowering.h"
 
-#include "accel/dialects/Exec/ExecUtils.h"
-
 #include "accel/dialects/Transformer/TransformerOps.h"
 #include "accel/passes/Passes.h"
 
@@ -23,62 +21,7 @@ namespace tf = accel::transformer;
 
 namespace accel::conversion {
 
-/// The buffer a view's bytes belong to (through exec.view).
-static Value rootOf(Value v) {
-  while (auto view = v.getDefiningOp<ex::ViewOp>())
-    v = view.getSource();
-  return v;
-}
 
-/// Whether an op other than `step` (and the exec.view ops between) uses the
-/// bytes of `root`.
-static bool readElsewhere(Value root, Operation *step) {
-  SmallVector<Value> work{root};
-  while (!work.empty()) {
-    Value v = work.pop_back_val();
-    for (Operation *user : v.getUsers()) {
-      if (auto view = dyn_cast<ex::ViewOp>(user)) {
-        work.push_back(view.getResult());
-        continue;
-      }
-      if (user != step)
-        return true;
-    }
-  }
-  return false;
-}
-
-/// Removes steps whose results nothing reads (a shape tensor's reshape the
-/// lowering made a view of and a pipeline stage then never read, say),
-/// with their buffers. Kept: steps that write the KV cache, and steps
-/// whose output is not a buffer of their own (a weight, a step input).
-static void removeDeadSteps(ex::ScheduleOp schedule) {
-  Block &body = schedule.getBody().front();
-  bool changed = true;
-  while (changed) {
-    changed = false;
-    for (Operation &op : llvm::make_early_inc_range(llvm::reverse(body))) {
-      if (isa<ex::ViewOp, ex::AllocOp>(op) && op.use_empty()) {
-        op.erase();
-        changed = true;
-        continue;
-      }
-      if (!ex::isStep(&op) || isa<ex::KVWriteOp, ex::QkvRotaryKvWriteOp>(op))
-        continue;
-      SmallVector<Value> outs = ex::getStepOutputs(&op);
-      if (outs.empty())
-        continue;
-      bool dead = llvm::all_of(outs, [&](Value o) {
-        Value r = rootOf(o);
-        return r.getDefiningOp<ex::AllocOp>() && !readElsewhere(r, &op);
-      });
-      if (!dead)
-        continue;
-      op.erase();
-      changed = true;
-    }
-  }
-}
 
 /// The module's one public function.
 static FailureOr<func::FuncOp> entry(ModuleOp module) {
@@ -186,7 +129,6 @@ LogicalResult lowerToExec(ModuleOp module) {
       return failure();
   }
   func.erase();
-  removeDeadSteps(schedule);
   return success();
 }
 

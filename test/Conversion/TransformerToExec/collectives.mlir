@@ -40,25 +40,3 @@ func.func @pp(%ids: tensor<?xi64>, %b: !transformer.batch,
 }
 }
 
-// -----
-
-// A value handed to the next stage that no step of it reads (the reshaped
-// ids, read only through their shape) leaves no step: the pp_transfer, the
-// copy of the ids and their buffers are removed. The read one stays.
-// CHECK-LABEL: module attributes {accel.pp_size = 2 : i64}
-// CHECK: exec.embedding
-// CHECK-NEXT: exec.pp_transfer
-// CHECK-NOT: exec.pp_transfer
-// CHECK-NOT: exec.copy
-// CHECK: exec.step_output logits
-module {
-func.func @pp_dead(%ids: tensor<?xi64>, %b: !transformer.batch,
-    %kv: !transformer.kv_cache<layers = 2, kv_heads = 1, head_dim = 8, block_size = 16, f32>)
-    -> tensor<?x8xf32> attributes {accel.pp_size = 2 : i64, accel.pp_layers = array<i64: 1, 1>} {
-  %table = onnx.Constant {value = dense<1.0> : tensor<4x8xf32>} : () -> tensor<4x8xf32>
-  %x = transformer.embedding %table[%ids] {accel.pp_stage = 0 : i64} : (tensor<4x8xf32>, tensor<?xi64>) -> tensor<?x8xf32>
-  %h = transformer.pp_transfer %x {accel.pp_stage = 1 : i64, from_stage = 0, to_stage = 1} : tensor<?x8xf32>
-  %i = transformer.pp_transfer %ids {accel.pp_stage = 1 : i64, from_stage = 0, to_stage = 1} : tensor<?xi64>
-  return %h : tensor<?x8xf32>
-}
-}
