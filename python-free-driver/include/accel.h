@@ -190,7 +190,8 @@ ACCEL_API void accel_load_options_init(accel_load_options *options);
  * with accel_model_free(); on failure it is NULL. Errors:
  * ACCEL_ERROR_NOT_FOUND (no such file), ACCEL_ERROR_DATA_LOSS (truncated,
  * corrupt, bad checksum), ACCEL_ERROR_INVALID_ARGUMENT (not a plan, an
- * unsupported format version, max_model_len out of range),
+ * unsupported format version, max_model_len out of range, an ACCEL_*
+ * environment variable that does not parse or was removed: docs/env.md),
  * ACCEL_ERROR_UNAVAILABLE (built for another target). */
 ACCEL_API accel_status accel_model_load(const char *plan_path, const accel_load_options *options,
                                         accel_model **model_out);

@@ -12,6 +12,7 @@
 
 #include "accel/Driver/Compile.h"
 
+#include "runtime/Env.h"
 #include "runtime/core/Status.h"
 #include "runtime/cuda/GpuExecutor.h"
 #include "runtime/engine/Engine.h"
@@ -376,6 +377,10 @@ extern "C" accel_status accel_model_load(const char *plan_path, const accel_load
       return invalid(fn, "plan_path is NULL");
     if (!*plan_path)
       return invalid(fn, "plan_path is empty");
+    // The process's ACCEL_* variables (docs/env.md), read once: a malformed
+    // value or a removed switch is refused here.
+    if (Status s = accel::rt::envStatus(); !s.isOk())
+      return fail(s);
     accel_load_options o;
     accel_load_options_init(&o);
     accel_status status = ACCEL_OK;

@@ -456,7 +456,12 @@ TEST(CApiLoad, MissingPlanFile) {
 TEST(CApiLoad, GpuPlanWithoutADriver) {
   // A plan for sm_90 goes to the GPU backend; with no driver (ACCEL_LIBCUDA
   // names no library, as on a machine without a GPU) it fails in one sentence.
+  // The runtime reads the environment once (runtime/Env.h, at the first
+  // accel_model_load): the variable is set before that, and ctest runs each
+  // test in a process of its own.
   std::string dir = makeTempDir();
+  std::string missing = dir + "/no-libcuda.so";
+  setenv("ACCEL_LIBCUDA", missing.c_str(), 1);
   std::string plan = dir + "/h100.plan";
   std::string onnx = kFixture + "/model.onnx";
   accel_compile_options co;
@@ -472,13 +477,24 @@ TEST(CApiLoad, GpuPlanWithoutADriver) {
   expectError(accel_model_load(plan.c_str(), &lo, &m), ACCEL_ERROR_INVALID_ARGUMENT,
               {"gpu_dtype", "f64"});
   lo.gpu_dtype = "bf16";
-  std::string missing = dir + "/no-libcuda.so";
-  setenv("ACCEL_LIBCUDA", missing.c_str(), 1);
   expectError(accel_model_load(plan.c_str(), &lo, &m), ACCEL_ERROR_UNAVAILABLE,
               {"no NVIDIA driver", "no-libcuda.so"});
   unsetenv("ACCEL_LIBCUDA");
   EXPECT_EQ(m, nullptr);
   std::system(("rm -rf '" + dir + "'").c_str());
+}
+
+TEST(CApiLoad, MalformedEnvironmentVariable) {
+  // An ACCEL_* variable that does not parse is refused, in one sentence,
+  // before the plan is even opened (read once per process: set before the
+  // first accel_model_load; ctest runs each test in a process of its own).
+  setenv("ACCEL_GPU_DECODE_SPLIT", "-3", 1);
+  accel_model *m = reinterpret_cast<accel_model *>(0x1);
+  expectError(accel_model_load("/nonexistent-dir/model.plan", nullptr, &m),
+              ACCEL_ERROR_INVALID_ARGUMENT,
+              {"ACCEL_GPU_DECODE_SPLIT is '-3'; it takes a whole number from 0 to 2147483647"});
+  EXPECT_EQ(m, nullptr);
+  unsetenv("ACCEL_GPU_DECODE_SPLIT");
 }
 
 TEST(CApiLoad, GarbagePlanFile) {

@@ -1,8 +1,9 @@
 //===- Nccl.cpp - NCCL, opened at run time; a GPU tensor-parallel group ---===//
 #include "runtime/comm/Nccl.h"
 
+#include "runtime/Env.h"
+
 #include <chrono>
-#include <cstdlib>
 #include <dlfcn.h>
 #include <thread>
 #include <type_traits>
@@ -71,8 +72,7 @@ StatusOr<const Nccl *> Nccl::get() {
   static std::unique_ptr<Nccl> nccl;
   static Status loaded;
   std::call_once(once, [] {
-    const char *env = std::getenv("ACCEL_LIBNCCL");
-    StatusOr<std::unique_ptr<Nccl>> n = open(env && *env ? env : "libnccl.so.2");
+    StatusOr<std::unique_ptr<Nccl>> n = open(env().libnccl);
     if (n)
       nccl = std::move(*n);
     else

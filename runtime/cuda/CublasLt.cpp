@@ -7,8 +7,9 @@
 //===----------------------------------------------------------------------===//
 #include "runtime/cuda/CublasLt.h"
 
+#include "runtime/Env.h"
+
 #include <chrono>
-#include <cstdlib>
 #include <mutex>
 #include <dlfcn.h>
 #include <type_traits>
@@ -105,10 +106,9 @@ CublasLt::~CublasLt() {
 
 Status CublasLt::load() {
   std::vector<std::string> tried;
-  const char *env = std::getenv("ACCEL_LIBCUBLASLT");
   std::vector<std::string> candidates;
-  if (env && *env) {
-    candidates.push_back(env);
+  if (!env().libcublasLt.empty()) {
+    candidates.push_back(env().libcublasLt);
   } else {
     candidates = {"libcublasLt.so.13", "libcublasLt.so.12",
                   "/usr/local/cuda/lib64/libcublasLt.so.13",
@@ -169,10 +169,7 @@ Status CublasLt::check(int status, const char *call) const {
 namespace {
 
 /// $ACCEL_GEMM_AUTOTUNE=0 keeps cuBLASLt's first choice.
-bool autotuneWanted() {
-  const char *e = std::getenv("ACCEL_GEMM_AUTOTUNE");
-  return !(e && std::string(e) == "0");
-}
+bool autotuneWanted() { return env().gemmAutotune; }
 
 /// The algorithm each shape settled on, for the whole process: every
 /// executor (and every cuBLASLt handle) of one process then computes a shape

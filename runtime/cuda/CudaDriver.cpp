@@ -1,7 +1,8 @@
 //===- CudaDriver.cpp - the CUDA driver API, opened at run time -----------===//
 #include "runtime/cuda/CudaDriver.h"
 
-#include <cstdlib>
+#include "runtime/Env.h"
+
 #include <dlfcn.h>
 #include <mutex>
 #include <type_traits>
@@ -21,8 +22,7 @@ StatusOr<CudaDriver *> CudaDriver::get() {
   static Status loaded;
   static std::once_flag once;
   std::call_once(once, [] {
-    const char *env = std::getenv("ACCEL_LIBCUDA");
-    loaded = driver.load(env && *env ? env : "libcuda.so.1");
+    loaded = driver.load(env().libcuda);
   });
   if (!loaded.isOk())
     return loaded;

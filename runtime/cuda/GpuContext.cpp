@@ -4,7 +4,6 @@
 #include "runtime/cuda/DevicePool.h"
 
 #include <algorithm>
-#include <cstdlib>
 
 namespace accel::rt::gpu {
 
@@ -67,10 +66,9 @@ StatusOr<std::unique_ptr<GpuContext>> GpuContext::create(int ordinal, const void
   g->driver_ = drv;
   g->api_ = api;
   g->info_ = gpus[size_t(ordinal)];
-  {
-    const char *e = std::getenv("ACCEL_GPU_PDL");
-    g->pdl_ = api->cuLaunchKernelEx && g->info_.smMajor >= 9 && !(e && std::string(e) == "0");
-  }
+  // Programmatic dependent launch: 4.73 against 4.84 ms per 32-layer batch-1
+  // decode step on the H200 (docs/performance.md).
+  g->pdl_ = api->cuLaunchKernelEx && g->info_.smMajor >= 9;
   ACCEL_RT_RETURN_IF_ERROR(g->check(api->cuDeviceGet(&g->device_, ordinal), "cuDeviceGet"));
   ACCEL_RT_RETURN_IF_ERROR(
       g->check(api->cuDevicePrimaryCtxRetain(&g->ctx_, g->device_), "cuDevicePrimaryCtxRetain"));

@@ -97,9 +97,8 @@ public:
   /// must execute `griddepcontrol.wait` before it reads or writes anything
   /// an earlier kernel writes or reads (it may read constants, e.g.
   /// weights, before). A plain launch without driver support, below sm_90,
-  /// with $ACCEL_GPU_PDL=0, and when the work before it on the stream is not
-  /// a kernel of ours (a copy, a memset, a graph, cuBLASLt or NCCL: see
-  /// noteForeignWork).
+  /// and when the work before it on the stream is not a kernel of ours (a
+  /// copy, a memset, a graph, cuBLASLt or NCCL: see noteForeignWork).
   template <typename... Args>
   Status launchDependent(CuFunction fn, Dim3 grid, Dim3 block, unsigned sharedBytes,
                          Args... args) {

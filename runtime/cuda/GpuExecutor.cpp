@@ -172,6 +172,12 @@ GpuExecutor::create(std::shared_ptr<const plan::PlanFile> plan, const GpuExecuto
     return Status(StatusCode::kInvalidArgument,
                   std::string("the GPU backend computes in f32, bf16 or f16, not ") +
                       dtypeName(options.dtype));
+  ACCEL_RT_RETURN_IF_ERROR(envStatus());
+  if (options.tuning.decodeSplit < 0 || options.tuning.fp8OuterScalesMinRows < 1)
+    return Status(StatusCode::kInvalidArgument,
+                  "GpuTuning: decodeSplit must be 0 or more and fp8OuterScalesMinRows 1 or more, "
+                  "not " + std::to_string(options.tuning.decodeSplit) + " and " +
+                      std::to_string(options.tuning.fp8OuterScalesMinRows));
   const auto &meta = plan->metadata();
   if (options.tpRank < 0 && plan->tpSize() != 1)
     return Status(StatusCode::kUnimplemented,
@@ -297,6 +303,7 @@ GpuExecutor::create(std::shared_ptr<const plan::PlanFile> plan, const GpuExecuto
   pctx.numLayers = meta.kv_cache().num_layers();
   pctx.tpRank = rank;
   pctx.planKernels = im.planKernels.get();
+  pctx.fp8OuterScalesMinRows = options.tuning.fp8OuterScalesMinRows;
   for (int i = 0; i < s.steps_size(); ++i) {
     const pb::Step &step = s.steps(i);
     GpuExecutorImpl::Prepared p;
@@ -356,8 +363,7 @@ GpuExecutor::create(std::shared_ptr<const plan::PlanFile> plan, const GpuExecuto
   im.maxModelLen = options.maxModelLen > 0 ? options.maxModelLen : planMax > 0 ? planMax : 2048;
   im.weightsBytes = int64_t(im.gpu->bytesReserved());
   im.plan = std::move(plan);
-  if (const char *e = std::getenv("ACCEL_GPU_PROFILE"); e && std::string(e) == "1")
-    im.profile = true;
+  im.profile = env().gpuProfile;
   return ex;
 }
 
@@ -404,8 +410,8 @@ GpuRunState GpuExecutorImpl::baseState() {
   st.logFallbacks = options.logFallbacks;
   st.comm = comm;
   st.p2p = p2p;
-  if (const char *e = std::getenv("ACCEL_GPU_DECODE_SPLIT"); e && *e)
-    st.decodeSplit = std::max<int64_t>(0, std::atoll(e));
+  st.decodeSplit = options.tuning.decodeSplit;
+  st.flashPrefill = options.tuning.flashPrefill;
   st.splitTargetBlocks = 2 * int64_t(gpu->info().multiprocessors);
   return st;
 }
@@ -617,10 +623,7 @@ StatusOr<Tensor> GpuExecutorImpl::runEager(const Tensor &tokenIds, GpuRunState &
 }
 
 bool GpuExecutorImpl::graphsWanted() const {
-  if (!options.cudaGraphs || options.graphMaxBatch < 1 || profile)
-    return false;
-  const char *e = std::getenv("ACCEL_GPU_GRAPHS");
-  return !(e && std::string(e) == "0");
+  return options.cudaGraphs && options.graphMaxBatch >= 1 && !profile && env().gpuGraphs;
 }
 
 DecodeGraphs *GpuExecutorImpl::decodeGraphs() {

@@ -33,6 +33,7 @@
 #define ACCEL_RUNTIME_CUDA_GPUEXECUTOR_H
 
 #include "runtime/comm/Nccl.h"
+#include "runtime/cuda/GpuTuning.h"
 #include "runtime/engine/Engine.h"
 #include "runtime/kv/BlockPool.h"
 #include "runtime/kv/StepMetadata.h"
@@ -63,7 +64,7 @@ struct GpuExecutorOptions {
   /// to the CPU (and when CUDA graphs turn out impossible for the plan).
   bool logFallbacks = true;
   /// Decode steps replayed from CUDA graphs (GpuGraphs.h); false is vLLM's
-  /// --enforce-eager. $ACCEL_GPU_GRAPHS=0 turns them off as well.
+  /// --enforce-eager. $ACCEL_GPU_GRAPHS=0 turns them off as well (Env.h).
   bool cudaGraphs = true;
   /// The largest decode batch replayed from a graph (--cuda-graph-max-bs,
   /// --max-num-seqs by default); larger decode batches run eagerly.
@@ -83,6 +84,7 @@ struct GpuExecutorOptions {
   /// `weights.rank<r>`) in a plan partitioned by accelc -tp=N; -1: a plan
   /// of one rank. TpGpuExecutor sets it (and `device` to the rank's GPU).
   int tpRank = -1;
+  GpuTuning tuning;
 };
 
 struct GpuExecutorImpl;

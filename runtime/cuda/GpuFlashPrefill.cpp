@@ -9,8 +9,6 @@
 #include "runtime/cuda/GpuFlashPrefill.h"
 
 #include <algorithm>
-#include <cstdlib>
-#include <cstring>
 #include <string>
 
 namespace accel::rt::engine {
@@ -40,15 +38,10 @@ bool aligned16(gpu::CuDevicePtr p) { return (p & 15) == 0; }
 
 } // namespace
 
-bool flashPrefillEnabled() {
-  const char *e = std::getenv("ACCEL_GPU_FLASH_PREFILL");
-  return !(e && std::strcmp(e, "0") == 0);
-}
-
 StatusOr<bool> runFlashPrefill(GpuRunState &st, const DeviceTensor &q, const DeviceTensor &out,
                                int64_t layer, float scale, bool causal, int64_t window,
                                float softcap) {
-  if (!flashPrefillEnabled() || !st.meta || !st.gpu)
+  if (!st.flashPrefill || !st.meta || !st.gpu)
     return false;
   // Split-KV decode steps and graph captures keep paged_attention.
   if (st.gpu->capturing() || (st.meta->numTokens == st.meta->numSeqs && st.split.numSplits > 1))

@@ -11,7 +11,8 @@
 // the step is not a split-KV decode step and not being captured into a CUDA
 // graph; its longest query run (a prefill chunk) has at least
 // kFlashPrefillMinQueryLen tokens; q, out and the pool are 16 B aligned; and
-// $ACCEL_GPU_FLASH_PREFILL is not "0" (A/B switch, read at every call).
+// GpuRunState::flashPrefill is on (GpuExecutorOptions::tuning.flashPrefill,
+// default on; tests turn it off to run paged_attention_*).
 // Causal or not, sliding window, softcap, GQA/MQA, prefix-cached chunks
 // (seq_len > q_len) and any block size are handled by the kernel.
 //
@@ -35,17 +36,13 @@ StatusOr<bool> runFlashPrefill(GpuRunState &st, const DeviceTensor &q, const Dev
                                int64_t layer, float scale, bool causal, int64_t window,
                                float softcap);
 
-/// The launch alone, without the step policy (environment switch, minimum
-/// query length, split-KV, graph capture): false when the kernel cannot run
+/// The launch alone, without the step policy (GpuRunState::flashPrefill,
+/// minimum query length, split-KV, graph capture): false when the kernel cannot run
 /// this attention (dtype, head_dim, alignment, sizes). Tests use it to run
 /// the kernel on decode-sized sequences too.
 StatusOr<bool> launchFlashPrefill(GpuRunState &st, const DeviceTensor &q, const DeviceTensor &out,
                                   int64_t layer, float scale, bool causal, int64_t window,
                                   float softcap);
-
-/// Whether $ACCEL_GPU_FLASH_PREFILL leaves the flash kernel on (unset or
-/// anything but "0").
-bool flashPrefillEnabled();
 
 } // namespace accel::rt::engine
 

@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 #include "runtime/cuda/GpuPlanKernels.h"
 
+#include "runtime/Env.h"
 #include "runtime/cpu/transformer/TransformerKernels.h"
 #include "runtime/engine/StepAttrs.h"
 
@@ -132,8 +133,7 @@ StatusOr<std::unique_ptr<GpuPlanKernels>> GpuPlanKernels::load(const plan::PlanF
     return Status(StatusCode::kUnavailable,
                   where + "the generated kernels are for " + km.sm() + " and the GPU (" +
                       gpu.info().name + ") is " + have + "; recompile with a matching -target");
-  const char *force = std::getenv("ACCEL_GPU_FORCE_PTX");
-  const bool forcePtx = force && *force && std::string(force) != "0";
+  const bool forcePtx = env().gpuForcePtx;
   std::string bytes; // the image, NUL-terminated for the PTX JIT
   if (planSm == haveSm && km.cubin_section() >= 0 && !forcePtx) {
     ACCEL_RT_ASSIGN_OR_RETURN(std::string_view cubin, section(km.cubin_section()));

@@ -12,6 +12,7 @@
 #include "runtime/comm/Nccl.h"
 #include "runtime/cuda/CublasLt.h"
 #include "runtime/cuda/GpuContext.h"
+#include "runtime/cuda/GpuTuning.h"
 #include "runtime/cuda/GraphBuckets.h"
 #include "runtime/cuda/P2pAllReduce.h"
 #include "runtime/cuda/kernels/KvScales.h"
@@ -63,8 +64,10 @@ struct GpuRunState {
   int64_t maxSeqLen = 0;
   /// Decode steps (one query per sequence) whose longest context exceeds
   /// 2 * decodeSplit keys split each query's keys into chunks of about this
-  /// many (split-KV); $ACCEL_GPU_DECODE_SPLIT overrides the default 256.
-  int64_t decodeSplit = 256;
+  /// many (split-KV); the executor sets GpuTuning::decodeSplit.
+  int64_t decodeSplit = kDefaultDecodeSplit;
+  /// Prefill attention may run the tensor-core kernel (GpuTuning::flashPrefill).
+  bool flashPrefill = true;
   /// Attention blocks that keep the GPU busy (two per multiprocessor):
   /// small decode batches split their keys to reach it (decodeSplitFor).
   int64_t splitTargetBlocks = 0;
@@ -163,6 +166,9 @@ struct GpuPrepareContext {
   /// The plan's generated kernels (GpuPlanKernels.h); a step that names one
   /// runs it. Null: every step runs the hand-written kernels.
   const GpuPlanKernels *planKernels = nullptr;
+  /// W8A8 FP8 GEMMs of at least this many rows let cuBLASLt scale the sums
+  /// (GpuTuning::fp8OuterScalesMinRows).
+  int64_t fp8OuterScalesMinRows = kDefaultFp8OuterScalesMinRows;
 };
 
 /// The call for `step` on the GPU, or why the GPU backend cannot run it (one

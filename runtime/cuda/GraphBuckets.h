@@ -61,7 +61,7 @@ struct DecodeSplit {
 constexpr int kMaxDecodeSplits = 64;
 
 /// The split of a decode step whose longest context is `maxSeqLen` keys,
-/// aiming at chunks of `chunk` keys ($ACCEL_GPU_DECODE_SPLIT, default 256;
+/// aiming at chunks of `chunk` keys (GpuTuning::decodeSplit, default 256;
 /// 0: never split). Contexts up to 2 * chunk are not split by length. When
 /// the step has `blocks` attention blocks before splitting (sequences x KV
 /// heads) and the GPU wants `targetBlocks` to be busy (two per

@@ -4,7 +4,6 @@
 #include "runtime/cuda/CudaDriver.h"
 
 #include <algorithm>
-#include <cstdlib>
 #include <chrono>
 #include <condition_variable>
 #include <mutex>
@@ -124,10 +123,9 @@ TpGpuExecutor::create(std::shared_ptr<const plan::PlanFile> plan,
   }
   ex->plan_ = std::move(plan);
   // Small all_reduces (decode steps) through peer access, unless
-  // $ACCEL_GPU_P2P_ALLREDUCE=0 or the GPUs cannot reach each other.
-  const char *p2pEnv = std::getenv("ACCEL_GPU_P2P_ALLREDUCE");
-  if (p2pEnv && std::string(p2pEnv) == "0") {
-    ex->p2pOff_ = "$ACCEL_GPU_P2P_ALLREDUCE=0";
+  // options.tuning.p2pAllReduce is off or the GPUs cannot reach each other.
+  if (!options.tuning.p2pAllReduce) {
+    ex->p2pOff_ = "GpuTuning::p2pAllReduce is off";
   } else {
     std::vector<gpu::GpuContext *> contexts;
     for (auto &r : ex->ranks_)
@@ -139,9 +137,7 @@ TpGpuExecutor::create(std::shared_ptr<const plan::PlanFile> plan,
       ex->p2pOff_ = p2p.status().message();
   }
   ACCEL_RT_RETURN_IF_ERROR(ex->ensureGroup());
-  const char *threadsEnv = std::getenv("ACCEL_GPU_TP_PERSISTENT_THREADS");
-  if (!(threadsEnv && std::string(threadsEnv) == "0"))
-    ex->threads_ = std::make_unique<RankThreads>(n);
+  ex->threads_ = std::make_unique<RankThreads>(n);
   return ex;
 }
 
@@ -193,14 +189,10 @@ Status TpGpuExecutor::onRanks(const std::function<Status(int)> &fn) {
     ++done;
     cv.notify_all();
   };
-  // On the persistent rank threads, or one new thread per rank.
+  // On the persistent rank threads (a thread started per rank per step cost
+  // 60-140 us a step on the demo model, docs/performance.md).
   const std::function<void(int)> bodyFn = body;
-  std::vector<std::thread> threads;
-  if (threads_)
-    threads_->start(bodyFn);
-  else
-    for (int r = 0; r < n; ++r)
-      threads.emplace_back(body, r);
+  threads_->start(bodyFn);
   {
     std::unique_lock<std::mutex> lock(mu);
     cv.wait(lock, [&] { return done == n || failed; });
@@ -223,10 +215,7 @@ Status TpGpuExecutor::onRanks(const std::function<Status(int)> &fn) {
     }
   }
   // Every thread has returned from body (not only counted itself done).
-  if (threads_)
-    threads_->wait();
-  for (std::thread &t : threads)
-    t.join();
+  threads_->wait();
   if (!failed)
     return Status::ok();
   // The group is not used again (ensureGroup makes a new one): the

@@ -80,8 +80,7 @@ private:
   const comm::Nccl *nccl_ = nullptr;
   std::vector<std::unique_ptr<GpuExecutor>> ranks_;
   std::unique_ptr<comm::NcclGroup> group_;
-  /// One thread per rank for the executor's life (null:
-  /// $ACCEL_GPU_TP_PERSISTENT_THREADS=0, a thread per rank per step).
+  /// One thread per rank for the executor's life.
   class RankThreads;
   std::unique_ptr<RankThreads> threads_;
   /// The one-shot all-reduce over peer access (null: NCCL only; why in

@@ -412,7 +412,7 @@ TEST(FlashPrefill, WindowSoftcapNonCausal) {
 }
 
 // The step policy: short query runs, f32, other head dims and the
-// environment switch keep the old kernel.
+// executor's tuning (GpuRunState::flashPrefill off) keep the old kernel.
 TEST(FlashPrefill, PolicyFallsBack) {
   REQUIRE_GPU();
   GpuContext *gpu = context(nullptr);
@@ -433,9 +433,8 @@ TEST(FlashPrefill, PolicyFallsBack) {
   r = engine::runFlashPrefill((*p)->st, (*p)->dq, *out, 0, (*p)->scale, true, 0, 0);
   ASSERT_TRUE(r);
   EXPECT_TRUE(*r);
-  setenv("ACCEL_GPU_FLASH_PREFILL", "0", 1);
+  (*p)->st.flashPrefill = false;
   r = engine::runFlashPrefill((*p)->st, (*p)->dq, *out, 0, (*p)->scale, true, 0, 0);
-  unsetenv("ACCEL_GPU_FLASH_PREFILL");
   ASSERT_TRUE(r);
   EXPECT_FALSE(*r);
   (*p)->st.headDim = 96;

@@ -523,11 +523,22 @@ struct Seq {
   std::vector<int64_t> chunks; // tokens per step; the last repeats
 };
 
+/// The GPU executor's default tuning, whatever $ACCEL_GPU_DECODE_SPLIT says,
+/// with `decodeSplit` keys per split-KV chunk (tests use 4 and 5 to split
+/// short sequences).
+engine::GpuTuning tuning(int64_t decodeSplit = kDefaultDecodeSplit) {
+  engine::GpuTuning t;
+  t.decodeSplit = decodeSplit;
+  return t;
+}
+
 /// Runs both executors step by step on the same metadata; returns the
-/// largest |gpu - cpu| / max |cpu| over all steps.
+/// largest |gpu - cpu| / max |cpu| over all steps. The GPU executor runs
+/// with `tune`.
 /// With cpuOnly, runs the CPU backend alone (checks the plan itself).
 double compareBackends(const std::string &bytes, DType dtype, std::vector<Seq> seqs,
-                       std::set<std::string> *fallbacks = nullptr, bool cpuOnly = false) {
+                       const engine::GpuTuning &tune, std::set<std::string> *fallbacks = nullptr,
+                       bool cpuOnly = false) {
   StatusOr<std::shared_ptr<const plan::PlanFile>> p = plan::PlanFile::fromBytes(bytes, "t.plan");
   EXPECT_TRUE(p) << p.status().message();
   if (!p)
@@ -537,6 +548,7 @@ double compareBackends(const std::string &bytes, DType dtype, std::vector<Seq> s
   engine::GpuExecutorOptions o;
   o.dtype = dtype;
   o.logFallbacks = false;
+  o.tuning = tune;
   StatusOr<std::unique_ptr<engine::GpuExecutor>> gpu =
       cpuOnly ? StatusOr<std::unique_ptr<engine::GpuExecutor>>(unavailable("cpu only"))
               : engine::GpuExecutor::create(*p, o);
@@ -601,6 +613,12 @@ double compareBackends(const std::string &bytes, DType dtype, std::vector<Seq> s
   return worst;
 }
 
+/// compareBackends with the default tuning.
+double compareBackends(const std::string &bytes, DType dtype, std::vector<Seq> seqs,
+                       std::set<std::string> *fallbacks = nullptr, bool cpuOnly = false) {
+  return compareBackends(bytes, dtype, std::move(seqs), tuning(), fallbacks, cpuOnly);
+}
+
 std::vector<Seq> raggedBatch(size_t scale = 1) {
   auto ids = [](size_t n, int64_t seed) {
     std::vector<int64_t> v(n);
@@ -624,10 +642,12 @@ struct GraphRun {
 
 /// `batch` sequences with prompts of promptLen(i) tokens prefill in one
 /// (eager) step, then `decodeSteps` decode steps of every sequence: each
-/// step through a GpuExecutor with CUDA graphs, one without, and the CPU.
+/// step through a GpuExecutor with CUDA graphs, one without, and the CPU;
+/// both GPU executors run with `tune`.
 GraphRun compareGraphDecode(const std::string &bytes, DType dtype, int64_t batch,
                             const std::function<int64_t(int64_t)> &promptLen,
-                            int64_t decodeSteps, int64_t graphMaxBatch = 64) {
+                            int64_t decodeSteps, int64_t graphMaxBatch = 64,
+                            const engine::GpuTuning &tune = tuning()) {
   GraphRun r;
   StatusOr<std::shared_ptr<const plan::PlanFile>> p = plan::PlanFile::fromBytes(bytes, "t.plan");
   EXPECT_TRUE(p) << p.status().message();
@@ -638,6 +658,7 @@ GraphRun compareGraphDecode(const std::string &bytes, DType dtype, int64_t batch
   o.dtype = dtype;
   o.logFallbacks = false;
   o.graphMaxBatch = graphMaxBatch;
+  o.tuning = tune;
   StatusOr<std::unique_ptr<engine::GpuExecutor>> graph = engine::GpuExecutor::create(*p, o);
   o.cudaGraphs = false;
   StatusOr<std::unique_ptr<engine::GpuExecutor>> eager = engine::GpuExecutor::create(*p, o);
@@ -751,7 +772,6 @@ TEST(GpuExecutor, QkvRotaryStepsMatchCpu) {
   REQUIRE_GPU();
   EXPECT_LE(compareBackends(qkvRotaryPlan(), DType::kF32, raggedBatch()), 1e-5);
   EXPECT_LE(compareBackends(qkvRotaryPlan(), DType::kF16, raggedBatch()), 3e-2);
-  unsetenv("ACCEL_GPU_DECODE_SPLIT");
   for (int64_t batch : {1, 5}) {
     GraphRun r = compareGraphDecode(qkvRotaryPlan(128, 8, 2, 128), DType::kF32, batch,
                                     [](int64_t i) { return 3 + 4 * i; }, 6);
@@ -777,7 +797,7 @@ TEST(GpuExecutor, QuantisedLinearsMatchCpu) {
 
 // W8A8: ragged prefill batches go through cuBLASLt's i8 (IMMA) and FP8
 // tensor cores (the FP8 sums rescaled by w8a8_rescale_f32_* at these few
-// rows, scaled by cuBLASLt itself with ACCEL_GPU_FP8_OUTER_SCALES=1), one-row
+// rows, scaled by cuBLASLt itself with tuning.fp8OuterScalesMinRows = 1), one-row
 // decode steps through gemv_m1_w8a8_*; all quantise x as the CPU does. In f32 the backends' x agree to ~1e-7, so they quantise
 // alike except where a value sits on a rounding boundary (one i8 step is
 // 1/127 of the row's range); bf16/f16 round x before it is quantised.
@@ -802,10 +822,10 @@ TEST(GpuExecutor, W8A8LinearsMatchCpu) {
   }
   // The FP8 GEMMs with cuBLASLt's outer-vector scales (what prefills of
   // more than 128 tokens run).
-  setenv("ACCEL_GPU_FP8_OUTER_SCALES", "1", 1);
-  EXPECT_LE(compareBackends(w8a8Plan(), DType::kF32, raggedBatch()), 1e-3);
-  EXPECT_LE(compareBackends(w8a8Plan(), DType::kBF16, raggedBatch()), 0.1);
-  unsetenv("ACCEL_GPU_FP8_OUTER_SCALES");
+  engine::GpuTuning outerScales = tuning();
+  outerScales.fp8OuterScalesMinRows = 1;
+  EXPECT_LE(compareBackends(w8a8Plan(), DType::kF32, raggedBatch(), outerScales), 1e-3);
+  EXPECT_LE(compareBackends(w8a8Plan(), DType::kBF16, raggedBatch(), outerScales), 0.1);
 }
 
 // An f8E4M3FN KV cache (-kv-cache-dtype=fp8). With identical K/V on both
@@ -830,13 +850,12 @@ TEST(GpuExecutor, Fp8KvCacheMatchesCpu) {
                                 raggedBatch()),
                 1e-4)
           << d << " per head " << perHead;
-  setenv("ACCEL_GPU_DECODE_SPLIT", "5", 1);
   std::vector<Seq> seqs = raggedBatch(4);
   for (Seq &s : seqs)
     s.chunks = {1};
-  const double split = compareBackends(fp8ExactPlan(128, 8, 2), DType::kF32, seqs);
-  const double splitPerHead = compareBackends(fp8ExactPlan(128, 8, 2, true), DType::kF32, seqs);
-  unsetenv("ACCEL_GPU_DECODE_SPLIT");
+  const double split = compareBackends(fp8ExactPlan(128, 8, 2), DType::kF32, seqs, tuning(5));
+  const double splitPerHead =
+      compareBackends(fp8ExactPlan(128, 8, 2, true), DType::kF32, seqs, tuning(5));
   EXPECT_LE(split, 1e-4);
   // Per head, K is stored at up to 300 (k scale 0.2, unsaturated): the
   // split partials' f32 sums in another order gave 1.5e-4 once on the H200.
@@ -867,13 +886,10 @@ TEST(GpuExecutor, PagedAttentionMatchesCpu) {
 TEST(GpuExecutor, SplitKvDecodeMatchesCpu) {
   REQUIRE_GPU();
   // Decode steps over contexts of up to 4 * 13 tokens split every 5 keys.
-  setenv("ACCEL_GPU_DECODE_SPLIT", "5", 1);
   std::vector<Seq> seqs = raggedBatch(4);
   for (Seq &s : seqs)
     s.chunks = {1};
-  const double err = compareBackends(attentionPlan(16), DType::kF32, seqs);
-  unsetenv("ACCEL_GPU_DECODE_SPLIT");
-  EXPECT_LE(err, 1e-5);
+  EXPECT_LE(compareBackends(attentionPlan(16), DType::kF32, seqs, tuning(5)), 1e-5);
 }
 
 // Decode steps with head_dim 64 and 128 run DecodeAttention.cu (one block
@@ -888,24 +904,21 @@ TEST(GpuExecutor, DecodeKernelMatchesCpu) {
   std::vector<Seq> seqs = raggedBatch(8);
   for (Seq &s : seqs)
     s.chunks = {int64_t(s.ids.size()) / 3, 1};
-  for (const char *split : {"", "5"}) {
-    if (*split)
-      setenv("ACCEL_GPU_DECODE_SPLIT", split, 1);
+  for (int64_t split : {kDefaultDecodeSplit, int64_t(5)}) {
     for (auto [heads, kvHeads] : {std::pair<int64_t, int64_t>{4, 2}, {8, 2}, {8, 1}, {4, 4}})
       for (int64_t d : {64, 128}) {
         const std::string plan = attentionPlan(d, heads, kvHeads);
-        const std::string what = std::string("split '") + split + "' heads " +
+        const std::string what = "split " + std::to_string(split) + " heads " +
                                  std::to_string(heads) + "/" + std::to_string(kvHeads) + " d " +
                                  std::to_string(d);
         // f32: 1.005e-5 seen at heads 8/2, d 128 (sums of 128-wide rows over
         // two layers, in another order than the CPU's).
-        EXPECT_LE(compareBackends(plan, DType::kF32, seqs), 3e-5) << what;
-        EXPECT_LE(compareBackends(plan, DType::kF16, seqs), 3e-2) << what;
+        EXPECT_LE(compareBackends(plan, DType::kF32, seqs, tuning(split)), 3e-5) << what;
+        EXPECT_LE(compareBackends(plan, DType::kF16, seqs, tuning(split)), 3e-2) << what;
         // bf16 keeps 8 bits of mantissa to f16's 11: the 3e-2 of f16 becomes
         // about 0.2 over these two random-weight layers (d 128: 0.18 seen).
-        EXPECT_LE(compareBackends(plan, DType::kBF16, seqs), 0.25) << what;
+        EXPECT_LE(compareBackends(plan, DType::kBF16, seqs, tuning(split)), 0.25) << what;
       }
-    unsetenv("ACCEL_GPU_DECODE_SPLIT");
   }
 }
 
@@ -913,7 +926,6 @@ TEST(GpuExecutor, DecodeKernelMatchesCpu) {
 // count in the graph's key, the split size from device memory.
 TEST(GpuExecutor, DecodeGraphsWithTheDecodeKernel) {
   REQUIRE_GPU();
-  unsetenv("ACCEL_GPU_DECODE_SPLIT");
   for (int64_t batch : {1, 3, 9}) {
     GraphRun r = compareGraphDecode(attentionPlan(128, 8, 2, 256), DType::kF32, batch,
                                     [](int64_t i) { return 40 + 3 * i; }, 8);
@@ -956,13 +968,32 @@ TEST(GpuExecutor, RefusesPipelinedPlans) {
             "pp.plan: the plan is split into 2 pipeline stages; the GPU backend runs one");
 }
 
+// Tuning out of range is refused before the GPU is touched (no GPU needed).
+TEST(GpuExecutor, RefusesTuningOutOfRange) {
+  StatusOr<std::shared_ptr<const plan::PlanFile>> p =
+      plan::PlanFile::fromBytes(normsPlan(), "t.plan");
+  ASSERT_TRUE(p) << p.status().message();
+  engine::GpuExecutorOptions o;
+  o.tuning.decodeSplit = -1;
+  StatusOr<std::unique_ptr<engine::GpuExecutor>> g = engine::GpuExecutor::create(*p, o);
+  ASSERT_FALSE(g);
+  EXPECT_EQ(g.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(g.status().message(), "GpuTuning: decodeSplit must be 0 or more and "
+                                  "fp8OuterScalesMinRows 1 or more, not -1 and 129");
+  o.tuning.decodeSplit = 0;
+  o.tuning.fp8OuterScalesMinRows = 0;
+  g = engine::GpuExecutor::create(*p, o);
+  ASSERT_FALSE(g);
+  EXPECT_EQ(g.status().message(), "GpuTuning: decodeSplit must be 0 or more and "
+                                  "fp8OuterScalesMinRows 1 or more, not 0 and 0");
+}
+
 // Decode steps replayed from CUDA graphs give the eager run's logits:
 // batch 1 and 4 (a bucket: bit for bit), 3 padded to 4 and 17 padded to 24
 // (padded rows: seq_len 0, slot -1; their logits dropped), over six
 // replays each with growing contexts and new blocks.
 TEST(GpuExecutor, DecodeGraphsMatchEagerAtEveryBatchSize) {
   REQUIRE_GPU();
-  unsetenv("ACCEL_GPU_DECODE_SPLIT");
   auto prompt = [](int64_t i) { return 2 + (i * 5) % 9; };
   for (int64_t batch : {1, 4}) {
     GraphRun r = compareGraphDecode(attentionPlan(16), DType::kF32, batch, prompt, 6);
@@ -991,9 +1022,8 @@ TEST(GpuExecutor, DecodeGraphsMatchEagerAtEveryBatchSize) {
 // split size comes from device memory at each replay.
 TEST(GpuExecutor, DecodeGraphsWithSplitKv) {
   REQUIRE_GPU();
-  setenv("ACCEL_GPU_DECODE_SPLIT", "4", 1);
   GraphRun r = compareGraphDecode(attentionPlan(16), DType::kF32, 4,
-                                  [](int64_t i) { return 30 - 4 * i; }, 6);
+                                  [](int64_t i) { return 30 - 4 * i; }, 6, 64, tuning(4));
   EXPECT_EQ(r.off, "");
   EXPECT_EQ(r.graphs, 2u);
   EXPECT_EQ(r.graphVsEager, 0.0);
@@ -1001,8 +1031,7 @@ TEST(GpuExecutor, DecodeGraphsWithSplitKv) {
   // Padded (3 to 4), with sequences of very different lengths: most splits
   // of the short ones are empty.
   r = compareGraphDecode(attentionPlan(16), DType::kF32, 3,
-                         [](int64_t i) { return i == 0 ? 40 : 2 + i; }, 5);
-  unsetenv("ACCEL_GPU_DECODE_SPLIT");
+                         [](int64_t i) { return i == 0 ? 40 : 2 + i; }, 5, 64, tuning(4));
   EXPECT_EQ(r.off, "");
   EXPECT_GE(r.graphs, 1u);
   EXPECT_LE(r.graphVsEager, 1e-5); // the padded GEMM shape is tuned apart
@@ -1143,7 +1172,7 @@ TEST(GpuExecutor, PlanKvCacheFromMemoryUtilization) {
 // the attention plan (a causal layer with a window and a softcap, a
 // non-causal one; GQA 2:1, block size 4) over chunks after cached tokens
 // mixed with decode tokens, against the CPU, and with
-// ACCEL_GPU_FLASH_PREFILL=0 (the old kernel) within the same bounds.
+// tuning.flashPrefill off (the old kernel) within the same bounds.
 TEST(GpuExecutor, FlashPrefillAttentionMatchesCpu) {
   REQUIRE_GPU();
   std::vector<Seq> seqs = raggedBatch(4); // 36, 24 and 52 tokens
@@ -1151,14 +1180,14 @@ TEST(GpuExecutor, FlashPrefillAttentionMatchesCpu) {
   seqs[1].chunks = {24};
   seqs[2].chunks = {17, 35};
   for (int64_t d : {64, 128}) {
-    for (const char *flash : {"1", "0"}) {
-      setenv("ACCEL_GPU_FLASH_PREFILL", flash, 1);
-      EXPECT_LE(compareBackends(attentionPlan(d), DType::kF16, seqs), 3e-2) << d << " " << flash;
+    for (bool flash : {true, false}) {
+      engine::GpuTuning t = tuning();
+      t.flashPrefill = flash;
+      EXPECT_LE(compareBackends(attentionPlan(d), DType::kF16, seqs, t), 3e-2) << d << " " << flash;
       // bf16: this plan is badly conditioned for it (see above); at head_dim
       // 128 both kernels were 15-16% off on an H200 (0.164 flash, 0.153 old).
-      EXPECT_LE(compareBackends(attentionPlan(d), DType::kBF16, seqs), 0.25) << d << " " << flash;
+      EXPECT_LE(compareBackends(attentionPlan(d), DType::kBF16, seqs, t), 0.25) << d << " " << flash;
     }
-    unsetenv("ACCEL_GPU_FLASH_PREFILL");
   }
 }
 

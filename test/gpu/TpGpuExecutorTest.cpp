@@ -219,8 +219,10 @@ std::unique_ptr<engine::Engine> cpuEngine() {
 }
 
 std::unique_ptr<engine::Engine> gpuEngine(DType dtype, bool graphs, int64_t numKvBlocks = 64,
-                                          std::string *error = nullptr) {
+                                          std::string *error = nullptr,
+                                          const engine::GpuTuning &tuning = {}) {
   engine::GpuExecutorOptions g;
+  g.tuning = tuning;
   g.dtype = dtype;
   g.cudaGraphs = graphs;
   g.graphMaxBatch = 8;
@@ -305,6 +307,23 @@ TEST(TpGpuExecutor, RaggedPrefillAndGraphDecodeMatchTheCpuRanks) {
   EXPECT_NE(desc.find("tensor-parallel over 2 GPUs"), std::string::npos) << desc;
   EXPECT_EQ(desc.find("decode steps eager"), std::string::npos)
       << "CUDA graphs were turned off: " << desc;
+}
+
+// With tuning.p2pAllReduce off, NCCL carries every all_reduce (the one-shot
+// kernel's A/B peer), with the same results.
+TEST(TpGpuExecutor, NcclCarriesEveryAllReduceWithoutP2p) {
+  REQUIRE_TWO_GPUS();
+  engine::GpuTuning tuning;
+  tuning.p2pAllReduce = false;
+  std::unique_ptr<engine::Engine> gpu =
+      gpuEngine(DType::kF32, /*graphs=*/true, 64, nullptr, tuning);
+  std::unique_ptr<engine::Engine> cpu = cpuEngine();
+  ASSERT_TRUE(gpu && cpu);
+  EXPECT_LE(compareSteps(*gpu, *cpu, 4), 1e-5);
+  const std::string desc = gpu->backendDescription();
+  EXPECT_NE(desc.find("every all_reduce through NCCL (GpuTuning::p2pAllReduce is off)"),
+            std::string::npos)
+      << desc;
 }
 
 TEST(TpGpuExecutor, EagerDecodeMatchesTheCpuRanks) {

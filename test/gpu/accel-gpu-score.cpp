@@ -7,7 +7,8 @@
 //   whole   the sequence in one prefill step
 //   tokens  token by token (every step after the first is a decode step,
 //           replayed from a CUDA graph unless ACCEL_GPU_GRAPHS=0)
-//   split   token by token with split-KV decode forced (ACCEL_GPU_DECODE_SPLIT=4)
+//   split   token by token with split-KV decode forced: an executor of its
+//           own with GpuTuning::decodeSplit = 4
 //   ragged  two copies of the sequence in one ragged batch, fed 5 + 1 + 1 ...
 //           and 2 + 3 + 3 ... tokens a step (prefill chunks and decode tokens
 //           mixed in one step)
@@ -270,28 +271,35 @@ int main(int argc, char **argv) {
   bool ok = true;
   struct Mode {
     const char *name;
-    const char *split; // ACCEL_GPU_DECODE_SPLIT for the run, or null
+    int64_t split; // GpuTuning::decodeSplit of an executor for this mode; 0: `ex`'s
     std::vector<std::function<int64_t(int64_t)>> chunks;
   };
   const int64_t len = int64_t(ids.size());
   std::vector<Mode> modes = {
-      {"whole", nullptr, {[len](int64_t) { return len; }}},
-      {"tokens", nullptr, {[](int64_t) { return int64_t(1); }}},
-      {"split", "4", {[](int64_t) { return int64_t(1); }}},
+      {"whole", 0, {[len](int64_t) { return len; }}},
+      {"tokens", 0, {[](int64_t) { return int64_t(1); }}},
+      {"split", 4, {[](int64_t) { return int64_t(1); }}},
       {"ragged",
-       nullptr,
+       0,
        {[](int64_t s) { return s == 0 ? int64_t(5) : int64_t(1); },
         [](int64_t s) { return s == 0 ? int64_t(2) : int64_t(3); }}},
   };
   for (Mode &m : modes) {
-    if (m.split)
-      setenv("ACCEL_GPU_DECODE_SPLIT", m.split, 1);
-    else
-      unsetenv("ACCEL_GPU_DECODE_SPLIT");
     std::vector<SeqPlan> plans;
     for (auto &c : m.chunks)
       plans.push_back({ids, c});
-    StatusOr<std::vector<Tensor>> got = runSchedule(**ex, **pool, plans, vocab);
+    // The split mode's executor lives for this mode only (its weights are a
+    // second copy on the device).
+    std::unique_ptr<GpuExecutor> own;
+    if (m.split > 0) {
+      GpuExecutorOptions splitOpts = opts;
+      splitOpts.tuning.decodeSplit = m.split;
+      StatusOr<std::unique_ptr<GpuExecutor>> e = GpuExecutor::create(*plan, splitOpts);
+      if (!e)
+        return fail(std::string(m.name) + ": " + e.status().message());
+      own = std::move(*e);
+    }
+    StatusOr<std::vector<Tensor>> got = runSchedule(own ? *own : **ex, **pool, plans, vocab);
     if (!got)
       return fail(std::string(m.name) + ": " + got.status().message());
     if (!outPath.empty() && std::string(m.name) == "whole") {
@@ -309,7 +317,6 @@ int main(int argc, char **argv) {
                   (long long)c.rows, pass ? "ok" : "FAIL");
     }
   }
-  unsetenv("ACCEL_GPU_DECODE_SPLIT");
 
   if (!genIds.empty()) {
     // Teacher-forced greedy agreement: the argmax after each prefix is the

@@ -135,6 +135,10 @@ int main(int argc, char **argv) {
     usage(stderr);
     return fail("no plan given");
   }
+  // A malformed ACCEL_* variable or a removed switch (docs/env.md) would
+  // change what is measured without a word: refuse it.
+  if (Status s = envStatus(); !s.isOk())
+    return fail(s.message());
 
   StatusOr<std::shared_ptr<const plan::PlanFile>> plan = plan::PlanFile::open(planPath);
   if (!plan)

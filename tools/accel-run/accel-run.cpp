@@ -9,6 +9,7 @@
 // Thin: parses flags and hands over to runtime/. Links no LLVM or MLIR.
 //
 //===----------------------------------------------------------------------===//
+#include "runtime/Env.h"
 #include "runtime/core/Npy.h"
 #include "runtime/cuda/CudaDriver.h"
 #include "runtime/cuda/GpuExecutor.h"
@@ -93,6 +94,7 @@ void printUsage() {
       "  --describe               print the plan's header, sections and schedule\n"
       "  --list-devices           list the GPUs the CUDA driver sees, then exit\n"
       "  --version                print the version, then exit\n"
+      "  --help-env               list the ACCEL_* environment variables, then exit\n"
       "  -h, --help               print this help, then exit\n");
 }
 
@@ -298,8 +300,12 @@ int main(int argc, char **argv) {
       std::puts("accel-run 0.1.0 (plan format 1.x)");
       return 0;
     }
+    if (arg == "--help-env") {
+      std::fputs(envHelp().c_str(), stdout);
+      return 0;
+    }
     if (arg == "--list-devices")
-      return listDevices();
+      return envStatus().isOk() ? listDevices() : fail(envStatus());
     if (arg == "--describe") {
       f.describe = true;
     } else if (arg == "--no-verify-checksums") {
@@ -480,6 +486,10 @@ int main(int argc, char **argv) {
       f.plan = arg;
     }
   }
+  // Every mode reads the environment (docs/env.md): a value that does not
+  // parse, or a removed switch, stops it before a plan is opened.
+  if (Status s = envStatus(); !s.isOk())
+    return fail(s);
   if (f.plan.empty())
     return usageError("no plan given");
   const bool scoring = !f.score.empty() || !f.logitsOut.empty();

@@ -10,9 +10,6 @@
 #include "runtime/cuda/GpuPlanKernels.h"
 #include "runtime/cuda/kernels/GemvShape.h"
 
-#include <cstdlib>
-#include <limits>
-
 namespace accel::rt::engine::ops {
 
 namespace tk = accel::rt::cpu::transformer;
@@ -21,36 +18,13 @@ namespace {
 
 constexpr int64_t kGemvMaxRows = 1; // Gemv.cu builds M = 1 only
 
-/// $ACCEL_GPU_GEMV=0 sends batch-1 GEMMs to cuBLASLt too (an A/B switch);
-/// Gemv.cu's single-round variant runs with a target of 49152 warps
-/// (Llama-3-8B: qkv and o_proj at ks 4, gate_up 2, down 8, the LM head 1;
-/// measured at 32 layers, docs/performance.md), and
-/// $ACCEL_GPU_GEMV_SINGLE_ROUND=0 runs the double-buffered one at 8192 (the
-/// earlier default); $ACCEL_GPU_GEMV_KS=1|2|4|8 fixes the split-K, and
-/// $ACCEL_GPU_GEMV_WARPS the target warp count (kernels::gemvShape).
-struct GemvSettings {
-  bool wanted = true;
-  const char *variant = "sr_"; // "" with $ACCEL_GPU_GEMV_SINGLE_ROUND=0 (Gemv.cu)
-  int forceKs = 0;
-  int64_t targetWarps = 49152;
-};
-const GemvSettings &gemvSettings() {
-  static const GemvSettings s = [] {
-    GemvSettings g;
-    const char *e = std::getenv("ACCEL_GPU_GEMV");
-    g.wanted = !(e && std::string(e) == "0");
-    if (const char *sr = std::getenv("ACCEL_GPU_GEMV_SINGLE_ROUND"); sr && std::string(sr) == "0") {
-      g.variant = "";
-      g.targetWarps = 8192;
-    }
-    if (const char *ks = std::getenv("ACCEL_GPU_GEMV_KS"))
-      g.forceKs = std::atoi(ks);
-    if (const char *w = std::getenv("ACCEL_GPU_GEMV_WARPS"); w && std::atoll(w) > 0)
-      g.targetWarps = std::atoll(w);
-    return g;
-  }();
-  return s;
-}
+/// Batch-1 GEMMs run Gemv.cu's single-round kernels (gemv_m1_sr_*) at a
+/// target of 49152 warps (kernels::gemvShape; Llama-3-8B: qkv and o_proj at
+/// ks 4, gate_up 2, down 8, the LM head 1). Measured at 32 layers
+/// (docs/performance.md): 4.73 ms per batch-1 step against 4.96 for the
+/// double-buffered kernels at 8192 warps; cuBLASLt instead of any GEMV was
+/// 0.2-0.25 ms slower. The weight-only and W8A8 GEMVs have one form each.
+constexpr int64_t kGemvTargetWarps = 49152;
 
 /// Launches a Gemv.cu kernel of `shape`: dependently (its first weight
 /// loads before griddepcontrol.wait) when the weights are plan constants,
@@ -69,7 +43,7 @@ bool gemvApplies(const DeviceTensor &x, const DeviceTensor &w, DType outType) {
   auto [rows, k] = rowsCols(x);
   return rows >= 1 && rows <= kGemvMaxRows && (x.dtype == DType::kBF16 || x.dtype == DType::kF16) &&
          x.dtype == w.dtype && (outType == x.dtype || outType == DType::kF32) && k % 8 == 0 &&
-         x.ptr % 16 == 0 && w.ptr % 16 == 0 && w.dim(0) > 0 && gemvSettings().wanted;
+         x.ptr % 16 == 0 && w.ptr % 16 == 0 && w.dim(0) > 0;
 }
 
 /// act [1, I] = act_kind(x w_gate^T) * (x w_up^T) for a fused gate_up w
@@ -79,12 +53,10 @@ StatusOr<bool> gatedGemv(GpuRunState &st, const DeviceTensor &x, const DeviceTen
                          const DeviceTensor &act, int kind) {
   if (!gemvApplies(x, w, x.dtype) || w.dim(0) % 2 != 0)
     return false;
-  ACCEL_RT_ASSIGN_OR_RETURN(CuFunction fn,
-                            st.gpu->function(std::string("gemv_m1_gated_") +
-                                             gemvSettings().variant + gpuDTypeSuffix(x.dtype)));
+  ACCEL_RT_ASSIGN_OR_RETURN(CuFunction fn, st.gpu->function(std::string("gemv_m1_gated_sr_") +
+                                                            gpuDTypeSuffix(x.dtype)));
   const int64_t n = w.dim(0), k = w.dim(1);
-  const GemvSettings &g = gemvSettings();
-  const kernels::GemvShape shape = kernels::gemvShape(n, k, g.targetWarps, g.forceKs, true);
+  const kernels::GemvShape shape = kernels::gemvShape(n, k, kGemvTargetWarps, 0, true);
   ACCEL_RT_RETURN_IF_ERROR(launchGemv(st, w.constant, fn, shape, x.ptr, w.ptr, act.ptr,
                                       i64(n / 2), i64(k), int(shape.ks), kind));
   return true;
@@ -113,11 +85,9 @@ StatusOr<DeviceTensor> gemm(GpuRunState &st, const DeviceTensor &x, const Device
   // Batch-1 decode GEMMs in bf16/f16: Gemv.cu.
   if (gemvApplies(x, w, outType)) {
     ACCEL_RT_ASSIGN_OR_RETURN(
-        CuFunction fn, st.gpu->function(std::string("gemv_m1_") + gemvSettings().variant +
-                                        gpuDTypeSuffix(x.dtype) +
+        CuFunction fn, st.gpu->function(std::string("gemv_m1_sr_") + gpuDTypeSuffix(x.dtype) +
                                         (outType == DType::kF32 ? "_f32out" : "")));
-    const GemvSettings &g = gemvSettings();
-    const kernels::GemvShape shape = kernels::gemvShape(n, k, g.targetWarps, g.forceKs);
+    const kernels::GemvShape shape = kernels::gemvShape(n, k, kGemvTargetWarps);
     ACCEL_RT_RETURN_IF_ERROR(launchGemv(st, w.constant, fn, shape, x.ptr, w.ptr, y.ptr, i64(n),
                                         i64(k), int(shape.ks)));
     return y;
@@ -161,7 +131,7 @@ StatusOr<DeviceTensor> quantGemm(GpuRunState &st, const DeviceTensor &x, const D
   const int perChannel = scales == n && n != 1 ? 1 : 0;
   auto [rows, kx] = rowsCols(x);
   if (rows == 1 && (x.dtype == DType::kBF16 || x.dtype == DType::kF16) && outType == x.dtype &&
-      k % 16 == 0 && x.ptr % 16 == 0 && w.ptr % 16 == 0 && gemvSettings().wanted) {
+      k % 16 == 0 && x.ptr % 16 == 0 && w.ptr % 16 == 0) {
     Shape shape = x.shape;
     shape.back() = n;
     ACCEL_RT_ASSIGN_OR_RETURN(DeviceTensor y, out >= 0 ? st.output(size_t(out), outType, shape)
@@ -169,9 +139,8 @@ StatusOr<DeviceTensor> quantGemm(GpuRunState &st, const DeviceTensor &x, const D
     ACCEL_RT_ASSIGN_OR_RETURN(CuFunction fn,
                               st.gpu->function(std::string("gemv_m1_q_") + kind->second + "_" +
                                                gpuDTypeSuffix(x.dtype)));
-    const GemvSettings &g = gemvSettings();
     // 16 weights per 16-byte chunk: the shape of a bf16 weight of half the K.
-    const kernels::GemvShape sh = kernels::gemvShape(n, k / 2, g.targetWarps, g.forceKs);
+    const kernels::GemvShape sh = kernels::gemvShape(n, k / 2, kGemvTargetWarps);
     ACCEL_RT_RETURN_IF_ERROR(launchGemv(st, w.constant && scale.constant, fn, sh, x.ptr, w.ptr,
                                         scale.ptr, perChannel, y.ptr, i64(n), i64(k),
                                         int(sh.ks)));
@@ -187,32 +156,21 @@ StatusOr<DeviceTensor> quantGemm(GpuRunState &st, const DeviceTensor &x, const D
   return gemm(st, x, wd, outType, out);
 }
 
-/// FP8 W8A8 GEMMs of more than kFp8OuterScalesMinRows - 1 rows let
-/// cuBLASLt scale the sums itself (outer-vector scales, bf16 out); smaller
-/// ones write f32 sums and rescale them in a kernel of their own, as i8
-/// GEMMs do. On the H200 (32-layer Llama-3-8B shapes, 2026-11-30) the scaled
-/// GEMMs made a 2048-token prefill 39.8 ms against 48.7, but a batch-16
-/// decode step 6.33 ms against 5.03 (cuBLASLt's scaled FP8 kernels are slow
-/// at small M; so are PyTorch's _scaled_mm there, docs/performance.md).
-/// $ACCEL_GPU_FP8_OUTER_SCALES=0 never uses them, =1 always (A/B switches,
-/// read when the step is prepared).
-int64_t fp8OuterScalesMinRows() {
-  const char *e = std::getenv("ACCEL_GPU_FP8_OUTER_SCALES");
-  if (e && std::string(e) == "0")
-    return std::numeric_limits<int64_t>::max();
-  if (e && std::string(e) == "1")
-    return 1;
-  return 129;
-}
-
 /// W8A8 (accelc -precision=w8a8 / w8a8-fp8): y [.., N] = (q(x) [.., K] @
 /// w [N, K]^T) * xs * scale, w i8 or f8E4M3FN with per-channel or per-tensor
 /// f32 scales, x quantised to w's type here (QuantizeActivations.cu) with
 /// `inputScale` (one f32: static, from calibration) or, when it is null,
 /// one scale per row (dynamic per token). One row runs gemv_m1_w8a8_*; more
-/// go to cuBLASLt's tensor cores: FP8 with outer-vector scales above 128
-/// rows (where the library has them), otherwise (and for i8) exact i32 /
-/// f32 sums rescaled by w8a8_rescale_*.
+/// go to cuBLASLt's tensor cores: FP8 with outer-vector scales from
+/// `outerScalesMinRows` rows (where the library has them), otherwise (and
+/// for i8) exact i32 / f32 sums rescaled by w8a8_rescale_*.
+///
+/// FP8 GEMMs of at least `outerScalesMinRows` rows
+/// (GpuTuning::fp8OuterScalesMinRows, default 129, fixed when the step is
+/// prepared; GpuTuning.h has the measurement) let cuBLASLt scale the sums
+/// itself (outer-vector scales, bf16 out); smaller ones write f32 sums and
+/// rescale them as i8 GEMMs do (cuBLASLt's scaled FP8 kernels are slow at
+/// small M; so are PyTorch's _scaled_mm there, docs/performance.md).
 StatusOr<DeviceTensor> w8a8Gemm(GpuRunState &st, const DeviceTensor &x, const DeviceTensor &w,
                                 const DeviceTensor &scale, const DeviceTensor *inputScale,
                                 DType outType, int64_t outerScalesMinRows, int out = -1) {
@@ -251,13 +209,12 @@ StatusOr<DeviceTensor> w8a8Gemm(GpuRunState &st, const DeviceTensor &x, const De
   ACCEL_RT_RETURN_IF_ERROR(st.gpu->launchDependent(
       quant, Dim3{unsigned(rows), 1, 1}, Dim3{256, 1, 1}, 0, x.ptr,
       inputScale ? inputScale->ptr : CuDevicePtr(0), xq.ptr, xs.ptr, i64(rows), i64(k)));
-  if (rows == 1 && w.ptr % 16 == 0 && gemvSettings().wanted) {
+  if (rows == 1 && w.ptr % 16 == 0) {
     ACCEL_RT_ASSIGN_OR_RETURN(CuFunction fn,
                               st.gpu->function(std::string("gemv_m1_w8a8_") + q + "_" +
                                                gpuDTypeSuffix(outType)));
-    const GemvSettings &g = gemvSettings();
     // 16 weights per 16-byte chunk: the shape of a bf16 weight of half the K.
-    const kernels::GemvShape sh = kernels::gemvShape(n, k / 2, g.targetWarps, g.forceKs);
+    const kernels::GemvShape sh = kernels::gemvShape(n, k / 2, kGemvTargetWarps);
     ACCEL_RT_RETURN_IF_ERROR(launchGemv(st, w.constant && scale.constant, fn, sh, xq.ptr, xs.ptr,
                                         w.ptr, scale.ptr, perChannel, y.ptr, i64(n), i64(k),
                                         int(sh.ks)));
@@ -326,7 +283,7 @@ StatusOr<GpuKernel> prepareGemm(const GpuPrepareContext &ctx, const pb::Step &st
     if (w8a8 && (!quantised || staticX == (inputQuant == "dynamic_per_token")))
       return invalid("a W8A8 gemm needs a weight scale and either an input scale or "
                      "input_quant = dynamic_per_token");
-    const int64_t outerScalesMinRows = fp8OuterScalesMinRows();
+    const int64_t outerScalesMinRows = ctx.fp8OuterScalesMinRows;
     return one([cdt, act, quantised, w8a8, outerScalesMinRows](
                    GpuRunState &st, Inputs &in) -> StatusOr<DeviceTensor> {
       ACCEL_RT_ASSIGN_OR_RETURN(DeviceTensor x, st.toDevice(*in[0], cdt));

@@ -1,0 +1,48 @@
+//===- GpuTuning.h - the GPU backend's tuning knobs -------------*- C++ -*-===//
+//
+// GpuExecutorOptions::tuning: the choices between two correct paths that a
+// measurement settled (docs/performance.md), kept as options so that tests
+// can run the other path. They replaced the environment switches
+// ACCEL_GPU_FLASH_PREFILL, ACCEL_GPU_FP8_OUTER_SCALES and
+// ACCEL_GPU_P2P_ALLREDUCE (docs/env.md); decodeSplit takes its default from
+// $ACCEL_GPU_DECODE_SPLIT (runtime/Env.h).
+//
+//===----------------------------------------------------------------------===//
+#ifndef ACCEL_RUNTIME_CUDA_GPUTUNING_H
+#define ACCEL_RUNTIME_CUDA_GPUTUNING_H
+
+#include "runtime/Env.h"
+
+#include <cstdint>
+
+namespace accel::rt::engine {
+
+/// W8A8 FP8 GEMMs of this many rows or more let cuBLASLt scale the sums: on
+/// the H200 (32 layers of Llama-3-8B shapes) that made a 2048-token prefill
+/// 39.8 ms against 48.7, but a batch-16 decode step 6.33 ms against 5.03.
+constexpr int64_t kDefaultFp8OuterScalesMinRows = 129;
+
+/// Tuning knobs of the GPU backend: each default is the measured best
+/// (docs/performance.md); tests flip them to reach the other path.
+struct GpuTuning {
+  /// Decode steps (one query per sequence) whose longest context exceeds
+  /// 2 * decodeSplit keys split each query's keys into chunks of about this
+  /// many (split-KV, GraphBuckets.h decodeSplitFor); 0: never split by
+  /// length. Default: $ACCEL_GPU_DECODE_SPLIT, else 256.
+  int64_t decodeSplit = env().gpuDecodeSplit;
+  /// Prefill attention on the tensor-core kernel where it applies
+  /// (GpuFlashPrefill.h); false: paged_attention_* for every step.
+  bool flashPrefill = true;
+  /// W8A8 FP8 GEMMs of at least this many rows let cuBLASLt scale the sums
+  /// (outer-vector scales); smaller ones write f32 sums and rescale them
+  /// (ops/Linear.cpp). 1: always; INT64_MAX: never.
+  int64_t fp8OuterScalesMinRows = kDefaultFp8OuterScalesMinRows;
+  /// Tensor-parallel plans on one process's GPUs: small all_reduces through
+  /// the one-shot kernel over peer access (P2pAllReduce.h) when the GPUs
+  /// reach each other; false: NCCL carries every all_reduce.
+  bool p2pAllReduce = true;
+};
+
+} // namespace accel::rt::engine
+
+#endif // ACCEL_RUNTIME_CUDA_GPUTUNING_H
