@@ -19,7 +19,7 @@
 #ifndef ACCEL_RUNTIME_ENV_H
 #define ACCEL_RUNTIME_ENV_H
 
-#include "runtime/core/Status.h"
+#include "core/Status.h"
 
 #include <cstdint>
 #include <functional>

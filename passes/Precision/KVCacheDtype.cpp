@@ -13,7 +13,7 @@
 
 #include "accel/dialects/Transformer/TransformerOps.h"
 #include "accel/passes/Passes.h"
-#include "runtime/core/Tensor.h"
+#include "core/Tensor.h"
 
 #include <cmath>
 #include <vector>

@@ -12,7 +12,7 @@
 #include "accel/dialects/Onnx/OnnxDialect.h"
 #include "accel/dialects/Transformer/TransformerOps.h"
 #include "accel/passes/Passes.h"
-#include "runtime/core/DType.h"
+#include "core/DType.h"
 
 #include <atomic>
 #include <cmath>

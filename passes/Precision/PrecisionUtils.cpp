@@ -3,7 +3,7 @@
 
 #include "accel/Eval/Stepper.h"
 #include "accel/dialects/Transformer/TransformerOps.h"
-#include "runtime/core/Npy.h"
+#include "core/Npy.h"
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"

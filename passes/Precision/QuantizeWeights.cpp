@@ -20,7 +20,7 @@
 #include "accel/dialects/Onnx/OnnxDialect.h"
 #include "accel/dialects/Transformer/TransformerOps.h"
 #include "accel/passes/Passes.h"
-#include "runtime/core/DType.h"
+#include "core/DType.h"
 #include "mlir/IR/Builders.h"
 
 #include <cmath>

@@ -40,7 +40,7 @@
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/TypeUtilities.h"
-#include "runtime/cpu/transformer/Rotary.h"
+#include "core/Rope.h"
 
 #include <cmath>
 #include <limits>
@@ -53,7 +53,7 @@ namespace accel {
 using namespace mlir;
 using namespace accel;
 using namespace accel::raise;
-namespace tk = accel::rt::cpu::transformer;
+namespace tk = accel::rt; // core/Rope.h: the runtime's own frequencies
 
 namespace {
 

@@ -13,7 +13,7 @@
 #include "accel/Driver/Compile.h"
 
 #include "runtime/Env.h"
-#include "runtime/core/Status.h"
+#include "core/Status.h"
 #include "runtime/cuda/GpuExecutor.h"
 #include "runtime/engine/Engine.h"
 #include "runtime/engine/TextGeneration.h"

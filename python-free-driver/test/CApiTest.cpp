@@ -8,7 +8,7 @@
 //===----------------------------------------------------------------------===//
 #include "accel.h"
 
-#include "runtime/core/Npy.h"
+#include "core/Npy.h"
 
 #include <gtest/gtest.h>
 

@@ -15,8 +15,8 @@
 #ifndef ACCEL_RUNTIME_COMM_COMMUNICATOR_H
 #define ACCEL_RUNTIME_COMM_COMMUNICATOR_H
 
-#include "runtime/core/Status.h"
-#include "runtime/core/Tensor.h"
+#include "core/Status.h"
+#include "core/Tensor.h"
 
 #include <memory>
 #include <vector>

@@ -25,8 +25,8 @@
 #ifndef ACCEL_RUNTIME_COMM_NCCL_H
 #define ACCEL_RUNTIME_COMM_NCCL_H
 
-#include "runtime/core/Status.h"
-#include "runtime/core/Tensor.h"
+#include "core/Status.h"
+#include "core/Tensor.h"
 
 #include <atomic>
 #include <memory>

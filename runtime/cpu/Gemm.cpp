@@ -1,7 +1,7 @@
 //===- Gemm.cpp - row-major GEMM on the CPU -------------------------------===//
 #include "runtime/cpu/Gemm.h"
 
-#include "runtime/core/DType.h"
+#include "core/DType.h"
 
 #include <algorithm>
 #include <climits>

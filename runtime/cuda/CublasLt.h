@@ -11,7 +11,7 @@
 #ifndef ACCEL_RUNTIME_CUDA_CUBLASLT_H
 #define ACCEL_RUNTIME_CUDA_CUBLASLT_H
 
-#include "runtime/core/DType.h"
+#include "core/DType.h"
 #include "runtime/cuda/GpuContext.h"
 
 #include <map>

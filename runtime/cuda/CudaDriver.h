@@ -8,7 +8,7 @@
 #ifndef ACCEL_RUNTIME_CUDA_CUDADRIVER_H
 #define ACCEL_RUNTIME_CUDA_CUDADRIVER_H
 
-#include "runtime/core/Status.h"
+#include "core/Status.h"
 
 #include <cstddef>
 #include <string>

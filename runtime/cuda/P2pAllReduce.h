@@ -20,7 +20,7 @@
 #ifndef ACCEL_RUNTIME_CUDA_P2PALLREDUCE_H
 #define ACCEL_RUNTIME_CUDA_P2PALLREDUCE_H
 
-#include "runtime/core/DType.h"
+#include "core/DType.h"
 #include "runtime/cuda/GpuContext.h"
 #include "runtime/cuda/kernels/P2pAllReduce.h"
 

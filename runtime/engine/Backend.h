@@ -10,7 +10,7 @@
 #ifndef ACCEL_RUNTIME_ENGINE_BACKEND_H
 #define ACCEL_RUNTIME_ENGINE_BACKEND_H
 
-#include "runtime/core/Tensor.h"
+#include "core/Tensor.h"
 #include "runtime/kv/BlockPool.h"
 #include "runtime/kv/StepMetadata.h"
 

@@ -10,7 +10,7 @@
 #ifndef ACCEL_RUNTIME_ENGINE_MEMORYBUDGET_H
 #define ACCEL_RUNTIME_ENGINE_MEMORYBUDGET_H
 
-#include "runtime/core/Status.h"
+#include "core/Status.h"
 
 #include <algorithm>
 #include <climits>

@@ -24,7 +24,7 @@
 #ifndef ACCEL_RUNTIME_KV_BLOCKALLOCATOR_H
 #define ACCEL_RUNTIME_KV_BLOCKALLOCATOR_H
 
-#include "runtime/core/Status.h"
+#include "core/Status.h"
 
 #include <cstdint>
 #include <vector>

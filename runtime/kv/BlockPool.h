@@ -19,7 +19,7 @@
 #ifndef ACCEL_RUNTIME_KV_BLOCKPOOL_H
 #define ACCEL_RUNTIME_KV_BLOCKPOOL_H
 
-#include "runtime/core/Tensor.h"
+#include "core/Tensor.h"
 #include "runtime/kv/BlockAllocator.h"
 
 #include <memory>

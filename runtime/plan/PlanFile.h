@@ -13,8 +13,8 @@
 #ifndef ACCEL_RUNTIME_PLAN_PLANFILE_H
 #define ACCEL_RUNTIME_PLAN_PLANFILE_H
 
-#include "runtime/core/Status.h"
-#include "runtime/core/Tensor.h"
+#include "core/Status.h"
+#include "core/Tensor.h"
 #include "runtime/plan/Plan.pb.h"
 #include "runtime/plan/PlanFormat.h"
 

@@ -12,7 +12,7 @@
 #ifndef ACCEL_RUNTIME_PLAN_PLANFORMAT_H
 #define ACCEL_RUNTIME_PLAN_PLANFORMAT_H
 
-#include "runtime/core/Status.h"
+#include "core/Status.h"
 
 #include <cstddef>
 #include <cstdint>

@@ -17,7 +17,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "GpuTestContext.h"
-#include "runtime/core/Tensor.h"
+#include "core/Tensor.h"
 #include "runtime/cuda/kernels/GemvShape.h"
 #include "runtime/cuda/kernels/KernelImage.h"
 

@@ -9,7 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/comm/Nccl.h"
-#include "runtime/core/Tensor.h"
+#include "core/Tensor.h"
 #include "runtime/cuda/CudaDriver.h"
 #include "runtime/cuda/P2pAllReduce.h"
 #include "runtime/cuda/kernels/KernelImage.h"

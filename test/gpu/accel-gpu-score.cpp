@@ -25,7 +25,7 @@
 // 77 no usable GPU (ctest's SKIP_RETURN_CODE).
 //
 //===----------------------------------------------------------------------===//
-#include "runtime/core/Npy.h"
+#include "core/Npy.h"
 #include "runtime/cuda/CudaDriver.h"
 #include "runtime/cuda/GpuExecutor.h"
 #include "runtime/kv/SequenceKV.h"

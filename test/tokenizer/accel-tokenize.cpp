@@ -25,7 +25,7 @@
 // with the `tokenizers` Python package.
 //
 //===----------------------------------------------------------------------===//
-#include "runtime/core/Json.h"
+#include "core/Json.h"
 #include "runtime/serving/tokenizer/Tokenizer.h"
 
 #include <cstdio>

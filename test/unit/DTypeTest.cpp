@@ -1,6 +1,6 @@
 // Element types: names, ONNX ids, and the narrow-float conversions checked
 // exhaustively over every bit pattern against an independent decoding.
-#include "runtime/core/DType.h"
+#include "core/DType.h"
 
 #include <gtest/gtest.h>
 

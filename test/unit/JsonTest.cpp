@@ -1,5 +1,5 @@
-//===- JsonTest.cpp - runtime/core/Json -----------------------------------===//
-#include "runtime/core/Json.h"
+//===- JsonTest.cpp - core/Json -----------------------------------===//
+#include "core/Json.h"
 
 #include <gtest/gtest.h>
 

@@ -2,7 +2,7 @@
 #ifndef ACCEL_TEST_UNIT_KERNELTESTUTIL_H
 #define ACCEL_TEST_UNIT_KERNELTESTUTIL_H
 
-#include "runtime/core/Tensor.h"
+#include "core/Tensor.h"
 #include "runtime/cpu/onnx/OnnxKernels.h"
 
 #include <gtest/gtest.h>

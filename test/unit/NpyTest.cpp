@@ -1,6 +1,6 @@
 // .npy read/write: round trips per dtype, headers numpy writes, and clear
 // errors for corrupt files.
-#include "runtime/core/Npy.h"
+#include "core/Npy.h"
 
 #include "KernelTestUtil.h"
 

@@ -7,7 +7,7 @@
 //
 // Without ACCEL_ONNX_CASES the test is skipped. Cases of operators runOp
 // does not support are counted, not failed.
-#include "runtime/core/Npy.h"
+#include "core/Npy.h"
 
 #include "KernelTestUtil.h"
 

@@ -10,7 +10,7 @@
 //===----------------------------------------------------------------------===//
 #include "runtime/serving/Scheduler.h"
 
-#include "runtime/core/Npy.h"
+#include "core/Npy.h"
 #include "runtime/serving/PrefixCache.h"
 #include "runtime/serving/tokenizer/Tokenizer.h"
 

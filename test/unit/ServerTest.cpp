@@ -7,7 +7,7 @@
 // disconnect detection, many concurrent streams).
 //
 //===----------------------------------------------------------------------===//
-#include "runtime/core/Json.h"
+#include "core/Json.h"
 #include "runtime/serving/Scheduler.h"
 #include "runtime/serving/http/Admission.h"
 #include "runtime/serving/http/ChatTemplate.h"

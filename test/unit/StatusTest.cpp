@@ -1,4 +1,4 @@
-#include "runtime/core/Status.h"
+#include "core/Status.h"
 
 #include <gtest/gtest.h>
 

@@ -9,7 +9,7 @@
 #include "runtime/serving/tokenizer/Tokenizer.h"
 #include "runtime/serving/tokenizer/Unicode.h"
 
-#include "runtime/core/Json.h"
+#include "core/Json.h"
 
 #include <gtest/gtest.h>
 

@@ -2,7 +2,7 @@
 #ifndef ACCEL_TEST_UNIT_TRANSFORMERTESTUTIL_H
 #define ACCEL_TEST_UNIT_TRANSFORMERTESTUTIL_H
 
-#include "runtime/core/Tensor.h"
+#include "core/Tensor.h"
 
 #include <gtest/gtest.h>
 

@@ -10,7 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/Env.h"
-#include "runtime/core/Npy.h"
+#include "core/Npy.h"
 #include "runtime/cuda/CudaDriver.h"
 #include "runtime/cuda/GpuExecutor.h"
 #include "runtime/engine/Engine.h"

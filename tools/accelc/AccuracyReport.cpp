@@ -1,7 +1,7 @@
 //===- AccuracyReport.cpp - accelc -report-accuracy -----------------------===//
 #include "AccuracyReport.h"
 
-#include "runtime/core/Npy.h"
+#include "core/Npy.h"
 #include "runtime/engine/Engine.h"
 
 #include "llvm/Support/FileSystem.h"

@@ -20,7 +20,7 @@
 #include "accel/dialects/Exec/ExecUtils.h"
 #include "accel/passes/Passes.h"
 
-#include "runtime/core/Npy.h"
+#include "core/Npy.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/AsmState.h"

@@ -11,7 +11,7 @@
 #ifndef ACCEL_EVAL_EVALUATOR_H
 #define ACCEL_EVAL_EVALUATOR_H
 
-#include "runtime/core/Tensor.h"
+#include "core/Tensor.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Operation.h"

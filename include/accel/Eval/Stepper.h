@@ -11,7 +11,7 @@
 #ifndef ACCEL_EVAL_STEPPER_H
 #define ACCEL_EVAL_STEPPER_H
 
-#include "runtime/core/Tensor.h"
+#include "core/Tensor.h"
 
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/Support/Error.h"

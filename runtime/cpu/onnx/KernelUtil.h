@@ -16,7 +16,7 @@
 #include <optional>
 #include <vector>
 
-// ACCEL_RT_RETURN_IF_ERROR / ACCEL_RT_ASSIGN_OR_RETURN: runtime/core/Status.h.
+// ACCEL_RT_RETURN_IF_ERROR / ACCEL_RT_ASSIGN_OR_RETURN: core/Status.h.
 
 namespace accel::rt::onnx {
 

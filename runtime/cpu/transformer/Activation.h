@@ -15,7 +15,7 @@
 #ifndef ACCEL_RUNTIME_CPU_TRANSFORMER_ACTIVATION_H
 #define ACCEL_RUNTIME_CPU_TRANSFORMER_ACTIVATION_H
 
-#include "runtime/core/Tensor.h"
+#include "core/Tensor.h"
 
 #include <optional>
 #include <string_view>

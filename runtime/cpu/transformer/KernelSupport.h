@@ -8,12 +8,12 @@
 #ifndef ACCEL_RUNTIME_CPU_TRANSFORMER_KERNELSUPPORT_H
 #define ACCEL_RUNTIME_CPU_TRANSFORMER_KERNELSUPPORT_H
 
-#include "runtime/core/Tensor.h"
+#include "core/Tensor.h"
 
 #include <string>
 #include <vector>
 
-// ACCEL_RT_RETURN_IF_ERROR / ACCEL_RT_ASSIGN_OR_RETURN: runtime/core/Status.h.
+// ACCEL_RT_RETURN_IF_ERROR / ACCEL_RT_ASSIGN_OR_RETURN: core/Status.h.
 
 namespace accel::rt::cpu::transformer::detail {
 

@@ -7,7 +7,7 @@
 #ifndef ACCEL_RUNTIME_CPU_TRANSFORMER_LINEAR_H
 #define ACCEL_RUNTIME_CPU_TRANSFORMER_LINEAR_H
 
-#include "runtime/core/Tensor.h"
+#include "core/Tensor.h"
 
 #include <optional>
 

@@ -9,7 +9,7 @@
 #ifndef ACCEL_RUNTIME_CPU_TRANSFORMER_QUANTLINEAR_H
 #define ACCEL_RUNTIME_CPU_TRANSFORMER_QUANTLINEAR_H
 
-#include "runtime/core/Tensor.h"
+#include "core/Tensor.h"
 
 namespace accel::rt::cpu::transformer {
 

@@ -6,7 +6,7 @@
 #ifndef ACCEL_RUNTIME_CPU_TRANSFORMER_RESIDUAL_H
 #define ACCEL_RUNTIME_CPU_TRANSFORMER_RESIDUAL_H
 
-#include "runtime/core/Tensor.h"
+#include "core/Tensor.h"
 
 namespace accel::rt::cpu::transformer {
 

@@ -10,60 +10,6 @@ namespace accel::rt::cpu::transformer {
 
 using namespace detail;
 
-StatusOr<std::vector<float>> rotaryInvFreq(int64_t rotaryDim, double theta,
-                                           const RopeScaling &s) {
-  const char *op = "rotary";
-  if (rotaryDim <= 0 || rotaryDim % 2 != 0)
-    return opError(op, "rotary_dim " + std::to_string(rotaryDim) +
-                           " must be positive and even");
-  if (!(theta > 0.0))
-    return opError(op, "theta " + std::to_string(theta) + " must be positive");
-  const int64_t half = rotaryDim / 2;
-  std::vector<float> inv(static_cast<size_t>(half));
-  // As HF: 1.0 / (base ** (arange(0, dim, 2).float() / dim)), in f32.
-  for (int64_t j = 0; j < half; ++j) {
-    const float e = float(2 * j) / float(rotaryDim);
-    inv[size_t(j)] = 1.0f / std::pow(float(theta), e);
-  }
-  switch (s.kind) {
-  case RopeScalingKind::kNone:
-    return inv;
-  case RopeScalingKind::kLinear:
-    if (!(s.factor > 0.0f))
-      return opError(op, "linear rope scaling needs a positive factor");
-    for (float &f : inv)
-      f /= s.factor;
-    return inv;
-  case RopeScalingKind::kLlama3: {
-    if (!(s.factor > 0.0f) || s.originalMaxPosition <= 0 ||
-        !(s.highFreqFactor > s.lowFreqFactor) || !(s.lowFreqFactor > 0.0f))
-      return opError(op, "llama3 rope scaling needs factor > 0, "
-                         "original_max_position > 0 and high_freq_factor > "
-                         "low_freq_factor > 0");
-    const float old = float(s.originalMaxPosition);
-    const float lowWavelen = old / s.lowFreqFactor;
-    const float highWavelen = old / s.highFreqFactor;
-    for (float &f : inv) {
-      const float wavelen = 2.0f * 3.14159265358979323846f / f;
-      if (wavelen > lowWavelen) {
-        f = f / s.factor; // low frequencies: fully interpolated
-      } else if (wavelen >= highWavelen) {
-        // Medium frequencies: a smooth blend of the two.
-        const float smooth = (old / wavelen - s.lowFreqFactor) /
-                             (s.highFreqFactor - s.lowFreqFactor);
-        f = (1.0f - smooth) * f / s.factor + smooth * f;
-      } // high frequencies: unchanged
-    }
-    return inv;
-  }
-  case RopeScalingKind::kDynamicNtk:
-    return opUnimplemented(op, "dynamic_ntk rope scaling is not implemented on the CPU");
-  case RopeScalingKind::kYarn:
-    return opUnimplemented(op, "yarn rope scaling is not implemented on the CPU");
-  }
-  return inv;
-}
-
 StatusOr<Tensor> rotary(const Tensor &x, const Tensor &positions,
                         const RotaryParams &p) {
   const char *op = "rotary";

@@ -18,7 +18,8 @@
 #ifndef ACCEL_RUNTIME_CPU_TRANSFORMER_ROTARY_H
 #define ACCEL_RUNTIME_CPU_TRANSFORMER_ROTARY_H
 
-#include "runtime/core/Tensor.h"
+#include "core/Rope.h"
+#include "core/Tensor.h"
 
 #include <vector>
 
@@ -26,19 +27,11 @@ namespace accel::rt::cpu::transformer {
 
 enum class RotaryStyle { kInterleaved, kHalfSplit };
 
-/// The dialect's RopeScalingKind (kNone: no #transformer.rope_scaling).
-enum class RopeScalingKind { kNone, kLinear, kDynamicNtk, kLlama3, kYarn };
-
-/// HF's rope_scaling, as #transformer.rope_scaling carries it.
-struct RopeScaling {
-  RopeScalingKind kind = RopeScalingKind::kNone;
-  float factor = 1.0f;
-  int64_t originalMaxPosition = 0;
-  float lowFreqFactor = 1.0f;  // llama3
-  float highFreqFactor = 4.0f; // llama3
-  float betaFast = 32.0f;      // yarn
-  float betaSlow = 1.0f;       // yarn
-};
+// The frequencies and their scaling: core/Rope.h (the compiler uses them
+// too).
+using accel::rt::RopeScaling;
+using accel::rt::RopeScalingKind;
+using accel::rt::rotaryInvFreq;
 
 struct RotaryParams {
   RotaryStyle style = RotaryStyle::kHalfSplit;
@@ -52,12 +45,6 @@ struct RotaryParams {
   const Tensor *cosTable = nullptr;
   const Tensor *sinTable = nullptr;
 };
-
-/// inv_freq for `rotaryDim` channels: theta's frequencies, then the
-/// scaling (linear: / factor; llama3: HF's _compute_llama3_parameters).
-/// dynamic_ntk and yarn fail with kUnimplemented.
-StatusOr<std::vector<float>> rotaryInvFreq(int64_t rotaryDim, double theta,
-                                           const RopeScaling &scaling);
 
 /// Rotates `x` [tokens, heads, head_dim] (f32, f16 or bf16) by `positions`
 /// [tokens] (i32 or i64, non-negative); the result has x's dtype.

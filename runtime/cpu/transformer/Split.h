@@ -7,7 +7,7 @@
 #ifndef ACCEL_RUNTIME_CPU_TRANSFORMER_SPLIT_H
 #define ACCEL_RUNTIME_CPU_TRANSFORMER_SPLIT_H
 
-#include "runtime/core/Tensor.h"
+#include "core/Tensor.h"
 
 #include <vector>
 

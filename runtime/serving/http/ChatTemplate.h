@@ -26,7 +26,7 @@
 #ifndef ACCEL_RUNTIME_SERVING_HTTP_CHATTEMPLATE_H
 #define ACCEL_RUNTIME_SERVING_HTTP_CHATTEMPLATE_H
 
-#include "runtime/core/Status.h"
+#include "core/Status.h"
 
 #include <string>
 #include <string_view>

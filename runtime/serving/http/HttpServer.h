@@ -23,7 +23,7 @@
 #ifndef ACCEL_RUNTIME_SERVING_HTTP_HTTPSERVER_H
 #define ACCEL_RUNTIME_SERVING_HTTP_HTTPSERVER_H
 
-#include "runtime/core/Status.h"
+#include "core/Status.h"
 
 #include <chrono>
 #include <cstdint>

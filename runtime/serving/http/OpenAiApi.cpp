@@ -1,7 +1,7 @@
 //===- OpenAiApi.cpp - the OpenAI-compatible routes -----------------------===//
 #include "runtime/serving/http/OpenAiApi.h"
 
-#include "runtime/core/Json.h"
+#include "core/Json.h"
 #include "runtime/serving/http/Sse.h"
 #include "runtime/serving/tokenizer/Tokenizer.h"
 

@@ -9,7 +9,7 @@
 #ifndef ACCEL_RUNTIME_SERVING_HTTP_OPENAIPROTOCOL_H
 #define ACCEL_RUNTIME_SERVING_HTTP_OPENAIPROTOCOL_H
 
-#include "runtime/core/Json.h"
+#include "core/Json.h"
 #include "runtime/serving/http/ChatTemplate.h"
 #include "runtime/serving/sampler/Sampler.h"
 

@@ -30,7 +30,7 @@
 #ifndef ACCEL_RUNTIME_SERVING_SAMPLER_SAMPLER_H
 #define ACCEL_RUNTIME_SERVING_SAMPLER_SAMPLER_H
 
-#include "runtime/core/Status.h"
+#include "core/Status.h"
 #include "runtime/serving/sampler/Random.h"
 
 #include <cstdint>

@@ -22,7 +22,7 @@
 #ifndef ACCEL_RUNTIME_SERVING_SAMPLER_STOPCRITERIA_H
 #define ACCEL_RUNTIME_SERVING_SAMPLER_STOPCRITERIA_H
 
-#include "runtime/core/Status.h"
+#include "core/Status.h"
 
 #include <cstdint>
 #include <optional>

@@ -1,7 +1,7 @@
 //===- Bpe.cpp - the BPE model of tokenizer.json --------------------------===//
 #include "runtime/serving/tokenizer/Bpe.h"
 
-#include "runtime/core/Json.h"
+#include "core/Json.h"
 
 #include <cstdio>
 #include <queue>

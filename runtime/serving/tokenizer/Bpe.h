@@ -9,7 +9,7 @@
 #ifndef ACCEL_RUNTIME_SERVING_TOKENIZER_BPE_H
 #define ACCEL_RUNTIME_SERVING_TOKENIZER_BPE_H
 
-#include "runtime/core/Status.h"
+#include "core/Status.h"
 
 #include <cstdint>
 #include <optional>

@@ -16,7 +16,7 @@
 //===----------------------------------------------------------------------===//
 #include "runtime/serving/tokenizer/Tokenizer.h"
 
-#include "runtime/core/Json.h"
+#include "core/Json.h"
 #include "runtime/serving/tokenizer/Bpe.h"
 #include "runtime/serving/tokenizer/Split.h"
 #include "runtime/serving/tokenizer/Unicode.h"

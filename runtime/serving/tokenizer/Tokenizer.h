@@ -12,7 +12,7 @@
 #ifndef ACCEL_RUNTIME_SERVING_TOKENIZER_TOKENIZER_H
 #define ACCEL_RUNTIME_SERVING_TOKENIZER_TOKENIZER_H
 
-#include "runtime/core/Status.h"
+#include "core/Status.h"
 
 #include <cstdint>
 #include <memory>

@@ -9,8 +9,8 @@
 #ifndef ACCEL_RUNTIME_CORE_NPY_H
 #define ACCEL_RUNTIME_CORE_NPY_H
 
-#include "runtime/core/Status.h"
-#include "runtime/core/Tensor.h"
+#include "core/Status.h"
+#include "core/Tensor.h"
 
 #include <cstddef>
 #include <string>

@@ -1,5 +1,5 @@
 //===- Json.cpp - a small JSON DOM, parser and writer ---------------------===//
-#include "runtime/core/Json.h"
+#include "core/Json.h"
 
 #include <charconv>
 #include <cmath>

@@ -1,5 +1,5 @@
 //===- Tensor.cpp - a contiguous row-major tensor -------------------------===//
-#include "runtime/core/Tensor.h"
+#include "core/Tensor.h"
 
 #include <cmath>
 #include <cstdlib>

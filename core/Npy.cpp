@@ -1,5 +1,5 @@
 //===- Npy.cpp - read and write numpy .npy files --------------------------===//
-#include "runtime/core/Npy.h"
+#include "core/Npy.h"
 
 #include <cerrno>
 #include <cstring>

@@ -16,7 +16,7 @@
 #ifndef ACCEL_RUNTIME_CORE_TYPEDISPATCH_H
 #define ACCEL_RUNTIME_CORE_TYPEDISPATCH_H
 
-#include "runtime/core/DType.h"
+#include "core/DType.h"
 
 #include <cstdint>
 #include <type_traits>

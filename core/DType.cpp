@@ -1,5 +1,5 @@
 //===- DType.cpp - element types and narrow-float conversions -------------===//
-#include "runtime/core/DType.h"
+#include "core/DType.h"
 
 #include <cmath>
 #include <cstring>

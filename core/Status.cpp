@@ -1,5 +1,5 @@
 //===- Status.cpp - the runtime's error type ------------------------------===//
-#include "runtime/core/Status.h"
+#include "core/Status.h"
 
 namespace accel::rt {
 

@@ -12,9 +12,9 @@
 #ifndef ACCEL_RUNTIME_CORE_TENSOR_H
 #define ACCEL_RUNTIME_CORE_TENSOR_H
 
-#include "runtime/core/DType.h"
-#include "runtime/core/Status.h"
-#include "runtime/core/TypeDispatch.h"
+#include "core/DType.h"
+#include "core/Status.h"
+#include "core/TypeDispatch.h"
 
 #include <cstdint>
 #include <cstring>

@@ -13,7 +13,7 @@
 #ifndef ACCEL_RUNTIME_CORE_DTYPE_H
 #define ACCEL_RUNTIME_CORE_DTYPE_H
 
-#include "runtime/core/Status.h"
+#include "core/Status.h"
 
 #include <cstddef>
 #include <cstdint>

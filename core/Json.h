@@ -27,7 +27,7 @@
 #ifndef ACCEL_RUNTIME_CORE_JSON_H
 #define ACCEL_RUNTIME_CORE_JSON_H
 
-#include "runtime/core/Status.h"
+#include "core/Status.h"
 
 #include <cstddef>
 #include <cstdint>
