@@ -39,6 +39,10 @@ const std::vector<EnvVar> &envTable() {
          "time cuBLASLt's candidate algorithms for GEMMs of up to 512 rows; 0 keeps its first "
          "pick",
          &Env::gemmAutotune);
+    flag("ACCEL_GPU_DECODE_KEY_PARALLEL", "1",
+         "the default of GpuExecutorOptions::tuning.decodeKeyParallel: bf16/f16 decode steps "
+         "with at most 4 query heads per KV head run decode_attention_kp; 0: decode_attention",
+         &Env::gpuDecodeKeyParallel);
     count("ACCEL_GPU_DECODE_SPLIT", "256",
            "the default of GpuExecutorOptions::tuning.decodeSplit: keys per split-KV chunk of "
           "decode steps whose longest context is over twice that; 0: no split by length",

@@ -40,6 +40,7 @@ struct Env {
   bool gpuGraphs = true;                // ACCEL_GPU_GRAPHS
   bool gpuProfile = false;              // ACCEL_GPU_PROFILE
   bool gpuForcePtx = false;             // ACCEL_GPU_FORCE_PTX
+  bool gpuDecodeKeyParallel = true;     // ACCEL_GPU_DECODE_KEY_PARALLEL
   bool gemmAutotune = true;             // ACCEL_GEMM_AUTOTUNE
   int64_t gpuDecodeSplit = kDefaultDecodeSplit; // ACCEL_GPU_DECODE_SPLIT
 };

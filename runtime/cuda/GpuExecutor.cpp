@@ -304,6 +304,7 @@ GpuExecutor::create(std::shared_ptr<const plan::PlanFile> plan, const GpuExecuto
   pctx.tpRank = rank;
   pctx.planKernels = im.planKernels.get();
   pctx.fp8OuterScalesMinRows = options.tuning.fp8OuterScalesMinRows;
+  pctx.decodeKeyParallel = options.tuning.decodeKeyParallel;
   for (int i = 0; i < s.steps_size(); ++i) {
     const pb::Step &step = s.steps(i);
     GpuExecutorImpl::Prepared p;

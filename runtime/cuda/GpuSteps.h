@@ -169,6 +169,9 @@ struct GpuPrepareContext {
   /// W8A8 FP8 GEMMs of at least this many rows let cuBLASLt scale the sums
   /// (GpuTuning::fp8OuterScalesMinRows).
   int64_t fp8OuterScalesMinRows = kDefaultFp8OuterScalesMinRows;
+  /// Decode steps of bf16/f16 plans run decode_attention_kp where it
+  /// applies (GpuTuning::decodeKeyParallel).
+  bool decodeKeyParallel = true;
 };
 
 /// The call for `step` on the GPU, or why the GPU backend cannot run it (one

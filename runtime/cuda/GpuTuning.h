@@ -33,6 +33,11 @@ struct GpuTuning {
   /// Prefill attention on the tensor-core kernel where it applies
   /// (GpuFlashPrefill.h); false: paged_attention_* for every step.
   bool flashPrefill = true;
+  /// Decode steps of bf16/f16 plans whose KV heads serve one query head or
+  /// two to four run decode_attention_kp (a key row over D / 16 lanes,
+  /// DecodeAttentionKP.cu); false: decode_attention (a key row over a warp)
+  /// for every decode step. Default: $ACCEL_GPU_DECODE_KEY_PARALLEL, else on.
+  bool decodeKeyParallel = env().gpuDecodeKeyParallel;
   /// W8A8 FP8 GEMMs of at least this many rows let cuBLASLt scale the sums
   /// (outer-vector scales); smaller ones write f32 sums and rescale them
   /// (ops/Linear.cpp). 1: always; INT64_MAX: never.

@@ -31,6 +31,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <deque>
 #include <mutex>
@@ -41,6 +42,11 @@
 namespace accel::rt::serve {
 
 namespace {
+
+using Clock = std::chrono::steady_clock;
+double secondsSince(Clock::time_point t) {
+  return std::chrono::duration<double>(Clock::now() - t).count();
+}
 
 enum class SeqState { kWaiting, kRunning, kDone };
 
@@ -132,6 +138,8 @@ private:
   void removeFromQueues(const SeqPtr &s);
   void takeCancels(std::vector<Event> &events);
   void refreshStats();
+  /// Adds one engine step's wall time and engine time to the stats.
+  void recordStepTime(double stepSeconds, double engineSeconds);
   bool hasWork() const { return !waiting_.empty() || !running_.empty() || !deferred_.empty(); }
 
   void deliver(std::vector<Event> &events);
@@ -153,6 +161,7 @@ private:
   bool runInProgress_ = false;
   int64_t committed_ = 0; // blocks promised to this step's batch
   SchedulerStats stats_;
+  std::deque<std::pair<double, double>> recentSteps_; // (step, engine) seconds
 
   std::thread thread_;
   bool stopRequested_ = false;
@@ -571,6 +580,7 @@ void SchedulerImpl::processToken(const SeqPtr &s, const float *row, std::vector<
 
 StatusOr<bool> SchedulerImpl::step() {
   std::lock_guard<std::mutex> stepLock(stepMu_);
+  const Clock::time_point stepBegan = Clock::now();
   std::vector<Event> events;
   std::vector<Scheduled> batch;
   {
@@ -608,6 +618,7 @@ StatusOr<bool> SchedulerImpl::step() {
     greedy = greedy && plainGreedy(*b.seq);
   const engine::LogitsRows want =
       greedy ? engine::LogitsRows::kLastGreedy : engine::LogitsRows::kLast;
+  const Clock::time_point engineBegan = Clock::now();
   StatusOr<Tensor> all = engine_.stepBatch(entries, want);
   if (all) {
     for (size_t i = 0; i < batch.size(); ++i) {
@@ -625,6 +636,7 @@ StatusOr<bool> SchedulerImpl::step() {
         errors[i] = one.status();
     }
   }
+  const double engineSeconds = secondsSince(engineBegan);
 
   {
     std::lock_guard<std::mutex> l(mu_);
@@ -656,7 +668,22 @@ StatusOr<bool> SchedulerImpl::step() {
     refreshStats();
   }
   deliver(events);
+  recordStepTime(secondsSince(stepBegan), engineSeconds);
   return true;
+}
+
+void SchedulerImpl::recordStepTime(double stepSeconds, double engineSeconds) {
+  std::lock_guard<std::mutex> l(mu_);
+  stats_.stepSecondsTotal += stepSeconds;
+  stats_.engineSecondsTotal += engineSeconds;
+  recentSteps_.push_back({stepSeconds, engineSeconds});
+  stats_.recentStepSeconds += stepSeconds;
+  stats_.recentEngineSeconds += engineSeconds;
+  if (recentSteps_.size() > size_t(SchedulerStats::kOverheadWindowSteps)) {
+    stats_.recentStepSeconds -= recentSteps_.front().first;
+    stats_.recentEngineSeconds -= recentSteps_.front().second;
+    recentSteps_.pop_front();
+  }
 }
 
 void SchedulerImpl::deliver(std::vector<Event> &events) {

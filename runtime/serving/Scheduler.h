@@ -106,6 +106,19 @@ struct SchedulerStats {
   int64_t stepsTotal = 0;
   int64_t kvBlocksCached = 0;          // blocks the prefix cache can still serve (used or free)
   int64_t batchedTokensTotal = 0;      // tokens run through the engine (prefill + decode)
+  // Where a step's wall time goes: stepSecondsTotal is step() from taking
+  // the step lock to delivering the events (scheduling, the engine run,
+  // sampling, stop checks, detokenisation, callbacks); engineSecondsTotal
+  // the part inside Engine::stepBatch. The recent* sums cover the last
+  // kOverheadWindowSteps steps that ran the engine.
+  double stepSecondsTotal = 0, engineSecondsTotal = 0;
+  double recentStepSeconds = 0, recentEngineSeconds = 0;
+  static constexpr int kOverheadWindowSteps = 256;
+  /// Host time per engine time over the recent steps, minus one: 0.1 means
+  /// the scheduler adds 10% to what the engine takes (0 before any step).
+  double hostOverhead() const {
+    return recentEngineSeconds > 0 ? recentStepSeconds / recentEngineSeconds - 1.0 : 0.0;
+  }
 };
 
 class Scheduler {

@@ -310,6 +310,14 @@ TEST_F(SchedulerTest, BatchedGreedyMatchesSingleSequenceAndHF) {
     generated += c.n;
   EXPECT_EQ(st.generationTokensTotal, generated);
   EXPECT_LT(st.stepsTotal, generated / 2);
+  // The step-time split: the engine's part is inside the step's, both
+  // positive, and the recent window holds at most 256 steps' worth.
+  EXPECT_GT(st.engineSecondsTotal, 0.0);
+  EXPECT_GE(st.stepSecondsTotal, st.engineSecondsTotal);
+  EXPECT_GT(st.recentEngineSeconds, 0.0);
+  EXPECT_LE(st.recentEngineSeconds, st.engineSecondsTotal * (1 + 1e-9));
+  EXPECT_GE(st.recentStepSeconds, st.recentEngineSeconds);
+  EXPECT_GE(st.hostOverhead(), 0.0);
 }
 
 // The same on llama_op18 (random weights, token ids only, no tokenizer).

@@ -353,6 +353,10 @@ TEST(Metrics, PrometheusText) {
   st.prefixCacheHits = 20;
   st.promptTokensTotal = 8;
   st.generationTokensTotal = 13;
+  st.stepSecondsTotal = 3.0;
+  st.engineSecondsTotal = 2.5;
+  st.recentStepSeconds = 1.2;
+  st.recentEngineSeconds = 1.0;
   Metrics::ServerGauges g;
   g.openConnections = 7;
   g.admission.limit = 128;
@@ -369,6 +373,9 @@ TEST(Metrics, PrometheusText) {
   EXPECT_EQ(s["accel:generation_tokens_total" + m], 13);
   EXPECT_EQ(s["accel:http_open_connections" + m], 7);
   EXPECT_EQ(s["accel:admission_limit" + m], 128);
+  EXPECT_DOUBLE_EQ(s["accel:step_seconds_total" + m], 3.0);
+  EXPECT_DOUBLE_EQ(s["accel:step_engine_seconds_total" + m], 2.5);
+  EXPECT_NEAR(s["accel:step_host_overhead_ratio" + m], 0.2, 1e-12);
   EXPECT_EQ(s["accel:request_success_total{model_name=\"demo\",finished_reason=\"stop\"}"], 1);
   EXPECT_EQ(s["accel:request_success_total{model_name=\"demo\",finished_reason=\"abort\"}"], 1);
   EXPECT_EQ(s["accel:request_success_total{model_name=\"demo\",finished_reason=\"length\"}"], 0);

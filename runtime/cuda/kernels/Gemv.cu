@@ -365,7 +365,7 @@ __device__ __forceinline__ void gemvW8A8(const uint8_t *xq, const float *xs, con
 // VARIANT "sr_" is single round (what the runtime runs by default, with a
 // target of 49152 warps: 0.23 ms faster per 32-layer batch-1 step than
 // the double-buffered one at 8192 on the H200, 2026-11-30), "" double
-// buffered ($ACCEL_GPU_GEMV_SINGLE_ROUND=0).
+// buffered (the tests' and the benchmark's other side).
 #define GEMV(T, S, VARIANT, DB)                                                             \
   extern "C" __global__ void __launch_bounds__(kWarps * 32)                                 \
       gemv_m1_##VARIANT##S(const T *x, const T *w, T *y, i64 n, i64 k, int ks) {            \

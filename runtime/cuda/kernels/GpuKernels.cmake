@@ -15,6 +15,7 @@ set(ACCEL_GPU_KERNEL_SOURCES
   ${CMAKE_CURRENT_SOURCE_DIR}/cuda/kernels/P2pAllReduce.h
   ${CMAKE_CURRENT_SOURCE_DIR}/cuda/kernels/Attention.cu
   ${CMAKE_CURRENT_SOURCE_DIR}/cuda/kernels/DecodeAttention.cu
+  ${CMAKE_CURRENT_SOURCE_DIR}/cuda/kernels/DecodeAttentionKP.cu
   ${CMAKE_CURRENT_SOURCE_DIR}/cuda/kernels/Dequantize.cu
   ${CMAKE_CURRENT_SOURCE_DIR}/cuda/kernels/Elementwise.cu
   ${CMAKE_CURRENT_SOURCE_DIR}/cuda/kernels/Embedding.cu

@@ -7,6 +7,7 @@
 #include "runtime/cuda/kernels/AllReduce.cu"
 #include "runtime/cuda/kernels/Attention.cu"
 #include "runtime/cuda/kernels/DecodeAttention.cu"
+#include "runtime/cuda/kernels/DecodeAttentionKP.cu"
 #include "runtime/cuda/kernels/Dequantize.cu"
 #include "runtime/cuda/kernels/Elementwise.cu"
 #include "runtime/cuda/kernels/Embedding.cu"

@@ -1,7 +1,8 @@
 //===- Attention.cpp - the KV cache and attention on the GPU --------------===//
 //
 // kv_write (kernels/KVCache.cu) and attention: decode steps on
-// kernels/DecodeAttention.cu, prefill chunks on the tensor-core kernel
+// kernels/DecodeAttentionKP.cu (bf16/f16, at most 4 query heads per KV head)
+// or kernels/DecodeAttention.cu, prefill chunks on the tensor-core kernel
 // (GpuFlashPrefill.h) when it applies, else kernels/Attention.cu; split-KV
 // partials combined by attention_combine. FP8 caches' scales (gpuKvScales).
 //
@@ -151,6 +152,18 @@ StatusOr<GpuKernel> prepareAttention(const GpuPrepareContext &ctx, const pb::Ste
     ACCEL_RT_ASSIGN_OR_RETURN(decodeKernels[d],
                               kvKernels(ctx, "decode_attention_d" + std::to_string(d)));
   }
+  // bf16/f16 decode steps whose KV heads serve one query head, or two to
+  // four: DecodeAttentionKP.cu (GpuTuning::decodeKeyParallel), keyed by
+  // (G, head_dim) with G = 1 or 4.
+  std::map<std::pair<int64_t, int64_t>, KvKernels> kpKernels;
+  if (ctx.decodeKeyParallel && (ctx.dtype == DType::kBF16 || ctx.dtype == DType::kF16)) {
+    for (int64_t g : {1, 4})
+      for (int64_t d : {64, 128, 256}) {
+        KvKernels &k = kpKernels[std::make_pair(g, d)];
+        ACCEL_RT_ASSIGN_OR_RETURN(
+            k, kvKernels(ctx, "decode_attention_kp_g" + std::to_string(g) + "_d" + std::to_string(d)));
+      }
+  }
   const DType cdt = ctx.dtype;
   return one([=](GpuRunState &st, Inputs &in) -> StatusOr<DeviceTensor> {
     ACCEL_RT_ASSIGN_OR_RETURN(DeviceTensor q, st.toDevice(*in[0], cdt));
@@ -196,10 +209,15 @@ StatusOr<GpuKernel> prepareAttention(const GpuPrepareContext &ctx, const pb::Ste
       return badInput(bad);
     const kernels::KvScales kvs = fp8 ? p.kv : kernels::KvScales{};
     auto decodeKernel = decodeKernels.find(d);
+    const int64_t group = heads / kvHeads;
+    auto kpKernel = kpKernels.find({group == 1 ? 1 : 4, d});
+    if (group > 4)
+      kpKernel = kpKernels.end();
     if (tokens == st.meta->numSeqs && decodeKernel != decodeKernels.end() &&
-        heads / kvHeads <= kDecodeMaxGroup) {
+        group <= kDecodeMaxGroup) {
+      const KvKernels &k = kpKernel != kpKernels.end() ? kpKernel->second : decodeKernel->second;
       ACCEL_RT_RETURN_IF_ERROR(st.gpu->launchDependent(
-          decodeKernel->second.pick(st, p.layer),
+          k.pick(st, p.layer),
           Dim3{unsigned(st.meta->numSeqs), unsigned(kvHeads), unsigned(numSplits)},
           Dim3{kDecodeThreads, 1, 1}, 0, q.ptr, (*st.keys)[size_t(p.layer)].ptr,
           (*st.values)[size_t(p.layer)].ptr, st.queryStartLoc.ptr, st.seqLens.ptr,

@@ -180,6 +180,16 @@ std::string Metrics::render(const serve::SchedulerStats &s, const ServerGauges &
            double(s.preemptionsTotal));
   w.scalar("accel:engine_steps_total", "counter", "Engine steps run by the scheduler.",
            double(s.stepsTotal));
+  w.scalar("accel:step_seconds_total", "counter",
+           "Wall time of the scheduler's engine steps: scheduling, the engine run, sampling, "
+           "stop checks, detokenisation and streaming.",
+           s.stepSecondsTotal);
+  w.scalar("accel:step_engine_seconds_total", "counter",
+           "The part of accel:step_seconds_total spent inside the engine's step.",
+           s.engineSecondsTotal);
+  w.scalar("accel:step_host_overhead_ratio", "gauge",
+           "Step wall time per engine time, minus one, over the last 256 engine steps.",
+           s.hostOverhead());
 
   w.header("accel:request_success_total", "counter",
            "Requests finished, by finish reason (abort: the client went away).");
