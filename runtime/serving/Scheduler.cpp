@@ -382,7 +382,8 @@ void SchedulerImpl::computeHashes(Sequence &s, size_t numBlocks) {
   while (s.hashes.size() < numBlocks) {
     const size_t i = s.hashes.size();
     BlockHash parent = i ? s.hashes[i - 1] : BlockHash{};
-    s.hashes.push_back(hashBlock(parent, s.tokens.data() + int64_t(i) * bs, bs));
+    BlockHashFn hash = opts_.prefixCacheHashForTesting ? opts_.prefixCacheHashForTesting : hashBlock;
+    s.hashes.push_back(hash(parent, s.tokens.data() + int64_t(i) * bs, bs));
   }
 }
 
@@ -393,8 +394,10 @@ void SchedulerImpl::registerBlocks(Sequence &s) {
   if (full <= s.numRegistered)
     return;
   computeHashes(s, full);
+  const int64_t bs = blockSize();
   for (size_t i = s.numRegistered; i < full; ++i)
-    cache_->insert(s.hashes[i], s.kv.blocks()[i]);
+    cache_->insert(s.hashes[i], s.kv.blocks()[i], i ? s.kv.blocks()[i - 1] : kv::BlockId(-1),
+                   s.tokens.data() + int64_t(i) * bs, bs);
   s.numRegistered = full;
 }
 
@@ -444,7 +447,7 @@ void SchedulerImpl::schedule(std::vector<Scheduled> &batch, std::vector<Event> &
       // Leave at least one token to compute: its logits give the next one.
       const size_t maxBlocks = size_t((total - 1) / blockSize());
       computeHashes(*s, maxBlocks);
-      hit = cache_->match(s->hashes, maxBlocks);
+      hit = cache_->match(s->hashes, s->tokens.data(), blockSize(), maxBlocks);
     }
     const int64_t cached = int64_t(hit.size()) * blockSize();
     const int64_t n = std::min(total - cached, budget);

@@ -24,6 +24,7 @@
 #define ACCEL_RUNTIME_SERVING_SCHEDULER_H
 
 #include "runtime/engine/Engine.h"
+#include "runtime/serving/PrefixCache.h"
 #include "runtime/serving/sampler/Sampler.h"
 
 #include <chrono>
@@ -48,6 +49,9 @@ struct SchedulerOptions {
                                       // backend sized the cache: GPU plans)
   bool enablePrefixCaching = false;   // --enable-prefix-caching
   int64_t maxLogprobs = 20;           // vLLM's --max-logprobs: largest Request::logprobs
+  /// Tests only: the prefix cache's block hash instead of hashBlock, to
+  /// force collisions (a hit must still be verified by its token ids).
+  BlockHashFn prefixCacheHashForTesting = nullptr;
 };
 
 /// One completion request, already tokenized by the caller.

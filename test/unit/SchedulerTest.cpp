@@ -463,6 +463,60 @@ TEST_F(SchedulerTest, PrefixCachingSharesFullBlocks) {
   EXPECT_EQ((*sch)->stats().prefixCacheHits, 0);
 }
 
+// A block hash that depends on the depth in the chain only, never on the
+// tokens: the i-th block of every prompt collides with the i-th block of
+// every other prompt. Hits must be verified by the token ids, so the cache
+// may get slower with it but never wrong.
+serve::BlockHash depthOnlyHash(const serve::BlockHash &parent, const int64_t *, int64_t) {
+  return {parent.a * 31 + 1, parent.b * 37 + 1};
+}
+
+TEST_F(SchedulerTest, PrefixCacheHitsAreVerifiedNotTrusted) {
+  auto e = openEngine(plans().demo);
+  ASSERT_TRUE(e);
+  auto tok = tokenizerOf(*e);
+  ASSERT_TRUE(tok);
+  std::vector<int64_t> a = encode(
+      *tok, "And the LORD spake unto Moses, saying, Speak unto the children of Israel, and say "
+            "unto them, When ye be come into the land which I give unto you, then shall the "
+            "land keep a sabbath unto the LORD");
+  std::vector<int64_t> b = encode(
+      *tok, "And it came to pass, when the king heard these words, that he rent his clothes, "
+            "and put sackcloth upon his flesh, and fasted, and lay in sackcloth");
+  ASSERT_GE(a.size(), 40u);
+  ASSERT_GE(b.size(), 40u);
+  a.resize(40); // two full blocks of 16 and 8 more tokens
+  b.resize(40);
+  const int64_t n = 12;
+  std::vector<int64_t> refA = reference(*e, a, n), refB = reference(*e, b, n);
+  ASSERT_NE(refA, refB);
+
+  serve::SchedulerOptions opts;
+  opts.numKvBlocks = 64;
+  opts.enablePrefixCaching = true;
+  opts.prefixCacheHashForTesting = depthOnlyHash;
+  StatusOr<std::unique_ptr<serve::Scheduler>> sch = serve::Scheduler::create(*e, tok, opts);
+  ASSERT_TRUE(sch.isOk()) << sch.status().toString();
+  serve::Scheduler &s = **sch;
+  Collector col;
+  ASSERT_TRUE(s.submit(request("a", a, n), col.callbacks("a")).isOk());
+  drain(s);
+  EXPECT_EQ(col.out["a"].tokens, refA);
+  // b's blocks have a's hashes but not a's tokens: no hit, b's own tokens.
+  ASSERT_TRUE(s.submit(request("b", b, n), col.callbacks("b")).isOk());
+  drain(s);
+  EXPECT_EQ(col.out["b"].finish.cachedPromptTokens, 0) << "a colliding hash was trusted";
+  EXPECT_EQ(col.out["b"].tokens, refB);
+  EXPECT_EQ(s.stats().prefixCacheHits, 0);
+  // Real hits still hit: a again gets both of its full blocks.
+  ASSERT_TRUE(s.submit(request("a2", a, n), col.callbacks("a2")).isOk());
+  drain(s);
+  EXPECT_EQ(col.out["a2"].finish.cachedPromptTokens, 32);
+  EXPECT_EQ(col.out["a2"].tokens, refA);
+  EXPECT_EQ(s.stats().prefixCacheHits, 32);
+  expectAllFree(*e, s);
+}
+
 // Cancel frees a running request's blocks at once; onFinish comes once.
 TEST_F(SchedulerTest, CancelFreesBlocksAtOnce) {
   auto e = openEngine(plans().demo);
@@ -907,19 +961,61 @@ TEST(PrefixCacheKV, CacheMatchesUntilEvicted) {
   serve::BlockHash other = serve::hashBlock({}, t.data() + 16, 16);
   EXPECT_FALSE(h1 == other) << "the hash must depend on the prefix";
   BlockId b0 = a.allocate().value(), b1 = a.allocate().value();
-  cache.insert(h0, b0);
-  cache.insert(h1, b1);
-  EXPECT_EQ(cache.match({h0, h1}, 2), (std::vector<BlockId>{b0, b1}));
-  EXPECT_EQ(cache.match({h0, h1}, 1), (std::vector<BlockId>{b0}));
-  EXPECT_TRUE(cache.match({other}, 1).empty());
+  cache.insert(h0, b0, -1, t.data(), 16);
+  cache.insert(h1, b1, b0, t.data() + 16, 16);
+  EXPECT_EQ(cache.match({h0, h1}, t.data(), 16, 2), (std::vector<BlockId>{b0, b1}));
+  EXPECT_EQ(cache.match({h0, h1}, t.data(), 16, 1), (std::vector<BlockId>{b0}));
+  EXPECT_TRUE(cache.match({other}, t.data() + 16, 16, 1).empty());
   ASSERT_TRUE(a.release(std::vector<BlockId>{b0, b1}).isOk()); // b1 freed first: LRU
   EXPECT_EQ(cache.numCachedBlocks(), 2);
   EXPECT_EQ(cache.countFree({b0, b1}), 2);
   ASSERT_TRUE(cache.acquire({b0}).isOk()); // a hit on a free block
   EXPECT_EQ(a.refCount(b0), 1);
   EXPECT_EQ(a.allocate().value(), b1); // evicts b1
-  EXPECT_EQ(cache.match({h0, h1}, 2), (std::vector<BlockId>{b0}));
+  EXPECT_EQ(cache.match({h0, h1}, t.data(), 16, 2), (std::vector<BlockId>{b0}));
   EXPECT_EQ(cache.numCachedBlocks(), 1);
+}
+
+// Equal hashes are a candidate, not a hit: the entry's token ids and its
+// parent block are compared (the hashes below collide by construction).
+TEST(PrefixCacheKV, CollidingHashesDoNotHit) {
+  BlockAllocator a(4);
+  serve::PrefixCache cache(a);
+  const serve::BlockHash h0{1, 1}, h1{2, 2};
+  std::vector<int64_t> p(16, 7), q(16, 9), pOther(16, 8);
+  BlockId victim0 = a.allocate().value();
+  cache.insert(h0, victim0, -1, p.data(), 16);
+  // Same hash, other tokens: no hit.
+  EXPECT_TRUE(cache.match({h0}, pOther.data(), 16, 1).empty());
+  EXPECT_EQ(cache.match({h0}, p.data(), 16, 1), (std::vector<BlockId>{victim0}));
+
+  // A prompt pOther + q whose first block collided with p was computed in
+  // its own blocks; its second block (tokens q) got cached under h1. A
+  // prompt p + q matches the first block and q's tokens, but q's K/V were
+  // computed after pOther, not p: the parent check refuses them.
+  BlockId other0 = a.allocate().value(), other1 = a.allocate().value();
+  cache.insert(h0, other0, -1, pOther.data(), 16); // h0 is taken: not cached
+  cache.insert(h1, other1, other0, q.data(), 16);
+  std::vector<int64_t> pq = p;
+  pq.insert(pq.end(), q.begin(), q.end());
+  EXPECT_EQ(cache.match({h0, h1}, pq.data(), 16, 2), (std::vector<BlockId>{victim0}));
+  std::vector<int64_t> otherQ = pOther;
+  otherQ.insert(otherQ.end(), q.begin(), q.end());
+  EXPECT_TRUE(cache.match({h0, h1}, otherQ.data(), 16, 2).empty());
+
+  // The parent's generation counts too: q's K/V computed after block x
+  // held pOther are no hit after x was handed out again and now holds p.
+  BlockAllocator a2(2);
+  serve::PrefixCache cache2(a2);
+  BlockId x = a2.allocate().value(), child = a2.allocate().value();
+  cache2.insert({5, 5}, x, -1, pOther.data(), 16);
+  cache2.insert(h1, child, x, q.data(), 16);
+  ASSERT_TRUE(a2.release(x).isOk());
+  ASSERT_EQ(a2.allocate().value(), x); // evicted, handed out again
+  cache2.insert(h0, x, -1, p.data(), 16);
+  EXPECT_EQ(cache2.match({h0, h1}, pq.data(), 16, 2), (std::vector<BlockId>{x}));
+  cache2.insert(h1, child, x, q.data(), 16); // recomputed after p: a hit again
+  EXPECT_EQ(cache2.match({h0, h1}, pq.data(), 16, 2), (std::vector<BlockId>{x, child}));
 }
 
 TEST(PrefixCacheKV, SequenceTruncateAndAdopt) {
