@@ -430,22 +430,25 @@ Status Step::prepare(const float *logits, int64_t vocab,
     penalised_.assign(logits, logits + vocab);
     if (int64_t(seen_.size()) != vocab)
       seen_.assign(size_t(vocab), 0);
-    // In float, as HF does on float32 logits.
+    // In float, as HF does on float32 logits. An extreme penalty (1e-45,
+    // 3e38) can push a finite logit past the float range: it saturates at
+    // +-FLT_MAX, keeping its order (a -inf logit stays masked).
     const float p = params_.repetitionPenalty;
+    constexpr float kMaxF = std::numeric_limits<float>::max();
     for (int32_t t : context) {
       if (seen_[size_t(t)])
         continue; // each distinct id is penalised once, as in HF
       seen_[size_t(t)] = 1;
       float &w = penalised_[size_t(t)];
+      if (w == -kInfF)
+        continue;
       w = w > 0.0f ? w / p : w * p;
+      w = std::min(std::max(w, -kMaxF), kMaxF);
     }
     for (int32_t t : context)
       seen_[size_t(t)] = 0;
     work_ = penalised_.data();
-    // A tiny penalty can push a large logit over the float range.
-    if (!finiteMax(work_, vocab, max))
-      return invalidArgument("sampler: repetition_penalty " + fmt(p) +
-                             " makes a logit +inf");
+    finiteMax(work_, vocab, max); // finite: the logits were, and the penalty saturates
   }
 
   max_ = max;
