@@ -866,6 +866,43 @@ TEST(SamplerStop, StopTokenAndMaxTokens) {
   EXPECT_EQ(f.output, "ab");
 }
 
+// vLLM's min_tokens and include_stop_str_in_output on stop tokens.
+TEST(SamplerStop, MinTokensAndIncludedStopToken) {
+  StopCriteria c;
+  c.stopTokenIds = {2};
+  c.stopStrings = {"x"};
+  c.maxTokens = 6;
+  c.minTokens = 3;
+  // No stop token or string ends any of the first three tokens.
+  Fed f = feed(c, {{2, ""}, {5, "x"}, {6, "a"}, {2, "!"}, {7, "b"}});
+  EXPECT_EQ(f.decision.reason, FinishReason::kStop);
+  EXPECT_EQ(f.steps, 4u);
+  EXPECT_EQ(f.output, "xa");
+  f = feed(c, {{5, "a"}, {6, "b"}, {7, "cx"}, {8, "d"}});
+  EXPECT_FALSE(f.decision.finished()); // "x" ended in the third token's text
+  f = feed(c, {{5, "a"}, {6, "b"}, {7, "c"}, {8, "xd"}});
+  EXPECT_EQ(f.steps, 4u);
+  EXPECT_EQ(f.decision.stopStringIndex, 0);
+  EXPECT_EQ(f.output, "abc");
+  // The length still ends it, and min_tokens may equal max_tokens.
+  c.minTokens = 6;
+  EXPECT_TRUE(c.validate().isOk());
+  f = feed(c, {{2, ""}, {2, ""}, {2, ""}, {2, ""}, {2, ""}, {2, ""}, {2, ""}});
+  EXPECT_EQ(f.decision.reason, FinishReason::kLength);
+  EXPECT_EQ(f.steps, 6u);
+  c.minTokens = 7;
+  EXPECT_NE(c.validate().message().find("min_tokens"), std::string::npos);
+  c.minTokens = -1;
+  EXPECT_FALSE(c.validate().isOk());
+  // include_stop_str_in_output keeps a stop token's text too.
+  StopCriteria inc;
+  inc.stopTokenIds = {9};
+  inc.includeStopStringInOutput = true;
+  f = feed(inc, {{5, "a"}, {9, "."}, {7, "b"}});
+  EXPECT_EQ(f.decision.stopTokenId, 9);
+  EXPECT_EQ(f.output, "a.");
+}
+
 TEST(SamplerStop, StreamingHoldsBackAPossibleStopString) {
   StopCriteria c;
   c.stopStrings = {"<|end|>", "###"};

@@ -635,7 +635,7 @@ StatusOr<int32_t> Sampler::sample(const float *logits, int64_t vocab,
 StatusOr<SampleResult>
 Sampler::sampleWithLogprobs(const float *logits, int64_t vocab,
                             const std::vector<int32_t> &context,
-                            int64_t numTopLogprobs) {
+                            int64_t numTopLogprobs, const float *rawLogits) {
   ACCEL_RT_RETURN_IF_ERROR(paramsStatus_);
   if (numTopLogprobs < 0)
     return invalidArgument("top_logprobs must be >= 0, got " +
@@ -649,7 +649,7 @@ Sampler::sampleWithLogprobs(const float *logits, int64_t vocab,
     step.buildCandidates();
     out.token = step.pick(rng_.uniform());
   }
-  step.fillLogprobs(logits, out.token, numTopLogprobs, out);
+  step.fillLogprobs(rawLogits ? rawLogits : logits, out.token, numTopLogprobs, out);
   return out;
 }
 
@@ -671,7 +671,7 @@ void Step::fillLogprobs(const float *logits, int32_t token, int64_t numTop,
   if (params_.logprobMode == LogprobMode::kRaw) {
     float rawMax = max_;
     if (work_ != logits)
-      finiteMax(logits, vocab_, rawMax); // checked finite in prepare()
+      finiteMax(logits, vocab_, rawMax); // finite: checked in prepare() or by the caller
     shift = double(rawMax);
   } else {
     v = work_;
