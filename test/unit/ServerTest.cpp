@@ -30,6 +30,9 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <fstream>
+#include <set>
+#include <sstream>
 #include <chrono>
 #include <condition_variable>
 #include <map>
@@ -162,13 +165,14 @@ TEST(OpenAiProtocol, ErrorsNameTheField) {
       {R"({"prompt":"x","stream":"yes"})", Endpoint::kCompletions, "stream", "a boolean"},
       {R"({"prompt":"x","model":3})", Endpoint::kCompletions, "model", "a string"},
       {R"({"prompt":"x","temperature":-1})", Endpoint::kCompletions, "temperature",
-       "temperature must be"},
-      {R"({"prompt":"x","top_p":0})", Endpoint::kCompletions, "top_p", "top_p must be"},
-      {R"({"prompt":"x","top_k":-5})", Endpoint::kCompletions, "top_k", "top_k must be"},
+       "'temperature' must be a number >= 0"},
+      {R"({"prompt":"x","top_p":0})", Endpoint::kCompletions, "top_p", "'top_p' must be in (0, 1]"},
+      {R"({"prompt":"x","top_k":-5})", Endpoint::kCompletions, "top_k", "'top_k' must be"},
       {R"({"prompt":"x","logprobs":99})", Endpoint::kCompletions, "logprobs", "[0, 20]"},
       {R"({"prompt":"x","presence_penalty":0.5})", Endpoint::kCompletions, "presence_penalty",
        "not supported"},
-      {R"({"prompt":"x","echo":true})", Endpoint::kCompletions, "echo", "not supported"},
+      {R"({"prompt":"x","echo":true,"logprobs":1})", Endpoint::kCompletions, "echo",
+       "prompt's logprobs"},
       {R"({"prompt":[1,"a"]})", Endpoint::kCompletions, "prompt[1]", "integer token id"},
       {R"({"prompt":""})", Endpoint::kCompletions, "prompt", "empty"},
       {R"({"max_tokens":3})", Endpoint::kCompletions, "prompt", "'prompt' is required"},
@@ -196,6 +200,190 @@ TEST(OpenAiProtocol, ErrorsNameTheField) {
     EXPECT_NE(o.err.message.find(c.inMessage), std::string::npos)
         << c.body << " -> " << o.err.message;
   }
+}
+
+// Issue 20 item 4: every numeric parameter is range-checked, with int64
+// extremes, negative numbers, floats where integers are expected and
+// NaN/Infinity spellings; no check overflows.
+TEST(OpenAiProtocol, NumericRangesAndExtremes) {
+  struct Case {
+    const char *member; // merged into {"prompt":"x", ...}
+    const char *param;  // "" -> accepted
+    const char *inMessage;
+  };
+  const Case cases[] = {
+      {R"("max_tokens":9223372036854775807)", "", ""}, // the context check refuses it (below)
+      {R"("max_tokens":-9223372036854775808)", "max_tokens", "at least 1"},
+      {R"("max_tokens":9223372036854775808)", "max_tokens", "an integer in [-9223372036854775808"},
+      {R"("max_tokens":1e300)", "max_tokens", "an integer in ["},
+      {R"("max_tokens":-1)", "max_tokens", "at least 1"},
+      {R"("max_tokens":3.5)", "max_tokens", "must be an integer, got 3.5"},
+      {R"("max_tokens":2e1)", "", ""},
+      {R"("max_tokens":true)", "max_tokens", "an integer, got a boolean"},
+      {R"("max_tokens":"Infinity")", "max_tokens", "got a string"},
+      {R"("seed":-9223372036854775808)", "", ""},
+      {R"("seed":9223372036854775807)", "", ""},
+      {R"("seed":1e19)", "seed", "an integer in ["},
+      {R"("seed":0.5)", "seed", "an integer"},
+      {R"("temperature":1e39)", "temperature", "float32"},
+      {R"("temperature":-0.0)", "", ""},
+      {R"("temperature":1e-320)", "", ""},
+      {R"("temperature":"NaN")", "temperature", "a number, got a string"},
+      {R"("repetition_penalty":1e-45)", "", ""},
+      {R"("repetition_penalty":1e-46)", "repetition_penalty", "float32"},
+      {R"("repetition_penalty":0)", "repetition_penalty", "> 0"},
+      {R"("repetition_penalty":-1)", "repetition_penalty", "> 0"},
+      {R"("repetition_penalty":1e39)", "repetition_penalty", "float32"},
+      {R"("top_p":1.0000001)", "top_p", "(0, 1]"},
+      {R"("top_p":-0.5)", "top_p", "(0, 1]"},
+      {R"("top_p":1e-300)", "top_p", "top_p must be in (0, 1]"}, // 0 as a float32
+      {R"("min_p":-0.1)", "min_p", "[0, 1]"},
+      {R"("min_p":1.5)", "min_p", "[0, 1]"},
+      {R"("top_k":-2)", "top_k", "-1 or 0 (off) or at least 1"},
+      {R"("top_k":-9223372036854775808)", "top_k", "-1 or 0"},
+      {R"("top_k":9223372036854775807)", "", ""},
+      {R"("top_k":-1)", "", ""},
+      {R"("presence_penalty":2.5)", "presence_penalty", "[-2, 2]"},
+      {R"("frequency_penalty":-3)", "frequency_penalty", "[-2, 2]"},
+      {R"("presence_penalty":-2)", "presence_penalty", "not supported"},
+      {R"("logprobs":-1)", "logprobs", "in [0, 20]"},
+      {R"("logprobs":9223372036854775807)", "logprobs", "in [0, 20]"},
+      {R"("logprobs":1.5)", "logprobs", "an integer"},
+      {R"("n":0)", "n", "must be 1"},
+      {R"("n":-9223372036854775808)", "n", "must be 1"},
+      {R"("best_of":9223372036854775807)", "best_of", "must be 1"},
+      {R"("min_tokens":-1)", "min_tokens", "at least 0"},
+      {R"("min_tokens":9223372036854775807)", "", ""}, // no max_tokens: checked in fitContext
+      {R"("max_tokens":4,"min_tokens":5)", "min_tokens", "in [0, max_tokens = 4]"},
+      {R"("truncate_prompt_tokens":0)", "truncate_prompt_tokens", "at least 1"},
+      {R"("truncate_prompt_tokens":-1)", "truncate_prompt_tokens", "at least 1"},
+      {R"("truncate_prompt_tokens":9223372036854775807)", "", ""},
+      {R"("stop_token_ids":[-1])", "stop_token_ids[0]", "not a token id"},
+      {R"("stop_token_ids":[100])", "stop_token_ids[0]", "vocabulary of 100"},
+      {R"("stop_token_ids":[1,2.5])", "stop_token_ids[1]", "an integer"},
+      {R"("stop_token_ids":["1"])", "stop_token_ids[0]", "got a string"},
+      {R"("stop_token_ids":5)", "stop_token_ids", "an array of token ids"},
+      {R"("allowed_token_ids":[9223372036854775807])", "allowed_token_ids[0]", "not a token id"},
+      {R"("allowed_token_ids":[])", "allowed_token_ids", "empty"},
+      {R"("prompt":[9223372036854775807])", "", ""}, // the vocabulary check refuses it (API)
+      {R"("prompt":[1e3])", "prompt[0]", "an integer token id"},
+  };
+  RequestLimits limits;
+  limits.vocabSize = 100;
+  for (const Case &c : cases) {
+    std::string body = std::string("{\"prompt\":\"x\",") + c.member + "}";
+    CompletionRequest req;
+    ApiError err;
+    bool ok = parseCompletionRequest(body, Endpoint::kCompletions, limits, req, err);
+    if (!*c.param) {
+      EXPECT_TRUE(ok) << body << " -> " << err.message;
+      continue;
+    }
+    EXPECT_FALSE(ok) << body;
+    EXPECT_EQ(err.status, 400) << body;
+    EXPECT_EQ(err.param, c.param) << body << " -> " << err.message;
+    EXPECT_NE(err.message.find(c.inMessage), std::string::npos) << body << " -> " << err.message;
+  }
+  // NaN and the infinities are no JSON: 400, the body is not valid JSON.
+  for (const char *bad : {R"({"prompt":"x","temperature":NaN})",
+                          R"({"prompt":"x","temperature":Infinity})",
+                          R"({"prompt":"x","top_p":-Infinity})",
+                          R"({"prompt":"x","max_tokens":1e999})"}) {
+    ParseOutcome o = parseReq(bad);
+    EXPECT_FALSE(o.ok) << bad;
+    EXPECT_NE(o.err.message.find("not valid JSON"), std::string::npos) << o.err.message;
+  }
+  // The float32 parameters keep their values.
+  ParseOutcome tiny = parseReq(R"({"prompt":"x","repetition_penalty":1e-45,"seed":-1})");
+  ASSERT_TRUE(tiny.ok) << tiny.err.message;
+  EXPECT_GT(tiny.req.sampling.repetitionPenalty, 0.0f);
+  EXPECT_EQ(tiny.req.sampling.seed, ~uint64_t(0));
+}
+
+TEST(OpenAiProtocol, FitContextIsOverflowSafe) {
+  auto fit = [](const std::string &member, std::vector<int64_t> ids, Endpoint ep, int64_t &max,
+                ApiError &err) {
+    std::string body = ep == Endpoint::kChat
+                           ? R"({"messages":[{"role":"user","content":"x"}])" + member + "}"
+                           : R"({"prompt":"x")" + member + "}";
+    CompletionRequest req;
+    if (!parseCompletionRequest(body, ep, RequestLimits{}, req, err))
+      return false;
+    return fitContext(req, 32, 16, ids, max, err);
+  };
+  int64_t max = 0;
+  ApiError err;
+  EXPECT_FALSE(fit(R"(,"max_tokens":9223372036854775807)", {1, 2}, Endpoint::kCompletions, max,
+                   err));
+  EXPECT_EQ(err.code, "context_length_exceeded");
+  EXPECT_EQ(err.param, "max_tokens");
+  EXPECT_NE(err.message.find("you requested more than 9223372036854775807 tokens (2 in the "
+                             "prompt, 9223372036854775807 for the completion)"),
+            std::string::npos)
+      << err.message;
+  EXPECT_FALSE(fit(R"(,"max_completion_tokens":9223372036854775806)", {1}, Endpoint::kChat, max,
+                   err));
+  EXPECT_EQ(err.param, "max_completion_tokens");
+  EXPECT_TRUE(fit(R"(,"max_tokens":30)", {1, 2}, Endpoint::kCompletions, max, err));
+  EXPECT_EQ(max, 30);
+  EXPECT_FALSE(fit(R"(,"max_tokens":31)", {1, 2}, Endpoint::kCompletions, max, err));
+  EXPECT_NE(err.message.find("you requested 33 tokens"), std::string::npos);
+  EXPECT_TRUE(fit("", {1, 2}, Endpoint::kChat, max, err));
+  EXPECT_EQ(max, 30); // the rest of the context
+  // min_tokens against the resolved default.
+  EXPECT_FALSE(fit(R"(,"min_tokens":9223372036854775807)", {1}, Endpoint::kCompletions, max,
+                   err));
+  EXPECT_EQ(err.param, "min_tokens");
+  EXPECT_TRUE(fit(R"(,"min_tokens":16)", {1}, Endpoint::kCompletions, max, err));
+  // truncate_prompt_tokens keeps the last ids, and then the prompt fits.
+  std::vector<int64_t> longPrompt(40, 7);
+  longPrompt.back() = 9;
+  EXPECT_FALSE(fit("", longPrompt, Endpoint::kCompletions, max, err));
+  EXPECT_EQ(err.param, "prompt");
+  CompletionRequest req;
+  ASSERT_TRUE(parseCompletionRequest(R"({"prompt":"x","truncate_prompt_tokens":4})",
+                                     Endpoint::kCompletions, RequestLimits{}, req, err));
+  ASSERT_TRUE(fitContext(req, 32, 16, longPrompt, max, err)) << err.message;
+  EXPECT_EQ(longPrompt, (std::vector<int64_t>{7, 7, 7, 9}));
+  EXPECT_EQ(max, 16);
+}
+
+TEST(OpenAiProtocol, UnknownParametersAreRefused) {
+  ParseOutcome typo = parseReq(R"({"prompt":"x","max_token":5})");
+  EXPECT_FALSE(typo.ok);
+  EXPECT_EQ(typo.err.param, "max_token");
+  EXPECT_NE(typo.err.message.find("unknown parameter 'max_token' for /v1/completions"),
+            std::string::npos)
+      << typo.err.message;
+  // A chat parameter is unknown to /v1/completions, and the reverse.
+  EXPECT_EQ(parseReq(R"({"prompt":"x","messages":[]})").err.param, "messages");
+  EXPECT_EQ(parseReq(R"({"messages":[{"role":"user","content":"x"}],"suffix":"y"})",
+                     Endpoint::kChat)
+                .err.message.rfind("unknown parameter 'suffix' for /v1/chat/completions", 0),
+            0u);
+  // Nested members: stream options, messages, content parts.
+  EXPECT_EQ(parseReq(R"({"prompt":"x","stream":true,"stream_options":{"usage":true}})").err.param,
+            "stream_options.usage");
+  EXPECT_EQ(parseReq(R"({"messages":[{"role":"user","content":"x","tool_calls":[{"id":"1"}]}]})",
+                     Endpoint::kChat)
+                .err.param,
+            "messages[0].tool_calls");
+  EXPECT_EQ(
+      parseReq(R"({"messages":[{"role":"user","content":[{"type":"text","text":"x","cache":1}]}]})",
+               Endpoint::kChat)
+          .err.param,
+      "messages[0].content[0].cache");
+  // What clients echo back from a response is fine when null or empty.
+  ParseOutcome echoed = parseReq(
+      R"({"messages":[{"role":"assistant","content":"x","refusal":null,"tool_calls":[]},
+                      {"role":"user","content":"y","name":null}]})",
+      Endpoint::kChat);
+  EXPECT_TRUE(echoed.ok) << echoed.err.message;
+  // stream_options without stream (vLLM refuses it too); empty is nothing.
+  EXPECT_EQ(parseReq(R"({"prompt":"x","stream_options":{"include_usage":true}})").err.param,
+            "stream_options");
+  EXPECT_TRUE(parseReq(R"({"prompt":"x","stream_options":{}})").ok);
+  EXPECT_TRUE(parseReq(R"({"prompt":"x","stream":false,"stream_options":null})").ok);
 }
 
 TEST(OpenAiProtocol, MalformedJson) {
@@ -282,6 +470,15 @@ TEST(ChatTemplate, Formats) {
             "system: S\nuser: U\nassistant:");
   EXPECT_TRUE(ChatTemplate(ChatTemplate::Format::kPlain).addSpecialTokens());
   EXPECT_FALSE(ChatTemplate(ChatTemplate::Format::kChatML).addSpecialTokens());
+  // continue_final_message: the last message has no end marker.
+  std::vector<ChatMessage> c{{"user", "U"}, {"assistant", "The"}};
+  EXPECT_EQ(ChatTemplate(ChatTemplate::Format::kChatML).render(c, false, true),
+            "<|im_start|>user\nU<|im_end|>\n<|im_start|>assistant\nThe");
+  EXPECT_EQ(ChatTemplate(ChatTemplate::Format::kLlama3).render(c, false, true),
+            "<|begin_of_text|><|start_header_id|>user<|end_header_id|>\n\nU<|eot_id|>"
+            "<|start_header_id|>assistant<|end_header_id|>\n\nThe");
+  EXPECT_EQ(ChatTemplate(ChatTemplate::Format::kPlain).render(c, false, true),
+            "user: U\nassistant: The");
 }
 
 TEST(ChatTemplate, Choose) {
@@ -887,6 +1084,277 @@ TEST_F(ApiFixture, ChatWithTokenizer) {
   auto c = call("POST", "/v1/completions", R"({"prompt":"In the beginning","max_tokens":2})");
   EXPECT_EQ(sched.entries.at(sched.last()).req.promptIds,
             (std::vector<int64_t>{1143, 259, 1796, 1239}));
+}
+
+// The request extensions reach the scheduler; echo, truncation, special
+// tokens and continue_final_message shape the prompt and the response.
+TEST_F(ApiFixture, RequestExtensionsArePlumbed) {
+  StatusOr<tok::Tokenizer> t = tok::Tokenizer::fromFile(ACCEL_TEST_FIXTURES "/demo/tokenizer.json");
+  ASSERT_TRUE(t.isOk()) << t.status().message();
+  auto tokenizer = std::make_shared<const tok::Tokenizer>(std::move(*t));
+  make(AdmissionOptions{}, tokenizer);
+
+  auto ex = call("POST", "/v1/completions",
+                 R"({"prompt":[1,2,3,4,5],"max_tokens":6,"stop_token_ids":[7,8],"min_tokens":2,
+                     "include_stop_str_in_output":true,"allowed_token_ids":[9,3,9,4],
+                     "bad_words":["Moses"],"skip_special_tokens":false,
+                     "truncate_prompt_tokens":3,"echo":true})");
+  ASSERT_EQ(ex->status, 0) << ex->body;
+  const serve::Request r = sched.entries.at(sched.last()).req;
+  EXPECT_EQ(r.promptIds, (std::vector<int64_t>{3, 4, 5}));
+  EXPECT_EQ(r.stopTokenIds, (std::vector<int64_t>{7, 8}));
+  EXPECT_EQ(r.minTokens, 2);
+  EXPECT_TRUE(r.includeStopStrInOutput);
+  EXPECT_EQ(r.allowedTokenIds, (std::vector<int64_t>{3, 4, 9}));
+  EXPECT_EQ(r.badWords, (std::vector<std::string>{"Moses"}));
+  EXPECT_FALSE(r.skipSpecialTokens);
+  sched.token(r.id, 9, " And");
+  sched.finish(r.id, serve::FinishReason::kLength, 1);
+  ex->drain();
+  // echo: the (truncated) prompt, decoded, before the completion.
+  std::string prompt = tokenizer->decode({3, 4, 5}, false);
+  EXPECT_EQ(ex->bodyJson().find("choices")->items()[0].find("text")->asString(), prompt + " And");
+
+  // A text prompt is echoed as given, streamed or not.
+  auto whole = call("POST", "/v1/completions", R"({"prompt":"In the beginning","echo":true})");
+  sched.token(sched.last(), 9, " God");
+  sched.finish(sched.last(), serve::FinishReason::kLength, 1);
+  whole->drain();
+  EXPECT_EQ(whole->bodyJson().find("choices")->items()[0].find("text")->asString(),
+            "In the beginning God");
+  auto streamed =
+      call("POST", "/v1/completions", R"({"prompt":"In the beginning","echo":true,"stream":true})");
+  sched.token(sched.last(), 9, " God");
+  sched.finish(sched.last(), serve::FinishReason::kLength, 1);
+  streamed->drain();
+  std::vector<std::string> events = sse::parse(streamed->body);
+  ASSERT_EQ(events.size(), 4u) << streamed->body; // echo, " God", finish, [DONE]
+  EXPECT_EQ(parseJson(events[0]).find("choices")->items()[0].find("text")->asString(),
+            "In the beginning");
+
+  // add_special_tokens: false leaves out the BOS that completions add (a
+  // Llama-2-style tokenizer: the demo's adds none).
+  {
+    StatusOr<tok::Tokenizer> bos = tok::Tokenizer::fromJson(R"({"version":"1.0",
+      "added_tokens":[
+        {"id":0,"content":"<unk>","single_word":false,"lstrip":false,"rstrip":false,"normalized":false,"special":true},
+        {"id":1,"content":"<s>","single_word":false,"lstrip":false,"rstrip":false,"normalized":false,"special":true}],
+      "normalizer":{"type":"Sequence","normalizers":[{"type":"Prepend","prepend":"▁"},
+                    {"type":"Replace","pattern":{"String":" "},"content":"▁"}]},
+      "pre_tokenizer":null,
+      "post_processor":{"type":"TemplateProcessing",
+         "single":[{"SpecialToken":{"id":"<s>","type_id":0}},{"Sequence":{"id":"A","type_id":0}}],
+         "pair":[],"special_tokens":{"<s>":{"id":"<s>","ids":[1],"tokens":["<s>"]}}},
+      "model":{"type":"BPE","unk_token":"<unk>","fuse_unk":true,"byte_fallback":true,
+        "vocab":{"<unk>":0,"<s>":1,"▁":4,"h":5,"i":6,"▁h":7,"▁hi":8},
+        "merges":["▁ h","▁h i"]}})");
+    ASSERT_TRUE(bos.isOk()) << bos.status().message();
+    make(AdmissionOptions{}, std::make_shared<const tok::Tokenizer>(std::move(*bos)));
+    call("POST", "/v1/completions", R"({"prompt":"hi hi"})");
+    EXPECT_EQ(sched.entries.at(sched.last()).req.promptIds, (std::vector<int64_t>{1, 8, 8}));
+    call("POST", "/v1/completions", R"({"prompt":"hi hi","add_special_tokens":false})");
+    EXPECT_EQ(sched.entries.at(sched.last()).req.promptIds, (std::vector<int64_t>{8, 8}));
+    make(AdmissionOptions{}, tokenizer);
+  }
+
+  // continue_final_message: the assistant's message left open; with echo
+  // the reply starts with it.
+  auto cont = call("POST", "/v1/chat/completions",
+                   R"({"messages":[{"role":"user","content":"Hi"},
+                                   {"role":"assistant","content":"Hello"}],
+                       "continue_final_message":true,"echo":true,"max_tokens":3})");
+  ASSERT_EQ(cont->status, 0) << cont->body;
+  std::vector<int32_t> want = *tokenizer->encode("user: Hi\nassistant: Hello", true);
+  EXPECT_EQ(sched.entries.at(sched.last()).req.promptIds,
+            std::vector<int64_t>(want.begin(), want.end()));
+  sched.token(sched.last(), 9, " there");
+  sched.finish(sched.last(), serve::FinishReason::kStop, 1);
+  cont->drain();
+  EXPECT_EQ(cont->bodyJson().find("choices")->items()[0].find("message")->find("content")->asString(),
+            "Hello there");
+
+  // Refusals from the scheduler name their parameter.
+  sched.nextStatus = invalidArgument("bad_words need the model's tokenizer");
+  auto bw = call("POST", "/v1/completions", R"({"prompt":[1],"bad_words":["x"]})");
+  EXPECT_EQ(bw->status, 400);
+  EXPECT_EQ(parseErr(*bw).param, "bad_words");
+  sched.nextStatus = invalidArgument("stop_token_ids[0] = 5 is outside the vocabulary [0, 4)");
+  EXPECT_EQ(parseErr(*call("POST", "/v1/completions", R"({"prompt":[1]})")).param,
+            "stop_token_ids[0]");
+  sched.nextStatus = invalidArgument("the prompt is empty");
+  EXPECT_EQ(parseErr(*call("POST", "/v1/completions", R"({"prompt":[1]})")).param, "");
+
+  // max_tokens at int64's edge never overflows into acceptance.
+  const size_t before = sched.order.size();
+  auto huge = call("POST", "/v1/completions", R"({"prompt":[1,2],"max_tokens":9223372036854775807})");
+  EXPECT_EQ(huge->status, 400);
+  EXPECT_EQ(parseErr(*huge).code, "context_length_exceeded");
+  auto huge2 = call("POST", "/v1/chat/completions",
+                    R"({"messages":[{"role":"user","content":"x"}],
+                        "max_completion_tokens":9223372036854775807})");
+  EXPECT_EQ(huge2->status, 400);
+  EXPECT_EQ(parseErr(*huge2).param, "max_completion_tokens");
+  auto outside = call("POST", "/v1/completions", R"({"prompt":[9223372036854775807]})");
+  EXPECT_EQ(outside->status, 400);
+  EXPECT_EQ(sched.order.size(), before);
+}
+
+// ---------------------------------------------------------------------------
+// docs/serving.md's table of request parameters against the code
+// ---------------------------------------------------------------------------
+
+/// Every field of a parsed request, to tell whether a parameter changed it.
+std::string summarize(const CompletionRequest &r) {
+  std::ostringstream o;
+  auto ids = [&](const std::vector<int64_t> &v) {
+    for (int64_t x : v)
+      o << x << ",";
+    o << ";";
+  };
+  o << int(r.endpoint) << "|" << r.model << "|" << r.stream << r.includeUsage << "|" << r.prompt
+    << "|";
+  ids(r.promptIds);
+  o << r.promptIsIds << "|";
+  for (const ChatMessage &m : r.messages)
+    o << m.role << ":" << m.content << ";";
+  o << r.addGenerationPrompt << "|" << (r.maxTokens ? std::to_string(*r.maxTokens) : "-") << "|"
+    << r.sampling.temperature << "," << r.sampling.topK << "," << r.sampling.topP << ","
+    << r.sampling.minP << "," << r.sampling.repetitionPenalty << ","
+    << (r.sampling.seed ? std::to_string(*r.sampling.seed) : "-") << ","
+    << int(r.sampling.logprobMode) << "|";
+  for (const std::string &x : r.stop)
+    o << x << ";";
+  o << "|" << r.ignoreEos << "|" << r.logprobs << "|";
+  ids(r.stopTokenIds);
+  o << r.minTokens << "|" << r.includeStopStrInOutput << "|";
+  ids(r.allowedTokenIds);
+  for (const std::string &x : r.badWords)
+    o << x << ";";
+  o << "|" << (r.truncatePromptTokens ? std::to_string(*r.truncatePromptTokens) : "-") << "|"
+    << r.skipSpecialTokens << "|"
+    << (r.addSpecialTokens ? std::to_string(*r.addSpecialTokens) : "-") << "|" << r.echo
+    << r.continueFinalMessage;
+  return o.str();
+}
+
+struct ParamRow {
+  std::string name, endpoint, status, accepted, refused;
+};
+
+/// The rows of docs/serving.md's "Request parameters" table.
+std::vector<ParamRow> parameterTable() {
+  std::ifstream in(ACCEL_SOURCE_DIR "/docs/serving.md");
+  EXPECT_TRUE(in.good()) << "cannot read docs/serving.md";
+  std::vector<ParamRow> rows;
+  std::string line;
+  bool inSection = false, inTable = false;
+  auto unquote = [](std::string c) {
+    c.erase(0, c.find_first_not_of(' '));
+    c.erase(c.find_last_not_of(' ') + 1);
+    if (c.size() >= 2 && c.front() == '`' && c.back() == '`')
+      c = c.substr(1, c.size() - 2);
+    return c == "—" ? std::string() : c;
+  };
+  while (std::getline(in, line)) {
+    if (line.rfind("### ", 0) == 0 || line.rfind("## ", 0) == 0) {
+      inSection = line == "### Request parameters";
+      inTable = false;
+      continue;
+    }
+    if (!inSection)
+      continue;
+    if (line.rfind("| parameter |", 0) == 0) {
+      inTable = true;
+      continue;
+    }
+    if (!inTable || line.rfind("| `", 0) != 0)
+      continue;
+    std::vector<std::string> cells;
+    size_t at = 1;
+    for (size_t bar; (bar = line.find(" | ", at)) != std::string::npos; at = bar + 3)
+      cells.push_back(line.substr(at, bar - at));
+    EXPECT_EQ(cells.size(), 5u) << line;
+    if (cells.size() < 5)
+      continue;
+    rows.push_back({unquote(cells[0]), unquote(cells[1]), unquote(cells[2]), unquote(cells[3]),
+                    unquote(cells[4])});
+  }
+  return rows;
+}
+
+TEST_F(ApiFixture, RequestParameterTableMatchesTheCode) {
+  StatusOr<tok::Tokenizer> t = tok::Tokenizer::fromFile(ACCEL_TEST_FIXTURES "/demo/tokenizer.json");
+  ASSERT_TRUE(t.isOk()) << t.status().message();
+  make(AdmissionOptions{}, std::make_shared<const tok::Tokenizer>(std::move(*t)));
+  const std::vector<ParamRow> rows = parameterTable();
+  ASSERT_GT(rows.size(), 50u);
+  RequestLimits limits;
+  limits.vocabSize = 100;
+  for (Endpoint ep : {Endpoint::kCompletions, Endpoint::kChat}) {
+    const bool chat = ep == Endpoint::kChat;
+    const char *path = chat ? "/v1/chat/completions" : "/v1/completions";
+    const std::string epName = chat ? "chat" : "completions";
+    const std::string baseline = chat ? R"({"messages":[{"role":"user","content":"Hi"}],"max_tokens":4})"
+                                      : R"({"prompt":[1,2,3],"max_tokens":4})";
+    /// baseline + `example`'s members, without `drop`.
+    auto body = [&](const std::string &example, const std::string &drop) {
+      json::Value b = parseJson(baseline);
+      json::Value e = parseJson(example);
+      for (const json::Member &m : e.members())
+        if (m.first != drop)
+          b.set(m.first, m.second);
+      return json::write(b);
+    };
+    auto parsed = [&](const std::string &text) {
+      CompletionRequest r;
+      ApiError err;
+      return parseCompletionRequest(text, ep, limits, r, err) ? summarize(r) : "error: " + err.message;
+    };
+    std::set<std::string> documented;
+    for (const ParamRow &row : rows) {
+      if (row.endpoint != "both" && row.endpoint != epName)
+        continue;
+      SCOPED_TRACE(row.name + " on " + epName + " (" + row.status + ")");
+      const bool nested = row.name.find_first_of(".[") != std::string::npos;
+      if (!nested)
+        documented.insert(row.name);
+      ASSERT_TRUE(row.status == "honoured" || row.status == "limited" || row.status == "no-op" ||
+                  row.status == "refused");
+      EXPECT_EQ(row.accepted.empty(), row.status == "refused") << "an accepted example";
+      EXPECT_EQ(row.refused.empty(), false) << "a refused example";
+      if (!row.accepted.empty()) {
+        const size_t before = sched.order.size();
+        auto ex = call("POST", path, body(row.accepted, ""));
+        EXPECT_TRUE(ex->status == 0 || ex->status == 200) << ex->status << " " << ex->body;
+        ASSERT_EQ(sched.order.size(), before + 1) << "not submitted: " << ex->body;
+        sched.finish(sched.last(), serve::FinishReason::kStop, 0);
+        ex->drain();
+        if (!nested) {
+          const std::string with = parsed(body(row.accepted, "")),
+                            without = parsed(body(row.accepted, row.name));
+          if (row.status == "honoured")
+            EXPECT_NE(with, without) << "an honoured parameter that changes nothing";
+          else
+            EXPECT_EQ(with, without) << "a " << row.status << " example that changes the request";
+        }
+      }
+      if (!row.refused.empty()) {
+        const size_t before = sched.order.size();
+        auto ex = call("POST", path, body(row.refused, ""));
+        EXPECT_EQ(ex->status, 400) << ex->body;
+        EXPECT_EQ(sched.order.size(), before);
+        std::string want = row.name;
+        if (size_t b = want.find("[]"); b != std::string::npos)
+          want.replace(b, 2, "[0]");
+        const std::string got = parseErr(*ex).param;
+        EXPECT_TRUE(got == want || got.rfind(want + "[", 0) == 0 || got.rfind(want + ".", 0) == 0)
+            << "param " << got << ": " << ex->body;
+      }
+    }
+    const std::vector<std::string> &known = requestParameters(ep);
+    EXPECT_EQ(documented, std::set<std::string>(known.begin(), known.end()))
+        << "docs/serving.md's table and requestParameters(" << epName << ") differ";
+  }
 }
 
 TEST_F(ApiFixture, OtherRoutes) {

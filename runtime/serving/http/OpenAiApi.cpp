@@ -5,6 +5,7 @@
 #include "runtime/serving/http/Sse.h"
 #include "runtime/serving/tokenizer/Tokenizer.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <ctime>
@@ -172,6 +173,7 @@ OpenAiApi::OpenAiApi(serve::Scheduler &scheduler, std::shared_ptr<const tok::Tok
       openConnections_(std::move(openConnections)), created_(int64_t(std::time(nullptr))) {
   if (opts_.modelNames.empty())
     opts_.modelNames.push_back("model");
+  opts_.limits.vocabSize = opts_.vocabSize;
   std::random_device rd;
   idSalt_ = (uint64_t(rd()) << 32) ^ rd();
 }
@@ -302,36 +304,23 @@ void OpenAiApi::generate(Endpoint endpoint, HttpRequest &request,
                                       (chat ? "; chat needs one"
                                             : ": send the prompt as an array of token ids"),
                                   promptField));
-    std::string text = chat ? opts_.chatTemplate.render(cr.messages, cr.addGenerationPrompt)
-                            : cr.prompt;
-    bool special = chat ? opts_.chatTemplate.addSpecialTokens() : true;
+    std::string text =
+        chat ? opts_.chatTemplate.render(cr.messages, cr.addGenerationPrompt,
+                                         cr.continueFinalMessage)
+             : cr.prompt;
+    bool special = cr.addSpecialTokens.value_or(chat ? opts_.chatTemplate.addSpecialTokens()
+                                                     : true);
     StatusOr<std::vector<int32_t>> enc = tokenizer_->encode(text, special);
     if (!enc)
       return fail(*ex, badRequest(enc.status().message(), promptField));
     ids.assign(enc->begin(), enc->end());
   }
-  if (ids.empty())
-    return fail(*ex, badRequest("the prompt is empty (no tokens)", promptField));
-  const int64_t P = int64_t(ids.size()), L = opts_.maxModelLen;
-  if (P >= L)
-    return fail(*ex, badRequest("This model's maximum context length is " + std::to_string(L) +
-                                    " tokens, and your prompt has " + std::to_string(P) +
-                                    " tokens, which leaves no room for a completion. Please "
-                                    "shorten the prompt.",
-                                promptField, "context_length_exceeded"));
-  int64_t maxTokens = cr.maxTokens ? *cr.maxTokens
-                      : chat       ? L - P
-                                   : std::min(opts_.defaultCompletionMaxTokens, L - P);
-  if (P + maxTokens > L)
-    return fail(*ex, badRequest("This model's maximum context length is " + std::to_string(L) +
-                                    " tokens. However, you requested " +
-                                    std::to_string(P + maxTokens) + " tokens (" +
-                                    std::to_string(P) + " in the prompt, " +
-                                    std::to_string(maxTokens) +
-                                    " for the completion). Please reduce the prompt or "
-                                    "max_tokens.",
-                                chat && cr.maxTokens ? "max_completion_tokens" : "max_tokens",
-                                "context_length_exceeded"));
+  int64_t maxTokens = 0;
+  if (!fitContext(cr, opts_.maxModelLen, opts_.defaultCompletionMaxTokens, ids, maxTokens, err))
+    return fail(*ex, err);
+  std::string echo;
+  if (!echoText(cr, ids, tokenizer_.get(), echo, err))
+    return fail(*ex, err);
 
   // Admission.
   serve::SchedulerStats st = scheduler_.stats();
@@ -359,6 +348,12 @@ void OpenAiApi::generate(Endpoint endpoint, HttpRequest &request,
   r.stop = cr.stop;
   r.ignoreEos = cr.ignoreEos;
   r.logprobs = cr.logprobs;
+  r.stopTokenIds = cr.stopTokenIds;
+  r.minTokens = cr.minTokens;
+  r.includeStopStrInOutput = cr.includeStopStrInOutput;
+  r.allowedTokenIds = cr.allowedTokenIds;
+  r.badWords = cr.badWords;
+  r.skipSpecialTokens = cr.skipSpecialTokens;
 
   auto g = std::make_shared<Generation>();
   g->api = this;
@@ -376,6 +371,8 @@ void OpenAiApi::generate(Endpoint endpoint, HttpRequest &request,
   g->logprobs = cr.logprobs;
   g->arrival = request.arrival;
   g->active = &active_;
+  if (!cr.stream)
+    g->text = echo; // echo: the text starts with it
 
   serve::RequestCallbacks cb;
   cb.onToken = [g](const serve::TokenEvent &ev) { g->ex->post([g, ev]() { g->onToken(ev); }); };
@@ -399,8 +396,14 @@ void OpenAiApi::generate(Endpoint endpoint, HttpRequest &request,
       e.message = s.message();
       return fail(*ex, e, {{"Retry-After", std::to_string(admission_.retryAfterSeconds())}});
     }
-    if (s.code() == StatusCode::kInvalidArgument)
-      return fail(*ex, badRequest(s.message()));
+    if (s.code() == StatusCode::kInvalidArgument) {
+      // The scheduler's sentence starts with the parameter when one is at fault.
+      std::string param = s.message().substr(0, s.message().find(' '));
+      const std::vector<std::string> &known = requestParameters(endpoint);
+      if (std::find(known.begin(), known.end(), param.substr(0, param.find('['))) == known.end())
+        param.clear();
+      return fail(*ex, badRequest(s.message(), param));
+    }
     ApiError e;
     e.status = 500;
     e.type = "server_error";
@@ -414,6 +417,10 @@ void OpenAiApi::generate(Endpoint endpoint, HttpRequest &request,
     ex->startStream(200, sse::kContentType);
     if (chat)
       ex->write(sse::event(streamChunk(g->hdr, "", "", nullptr, 0, /*roleChunk=*/true)));
+    if (!echo.empty()) { // echo: the first chunk
+      ex->write(sse::event(streamChunk(g->hdr, echo, "", nullptr, 0)));
+      g->streamedBytes = echo.size();
+    }
   }
 }
 
