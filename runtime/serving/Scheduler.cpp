@@ -33,6 +33,7 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <cmath>
 #include <deque>
 #include <limits>
 #include <mutex>
@@ -79,9 +80,9 @@ struct Sequence {
 };
 
 /// Whether s's next token is drawn from a masked row: allowed_token_ids,
-/// bad_words, or stop tokens held back by min_tokens.
+/// bad_words, logit_bias, or stop tokens held back by min_tokens.
 bool masksTokens(const Sequence &s) {
-  return !s.req.allowedTokenIds.empty() || !s.badWordIds.empty() ||
+  return !s.req.allowedTokenIds.empty() || !s.badWordIds.empty() || !s.req.logitBias.empty() ||
          (s.numGenerated < s.req.minTokens && !s.criteria.stopTokenIds.empty());
 }
 using SeqPtr = std::shared_ptr<Sequence>;
@@ -267,6 +268,13 @@ Status SchedulerImpl::submit(Request r, RequestCallbacks callbacks) {
       return invalidArgument("a stop string is empty");
   if (!r.stop.empty() && !tokenizer_)
     return invalidArgument("stop strings need the model's tokenizer, and this model has none");
+  for (size_t i = 0; i < r.logitBias.size(); ++i) {
+    const auto &[t, bias] = r.logitBias[i];
+    if (t < 0 || t >= vocab || !std::isfinite(bias))
+      return invalidArgument("logit_bias entry " + std::to_string(i) + " (token " +
+                             std::to_string(t) + ") is outside the vocabulary [0, " +
+                             std::to_string(vocab) + ") or not finite");
+  }
   for (const auto &[field, ids] : {std::pair<const char *, const std::vector<int64_t> *>{
                                        "stop_token_ids", &r.stopTokenIds},
                                    {"allowed_token_ids", &r.allowedTokenIds}})
@@ -578,6 +586,8 @@ const float *SchedulerImpl::maskedRow(const Sequence &s, const float *row) {
     for (int64_t t : s.req.allowedTokenIds)
       mask_[size_t(t)] = row[t];
   }
+  for (const auto &[t, bias] : s.req.logitBias)
+    mask_[size_t(t)] += bias; // a -inf (not allowed) stays -inf
   if (s.numGenerated < s.req.minTokens)
     for (int32_t t : s.criteria.stopTokenIds)
       mask_[size_t(t)] = kNegInf;

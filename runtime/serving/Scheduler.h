@@ -69,6 +69,8 @@ struct Request {
                                       // tokens; stop tokens are not sampled before
   bool includeStopStrInOutput = false; // keep the stop string / stop token's text
   std::vector<int64_t> allowedTokenIds; // non-empty: only these are ever sampled
+  std::vector<std::pair<int64_t, float>> logitBias; // added to these ids' logits (OpenAI's
+                                                    // logit_bias, before the penalty)
   std::vector<std::string> badWords;  // never generated: tokenized at submit() (with and
                                       // without a leading space); a word's last token
                                       // is banned where the output ends with the rest

@@ -627,7 +627,18 @@ TEST_F(SchedulerTest, StopTokenIdsMinTokensAllowedAndBadWords) {
             row[size_t(w.back())] = kNegInf;
       });
 
-  for (serve::Request *r : {&st, &inc, &strInc, &minT, &allow, &bw}) {
+  // logit_bias: added to the logits before the argmax; logprobs stay those
+  // of the row without it (vLLM's raw logprobs).
+  serve::Request lb = request("logit_bias", prompt, n);
+  lb.logitBias = {{ref[0], -100.0f}, {ref[2], 3.5f}};
+  lb.logprobs = 1;
+  const std::vector<int64_t> biasRef = referenceMasked(
+      *e, prompt, n, [&](const std::vector<int64_t> &, std::vector<float> &row) {
+        row[size_t(ref[0])] += -100.0f;
+        row[size_t(ref[2])] += 3.5f;
+      });
+
+  for (serve::Request *r : {&st, &inc, &strInc, &minT, &allow, &bw, &lb}) {
     Status ok = s.submit(*r, c.callbacks(r->id));
     ASSERT_TRUE(ok.isOk()) << r->id << ": " << ok.toString();
   }
@@ -653,6 +664,12 @@ TEST_F(SchedulerTest, StopTokenIdsMinTokensAllowedAndBadWords) {
   EXPECT_EQ(a.tokens, allowRef);
   for (int64_t t : a.tokens)
     EXPECT_TRUE(std::find(allowed.begin(), allowed.end(), t) != allowed.end()) << t;
+
+  const Outcome &l = c.out["logit_bias"];
+  EXPECT_EQ(l.tokens, biasRef);
+  EXPECT_NE(l.tokens[0], ref[0]);
+  ASSERT_FALSE(l.events.empty());
+  EXPECT_EQ(l.events[0].topLogprobs.at(0).first, ref[0]); // the unbiased row's best
 
   const Outcome &b = c.out["bad_words"];
   EXPECT_EQ(b.tokens, badRef);

@@ -265,6 +265,13 @@ TEST(OpenAiProtocol, NumericRangesAndExtremes) {
       {R"("stop_token_ids":5)", "stop_token_ids", "an array of token ids"},
       {R"("allowed_token_ids":[9223372036854775807])", "allowed_token_ids[0]", "not a token id"},
       {R"("allowed_token_ids":[])", "allowed_token_ids", "empty"},
+      {R"("logit_bias":{"5":100.5})", "logit_bias.5", "[-100, 100]"},
+      {R"("logit_bias":{"100":1})", "logit_bias.100", "vocabulary of 100"},
+      {R"("logit_bias":{"-1":1})", "logit_bias.-1", "not a token id"},
+      {R"("logit_bias":{"x":1})", "logit_bias.x", "not a token id"},
+      {R"("logit_bias":{"5":"1"})", "logit_bias.5", "a number"},
+      {R"("logit_bias":[1])", "logit_bias", "an object"},
+      {R"("logit_bias":{"5":-100})", "", ""},
       {R"("prompt":[9223372036854775807])", "", ""}, // the vocabulary check refuses it (API)
       {R"("prompt":[1e3])", "prompt[0]", "an integer token id"},
   };
@@ -383,6 +390,7 @@ TEST(OpenAiProtocol, UnknownParametersAreRefused) {
   EXPECT_EQ(parseReq(R"({"prompt":"x","stream_options":{"include_usage":true}})").err.param,
             "stream_options");
   EXPECT_TRUE(parseReq(R"({"prompt":"x","stream_options":{}})").ok);
+  EXPECT_TRUE(parseReq(R"({"prompt":"x","stream_options":{"include_usage":null}})").ok);
   EXPECT_TRUE(parseReq(R"({"prompt":"x","stream":false,"stream_options":null})").ok);
 }
 
@@ -1098,7 +1106,7 @@ TEST_F(ApiFixture, RequestExtensionsArePlumbed) {
                  R"({"prompt":[1,2,3,4,5],"max_tokens":6,"stop_token_ids":[7,8],"min_tokens":2,
                      "include_stop_str_in_output":true,"allowed_token_ids":[9,3,9,4],
                      "bad_words":["Moses"],"skip_special_tokens":false,
-                     "truncate_prompt_tokens":3,"echo":true})");
+                     "truncate_prompt_tokens":3,"echo":true,"logit_bias":{"7":-2.5}})");
   ASSERT_EQ(ex->status, 0) << ex->body;
   const serve::Request r = sched.entries.at(sched.last()).req;
   EXPECT_EQ(r.promptIds, (std::vector<int64_t>{3, 4, 5}));
@@ -1107,6 +1115,7 @@ TEST_F(ApiFixture, RequestExtensionsArePlumbed) {
   EXPECT_TRUE(r.includeStopStrInOutput);
   EXPECT_EQ(r.allowedTokenIds, (std::vector<int64_t>{3, 4, 9}));
   EXPECT_EQ(r.badWords, (std::vector<std::string>{"Moses"}));
+  EXPECT_EQ(r.logitBias, (std::vector<std::pair<int64_t, float>>{{7, -2.5f}}));
   EXPECT_FALSE(r.skipSpecialTokens);
   sched.token(r.id, 9, " And");
   sched.finish(r.id, serve::FinishReason::kLength, 1);
@@ -1228,6 +1237,9 @@ std::string summarize(const CompletionRequest &r) {
   ids(r.stopTokenIds);
   o << r.minTokens << "|" << r.includeStopStrInOutput << "|";
   ids(r.allowedTokenIds);
+  for (const auto &[t, b] : r.logitBias)
+    o << t << "=" << b << ";";
+  o << "|";
   for (const std::string &x : r.badWords)
     o << x << ";";
   o << "|" << (r.truncatePromptTokens ? std::to_string(*r.truncatePromptTokens) : "-") << "|"

@@ -352,6 +352,7 @@ void OpenAiApi::generate(Endpoint endpoint, HttpRequest &request,
   r.minTokens = cr.minTokens;
   r.includeStopStrInOutput = cr.includeStopStrInOutput;
   r.allowedTokenIds = cr.allowedTokenIds;
+  r.logitBias = cr.logitBias;
   r.badWords = cr.badWords;
   r.skipSpecialTokens = cr.skipSpecialTokens;
 

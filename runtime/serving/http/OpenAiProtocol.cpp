@@ -4,6 +4,7 @@
 #include "runtime/serving/tokenizer/Tokenizer.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <limits>
@@ -214,7 +215,6 @@ const OnlyValues kOnlyValues[] = {
     {"priority", {"0"}, "priority scheduling is not supported"},
     {"return_tokens_as_token_ids", {"false"}, "it is not supported"},
     {"return_token_ids", {"false"}, "it is not supported"},
-    {"logit_bias", {"{}"}, "logit_bias is not supported"},
     {"tools", {"[]"}, "tool calling is not supported"},
     {"functions", {"[]"}, "function calling is not supported"},
     {"tool_choice", {"\"none\""}, "tool calling is not supported"},
@@ -550,7 +550,10 @@ bool parseCompletionRequest(std::string_view body, Endpoint endpoint, const Requ
   if (const json::Value *v = p.get("stream_options")) {
     if (!v->isObject())
       return p.wrongType("stream_options", "an object", *v);
-    if (v->size() > 0 && !out.stream)
+    bool any = false;
+    for (const json::Member &m : v->members())
+      any = any || !m.second.isNull();
+    if (any && !out.stream)
       return p.fail("'stream_options' needs 'stream': true", "stream_options");
     for (const json::Member &m : v->members()) {
       const std::string at = "stream_options." + m.first;
@@ -738,6 +741,29 @@ bool parseCompletionRequest(std::string_view body, Endpoint endpoint, const Requ
   }
   if (!p.boolean("echo", out.echo))
     return false;
+  if (const json::Value *v = p.get("logit_bias")) {
+    // OpenAI's form: {"token id": bias}, the bias in [-100, 100].
+    if (!v->isObject())
+      return p.wrongType("logit_bias", "an object mapping token ids to biases", *v);
+    for (const json::Member &m : v->members()) {
+      const std::string at = "logit_bias." + m.first;
+      int64_t id = -1;
+      auto [end, ec] = std::from_chars(m.first.data(), m.first.data() + m.first.size(), id);
+      if (ec != std::errc() || end != m.first.data() + m.first.size() || id < 0 ||
+          (limits.vocabSize > 0 && id >= limits.vocabSize))
+        return p.fail("'logit_bias' key '" + m.first + "' is not a token id of this model" +
+                          (limits.vocabSize > 0
+                               ? " (vocabulary of " + std::to_string(limits.vocabSize) + ")"
+                               : ""),
+                      at);
+      if (!m.second.isNumber())
+        return p.wrongType(at, "a number", m.second);
+      const double b = m.second.asDouble();
+      if (!(b >= -100 && b <= 100))
+        return p.fail("'" + at + "' must be in [-100, 100], got " + fmtNumber(b), at);
+      out.logitBias.emplace_back(id, float(b));
+    }
+  }
 
   // Logprobs.
   if (!chat) {

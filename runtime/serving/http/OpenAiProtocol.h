@@ -82,6 +82,7 @@ struct CompletionRequest {
   int64_t minTokens = 0;
   bool includeStopStrInOutput = false;
   std::vector<int64_t> allowedTokenIds; // sorted, distinct; empty: all
+  std::vector<std::pair<int64_t, float>> logitBias; // OpenAI's logit_bias
   std::vector<std::string> badWords;
   std::optional<int64_t> truncatePromptTokens; // keep the prompt's last N tokens
   bool skipSpecialTokens = true;
