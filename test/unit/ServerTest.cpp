@@ -362,6 +362,9 @@ TEST(OpenAiProtocol, UnknownParametersAreRefused) {
   EXPECT_NE(typo.err.message.find("unknown parameter 'max_token' for /v1/completions"),
             std::string::npos)
       << typo.err.message;
+  // A long name is cut in the answer.
+  ParseOutcome longName = parseReq("{\"prompt\":\"x\",\"" + std::string(5000, 'a') + "\":1}");
+  EXPECT_EQ(longName.err.param, std::string(64, 'a') + "...");
   // A chat parameter is unknown to /v1/completions, and the reverse.
   EXPECT_EQ(parseReq(R"({"prompt":"x","messages":[]})").err.param, "messages");
   EXPECT_EQ(parseReq(R"({"messages":[{"role":"user","content":"x"}],"suffix":"y"})",

@@ -508,12 +508,21 @@ bool parseCompletionRequest(std::string_view body, Endpoint endpoint, const Requ
   const bool chat = endpoint == Endpoint::kChat;
   const char *where = chat ? "/v1/chat/completions" : "/v1/completions";
 
-  // Nothing is silently ignored: an unknown member is refused by name.
+  // Nothing is silently ignored: an unknown member is refused by name (at
+  // most 64 bytes of it, cut at a UTF-8 character boundary).
   for (const json::Member &m : doc->members())
-    if (!takes(endpoint, m.first))
-      return p.fail("unknown parameter '" + m.first + "' for " + where +
+    if (!takes(endpoint, m.first)) {
+      std::string name = m.first;
+      if (name.size() > 64) {
+        size_t cut = 64;
+        while (cut > 0 && (static_cast<unsigned char>(name[cut]) & 0xC0) == 0x80)
+          --cut;
+        name = name.substr(0, cut) + "...";
+      }
+      return p.fail("unknown parameter '" + name + "' for " + where +
                         " (docs/serving.md lists the parameters this server takes)",
-                    m.first);
+                    name);
+    }
   for (const Refused &r : kRefused)
     if (p.get(r.name))
       return p.fail("'" + std::string(r.name) + "' " + r.why, r.name);
