@@ -22,6 +22,7 @@
 #include <gtest/gtest.h>
 
 #include <arpa/inet.h>
+#include <csignal>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
@@ -978,7 +979,14 @@ struct TransportFixture : ::testing::Test {
   std::mutex mu;
   std::condition_variable cv;
   int closes = 0;
-  std::vector<std::shared_ptr<HttpExchange>> streams;
+  std::vector<std::shared_ptr<HttpExchange>> streams, later;
+  std::vector<std::string> seen; // requests answered 404
+
+  /// Waits until `n` exchanges wait in `list`.
+  bool waitFor(std::vector<std::shared_ptr<HttpExchange>> &list, size_t n) {
+    std::unique_lock<std::mutex> lock(mu);
+    return cv.wait_for(lock, std::chrono::seconds(5), [&] { return list.size() >= n; });
+  }
 
   void start(HttpServerOptions o = {}) {
     o.host = "127.0.0.1";
@@ -997,7 +1005,19 @@ struct TransportFixture : ::testing::Test {
         std::lock_guard<std::mutex> lock(mu);
         streams.push_back(ex);
         cv.notify_all();
+      } else if (r.path == "/later") {
+        // Answered by the test, from its thread, whenever it likes.
+        ex->onClose([this]() {
+          std::lock_guard<std::mutex> lock(mu);
+          ++closes;
+          cv.notify_all();
+        });
+        std::lock_guard<std::mutex> lock(mu);
+        later.push_back(ex);
+        cv.notify_all();
       } else {
+        std::lock_guard<std::mutex> lock(mu);
+        seen.push_back(r.method + " " + r.target);
         ex->respond(404, "text/plain", "no");
       }
     });
@@ -1087,8 +1107,10 @@ TEST_F(TransportFixture, StreamAndDisconnect) {
   EXPECT_NE(r.find("Transfer-Encoding: chunked"), std::string::npos) << r;
   EXPECT_NE(r.find("Content-Type: text/event-stream"), std::string::npos) << r;
   EXPECT_NE(r.find("data: {\"n\":1}\n\n"), std::string::npos) << r;
-  // The client goes away mid-stream: noticed at once, without a write.
+  // The client goes away mid-stream: its FIN alone could be a half-close,
+  // so the next write (refused by the client's kernel) tells.
   ::close(fd);
+  streams[0]->write(sse::event("{\"n\":3}"));
   {
     std::unique_lock<std::mutex> lock(mu);
     EXPECT_TRUE(cv.wait_for(lock, std::chrono::seconds(2), [&] { return closes == 1; }));
@@ -1168,6 +1190,222 @@ TEST_F(TransportFixture, ManyConcurrentStreams) {
     ::close(fd);
   }
   EXPECT_EQ(complete, kConns);
+}
+
+/// Everything the server sends until it closes the connection (or the
+/// timeout); `closed` says whether it did.
+std::string recvToEof(int fd, bool *closed, int timeoutMs = 3000) {
+  std::string buf;
+  *closed = false;
+  auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeoutMs);
+  while (true) {
+    int left = int(std::chrono::duration_cast<std::chrono::milliseconds>(
+                       end - std::chrono::steady_clock::now())
+                       .count());
+    if (left <= 0)
+      return buf;
+    pollfd p{fd, POLLIN, 0};
+    if (::poll(&p, 1, left) <= 0)
+      return buf;
+    char tmp[4096];
+    ssize_t n = ::recv(fd, tmp, sizeof tmp, 0);
+    if (n <= 0) {
+      *closed = true;
+      return buf;
+    }
+    buf.append(tmp, size_t(n));
+  }
+}
+
+size_t count(const std::string &s, const std::string &what) {
+  size_t n = 0;
+  for (size_t p = s.find(what); p != std::string::npos; p = s.find(what, p + 1))
+    ++n;
+  return n;
+}
+
+TEST_F(TransportFixture, TransferEncodingOtherThanChunkedIsRefused) {
+  // RFC 9112 6.1/6.3: a Transfer-Encoding whose final coding is not chunked,
+  // or one beside Content-Length, leaves the body's length unknown: 400,
+  // then close, so that the body can never be read as a second request.
+  start();
+  const std::string smuggled = "GET /smuggled HTTP/1.1\r\nHost: x\r\n\r\n";
+  const std::string cl = "Content-Length: " + std::to_string(smuggled.size());
+  const std::vector<std::string> framings = {
+      "Transfer-Encoding: chunked, identity",
+      "Transfer-Encoding: identity\r\n" + cl,
+      "Transfer-Encoding: gzip, chunked",
+      "Transfer-Encoding: xchunked",
+      "Transfer-Encoding: chunked\r\nTransfer-Encoding: chunked",
+      "Transfer-Encoding: chunked\r\n" + cl,
+      cl + "\r\nTransfer-Encoding: chunked",
+      "Transfer-Encoding: identity",
+  };
+  for (const std::string &f : framings) {
+    int fd = connectTo(server->port());
+    ASSERT_GE(fd, 0);
+    sendAll(fd, "POST /echo HTTP/1.1\r\nHost: x\r\n" + f + "\r\n\r\n" + smuggled);
+    bool closed = false;
+    std::string r = recvToEof(fd, &closed);
+    ::close(fd);
+    EXPECT_EQ(r.rfind("HTTP/1.1 400 ", 0), 0u) << f << "\n" << r;
+    EXPECT_NE(r.find("Transfer-Encoding"), std::string::npos) << f << "\n" << r;
+    EXPECT_NE(r.find("Connection: close"), std::string::npos) << f << "\n" << r;
+    EXPECT_EQ(count(r, "HTTP/1.1 "), 1u) << f << "\n" << r;
+    EXPECT_TRUE(closed) << f;
+  }
+  std::lock_guard<std::mutex> lock(mu);
+  EXPECT_TRUE(seen.empty()) << seen.front();
+
+  // Exactly chunked (any case) is read as a chunked body.
+  int fd = connectTo(server->port());
+  sendAll(fd, "POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: Chunked\r\n\r\n"
+              "5\r\nhello\r\n0\r\n\r\n");
+  std::string ok = recvUntil(fd, haveWholeResponse);
+  ::close(fd);
+  EXPECT_EQ(ok.rfind("HTTP/1.1 200 OK", 0), 0u) << ok;
+  EXPECT_NE(ok.find("\r\n\r\nPOST hello"), std::string::npos) << ok;
+}
+
+TEST_F(TransportFixture, Http11WithoutHostIs400) {
+  start();
+  int fd = connectTo(server->port());
+  sendAll(fd, "GET /echo HTTP/1.1\r\n\r\n");
+  bool closed = false;
+  std::string r = recvToEof(fd, &closed);
+  ::close(fd);
+  EXPECT_EQ(r.rfind("HTTP/1.1 400 ", 0), 0u) << r;
+  EXPECT_NE(r.find("Host"), std::string::npos) << r;
+  // HTTP/1.0 needs none.
+  fd = connectTo(server->port());
+  sendAll(fd, "GET /echo HTTP/1.0\r\n\r\n");
+  r = recvToEof(fd, &closed);
+  ::close(fd);
+  EXPECT_NE(r.find(" 200 OK"), std::string::npos) << r;
+}
+
+TEST_F(TransportFixture, HeadHasNoBody) {
+  start();
+  int fd = connectTo(server->port());
+  // Pipelined: if HEAD's answer carried a body, it would be read as the
+  // start of the GET's answer.
+  sendAll(fd, "HEAD /echo HTTP/1.1\r\nHost: x\r\n\r\nGET /echo HTTP/1.1\r\nHost: x\r\n\r\n");
+  std::string r = recvUntil(fd, [](const std::string &b) {
+    return b.find("\r\n\r\nGET ") != std::string::npos;
+  });
+  ::close(fd);
+  size_t end = r.find("\r\n\r\n");
+  ASSERT_NE(end, std::string::npos) << r;
+  EXPECT_EQ(r.rfind("HTTP/1.1 200 OK", 0), 0u) << r;
+  EXPECT_NE(r.substr(0, end).find("Content-Length: 5"), std::string::npos) << r; // "HEAD "
+  EXPECT_EQ(r.compare(end + 4, 9, "HTTP/1.1 "), 0) << r;
+  EXPECT_EQ(r.find("HEAD "), std::string::npos) << r;
+  EXPECT_NE(r.find("\r\n\r\nGET "), std::string::npos) << r;
+}
+
+TEST_F(TransportFixture, HalfClosedClientGetsItsResponse) {
+  // shutdown(SHUT_WR) after the request: the client still reads. Its EOF is
+  // not a cancel; only a write that fails is.
+  start();
+  int whole = connectTo(server->port());
+  sendAll(whole, "POST /later HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\nhi");
+  ::shutdown(whole, SHUT_WR);
+  int stream = connectTo(server->port());
+  sendAll(stream, "GET /stream HTTP/1.1\r\nHost: x\r\n\r\n");
+  ::shutdown(stream, SHUT_WR);
+  ASSERT_TRUE(waitFor(later, 1));
+  ASSERT_TRUE(waitFor(streams, 1));
+  std::this_thread::sleep_for(std::chrono::milliseconds(300)); // the EOFs arrive
+  EXPECT_TRUE(later[0]->isOpen());
+  EXPECT_TRUE(streams[0]->isOpen());
+  std::thread producer([&]() {
+    later[0]->respond(200, "text/plain", "done");
+    streams[0]->startStream(200, sse::kContentType);
+    streams[0]->write(sse::event("x"));
+    streams[0]->write(sse::done());
+    streams[0]->endStream();
+  });
+  producer.join();
+  bool closed = false;
+  std::string r = recvToEof(whole, &closed);
+  EXPECT_NE(r.find("HTTP/1.1 200 OK"), std::string::npos) << r;
+  EXPECT_NE(r.find("\r\n\r\ndone"), std::string::npos) << r;
+  EXPECT_TRUE(closed); // nothing more can come on it
+  std::string s = recvToEof(stream, &closed);
+  EXPECT_NE(s.find("data: [DONE]"), std::string::npos) << s;
+  EXPECT_TRUE(closed);
+  ::close(whole);
+  ::close(stream);
+  std::lock_guard<std::mutex> lock(mu);
+  EXPECT_EQ(closes, 0);
+}
+
+TEST_F(TransportFixture, ClientThatClosedIsNoticedWhileItsAnswerIsPending) {
+  // A whole response has nothing to write until the end; the server probes
+  // the client (an interim 100 Continue) once it sees EOF, and a client that
+  // closed both ways refuses it: the exchange is closed (cancelled) at once.
+  start();
+  int fd = connectTo(server->port());
+  sendAll(fd, "GET /later HTTP/1.1\r\nHost: x\r\n\r\n");
+  ASSERT_TRUE(waitFor(later, 1));
+  auto t0 = std::chrono::steady_clock::now();
+  ::close(fd);
+  {
+    std::unique_lock<std::mutex> lock(mu);
+    EXPECT_TRUE(cv.wait_for(lock, std::chrono::seconds(3), [&] { return closes == 1; }));
+  }
+  double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_LT(took, 2.0);
+  EXPECT_FALSE(later[0]->isOpen());
+}
+
+TEST_F(TransportFixture, DrainClosesAfterEachAnswerAndWaitsForIdle) {
+  start();
+  int fd = connectTo(server->port());
+  sendAll(fd, "GET /later HTTP/1.1\r\nHost: x\r\n\r\n");
+  ASSERT_TRUE(waitFor(later, 1));
+  EXPECT_EQ(server->busyConnections(), 1);
+  server->beginDrain();
+  EXPECT_FALSE(server->waitIdle(std::chrono::milliseconds(50))); // a request in flight
+  later[0]->respond(200, "text/plain", "last");
+  EXPECT_TRUE(server->waitIdle(std::chrono::seconds(2)));
+  bool closed = false;
+  std::string r = recvToEof(fd, &closed);
+  ::close(fd);
+  EXPECT_NE(r.find("Connection: close"), std::string::npos) << r;
+  EXPECT_NE(r.find("\r\n\r\nlast"), std::string::npos) << r;
+  EXPECT_TRUE(closed);
+  // New connections are still read (the handler answers them).
+  fd = connectTo(server->port());
+  sendAll(fd, "GET /echo HTTP/1.1\r\nHost: x\r\n\r\n");
+  r = recvToEof(fd, &closed);
+  ::close(fd);
+  EXPECT_EQ(r.rfind("HTTP/1.1 200 OK", 0), 0u) << r;
+  EXPECT_NE(r.find("Connection: close"), std::string::npos) << r;
+  EXPECT_EQ(server->busyConnections(), 0);
+}
+
+TEST_F(TransportFixture, SignalsAreCountedNotLost) {
+  start();
+  EXPECT_FALSE(server->waitForSignal(std::chrono::milliseconds(20))); // installs the handler
+  ::raise(SIGTERM); // between two waits: queued
+  EXPECT_TRUE(server->waitForSignal(std::chrono::seconds(2)));
+  EXPECT_FALSE(server->waitForSignal(std::chrono::milliseconds(20)));
+  std::thread later([&]() {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    ::raise(SIGINT);
+  });
+  EXPECT_TRUE(server->waitForSignal(std::chrono::seconds(2)));
+  later.join();
+  // stop() from another thread ends a wait without a signal.
+  std::thread stopper([&]() {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    server->stop();
+  });
+  auto t0 = std::chrono::steady_clock::now();
+  server->waitForSignal();
+  stopper.join();
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 2.0);
 }
 
 } // namespace
