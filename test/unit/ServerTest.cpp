@@ -33,6 +33,7 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <future>
 #include <map>
 #include <mutex>
 #include <regex>
@@ -602,20 +603,47 @@ public:
     open = false;
     ended = true;
   }
-  void post(std::function<void()> fn) override { queue.push_back(std::move(fn)); }
-  void onClose(std::function<void()> fn) override { closeFn = std::move(fn); }
+  void post(std::function<void()> fn) override {
+    std::lock_guard<std::mutex> lock(queueMu);
+    queue.push_back(std::move(fn));
+  }
+  void onClose(std::function<void()> fn) override {
+    if (cut)
+      fn(); // gone already
+    else
+      closeFn = std::move(fn);
+  }
   bool isOpen() const override { return open; }
 
   void drain() {
-    while (!queue.empty()) {
-      auto q = std::move(queue);
-      queue.clear();
+    while (true) {
+      std::vector<std::function<void()>> q;
+      {
+        std::lock_guard<std::mutex> lock(queueMu);
+        q = std::move(queue);
+        queue.clear();
+      }
+      if (q.empty())
+        return;
       for (auto &f : q)
         f();
     }
   }
+  /// Waits (up to 5 s) until something was posted, e.g. from a worker.
+  bool waitForPost() {
+    for (int i = 0; i < 500; ++i) {
+      {
+        std::lock_guard<std::mutex> lock(queueMu);
+        if (!queue.empty())
+          return true;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return false;
+  }
   void disconnect() {
     open = false;
+    cut = true;
     if (closeFn)
       closeFn();
   }
@@ -630,7 +658,9 @@ public:
   int status = 0;
   std::string contentType, body;
   Headers headers;
-  bool open = true, ended = false, streaming = false;
+  std::atomic<bool> open{true};
+  bool ended = false, streaming = false, cut = false;
+  std::mutex queueMu;
   std::vector<std::function<void()>> queue;
   std::function<void()> closeFn;
 };
@@ -642,20 +672,37 @@ struct ApiFixture : ::testing::Test {
   std::unique_ptr<OpenAiApi> api;
 
   void SetUp() override { make(AdmissionOptions{}); }
+  std::function<void(ApiOptions &)> configure; // options beyond the fixture's
   void make(AdmissionOptions ao, std::shared_ptr<const tok::Tokenizer> tokenizer = nullptr) {
     admission = std::make_unique<Admission>(ao);
     ApiOptions o;
     o.modelNames = {"demo", "alias"};
     o.maxModelLen = 32;
     o.vocabSize = 100;
+    if (configure)
+      configure(o);
     api = std::make_unique<OpenAiApi>(sched, tokenizer, metrics, *admission, o);
   }
+  std::shared_ptr<const tok::Tokenizer> demoTokenizer() {
+    StatusOr<tok::Tokenizer> t =
+        tok::Tokenizer::fromFile(ACCEL_TEST_FIXTURES "/demo/tokenizer.json");
+    EXPECT_TRUE(t.isOk()) << t.status().message();
+    return std::make_shared<const tok::Tokenizer>(std::move(*t));
+  }
+  /// A request as the transport hands it over; a POST is JSON unless
+  /// `headers` say otherwise.
   std::shared_ptr<FakeExchange> call(const std::string &method, const std::string &path,
-                                     const std::string &body = "") {
+                                     const std::string &body = "", Headers headers = {}) {
     HttpRequest r;
     r.method = method;
     r.path = r.target = path;
     r.body = body;
+    bool typed = false;
+    for (const auto &[k, v] : headers)
+      typed = typed || k == "Content-Type";
+    if (method == "POST" && !typed)
+      headers.emplace_back("Content-Type", "application/json");
+    r.headers = std::move(headers);
     r.arrival = std::chrono::steady_clock::now();
     auto ex = std::make_shared<FakeExchange>();
     api->handle(r, ex);
@@ -911,6 +958,223 @@ TEST_F(ApiFixture, OtherRoutes) {
   auto wrong = call("GET", "/v1/completions");
   EXPECT_EQ(wrong->status, 405);
   EXPECT_EQ(wrong->header("Allow"), "POST");
+}
+
+TEST_F(ApiFixture, ApiKey) {
+  configure = [](ApiOptions &o) { o.access.apiKey = "sk-right"; };
+  make(AdmissionOptions{});
+  auto none = call("GET", "/v1/models");
+  EXPECT_EQ(none->status, 401);
+  EXPECT_EQ(parseErr(*none).code, "invalid_api_key");
+  EXPECT_NE(parseErr(*none).message.find("Authorization: Bearer"), std::string::npos);
+  EXPECT_EQ(none->header("WWW-Authenticate"), "Bearer");
+  for (const char *bad : {"Bearer sk-wrong", "Bearer sk-righ", "Bearer sk-right2", "sk-right",
+                          "Basic sk-right", "Bearer "}) {
+    auto ex = call("GET", "/v1/models", "", {{"Authorization", bad}});
+    EXPECT_EQ(ex->status, 401) << bad;
+  }
+  auto post = call("POST", "/v1/completions", R"({"prompt":[1]})");
+  EXPECT_EQ(post->status, 401);
+  EXPECT_EQ(call("GET", "/v1/nope")->status, 401); // every /v1/ route
+  EXPECT_TRUE(sched.order.empty());
+  auto ok = call("GET", "/v1/models", "", {{"Authorization", "Bearer sk-right"}});
+  EXPECT_EQ(ok->status, 200);
+  auto okPost = call("POST", "/v1/completions", R"({"prompt":[1]})",
+                     {{"Authorization", "bearer  sk-right"}, {"Content-Type", "application/json"}});
+  EXPECT_EQ(okPost->status, 0) << okPost->body; // in flight
+  EXPECT_EQ(sched.order.size(), 1u);
+  // /health and /metrics stay open.
+  EXPECT_EQ(call("GET", "/health")->status, 200);
+  EXPECT_EQ(call("GET", "/metrics")->status, 200);
+}
+
+TEST(Access, ConstantTimeEqualsAndLists) {
+  EXPECT_TRUE(constantTimeEquals("abc", "abc"));
+  EXPECT_FALSE(constantTimeEquals("abc", "abd"));
+  EXPECT_FALSE(constantTimeEquals("abc", "ab"));
+  EXPECT_FALSE(constantTimeEquals("", "a"));
+  EXPECT_TRUE(constantTimeEquals("", ""));
+  EXPECT_EQ(splitList(" a, b ,,c "), (std::vector<std::string>{"a", "b", "c"}));
+  EXPECT_EQ(defaultAllowedHosts("127.0.0.1"),
+            (std::vector<std::string>{"localhost", "127.0.0.1", "::1"}));
+  EXPECT_EQ(defaultAllowedHosts("127.0.0.2"),
+            (std::vector<std::string>{"localhost", "127.0.0.1", "::1", "127.0.0.2"}));
+  EXPECT_EQ(defaultAllowedHosts("::1").size(), 3u);
+  EXPECT_EQ(defaultAllowedHosts("localhost").size(), 3u);
+  EXPECT_TRUE(defaultAllowedHosts("0.0.0.0").empty());
+  EXPECT_TRUE(defaultAllowedHosts("10.1.2.3").empty());
+}
+
+TEST_F(ApiFixture, HostAndOrigin) {
+  configure = [](ApiOptions &o) {
+    o.access.allowedHosts = defaultAllowedHosts("127.0.0.1");
+    o.access.allowedOrigins = {"https://app.example"};
+  };
+  make(AdmissionOptions{});
+  // DNS rebinding: a page at evil.example:8000, its name pointed at 127.0.0.1.
+  for (const char *host : {"evil.example:8000", "evil.example", "127.0.0.1.evil.example"}) {
+    auto ex = call("GET", "/v1/models", "", {{"Host", host}});
+    EXPECT_EQ(ex->status, 403) << host;
+    EXPECT_NE(parseErr(*ex).message.find("--allowed-hosts"), std::string::npos) << host;
+    EXPECT_EQ(call("GET", "/health", "", {{"Host", host}})->status, 403) << host;
+  }
+  for (const char *host : {"localhost:8000", "LOCALHOST", "127.0.0.1:1", "[::1]:8000", "localhost."})
+    EXPECT_EQ(call("GET", "/v1/models", "", {{"Host", host}})->status, 200) << host;
+  // Cross-site browser requests.
+  auto cross = call("POST", "/v1/completions", R"({"prompt":[1]})",
+                    {{"Host", "localhost:8000"}, {"Origin", "http://evil.example"},
+                     {"Content-Type", "application/json"}});
+  EXPECT_EQ(cross->status, 403);
+  EXPECT_NE(parseErr(*cross).message.find("--allowed-origins"), std::string::npos);
+  EXPECT_EQ(call("GET", "/v1/models", "", {{"Host", "localhost:8000"}, {"Origin", "null"}})->status,
+            403);
+  EXPECT_TRUE(sched.order.empty());
+  // Same origin, and a listed one (with CORS headers and a preflight).
+  EXPECT_EQ(call("GET", "/v1/models", "",
+                 {{"Host", "localhost:8000"}, {"Origin", "http://localhost:8000"}})
+                ->status,
+            200);
+  auto listed = call("GET", "/v1/models", "",
+                     {{"Host", "localhost:8000"}, {"Origin", "https://app.example"}});
+  EXPECT_EQ(listed->status, 200);
+  EXPECT_EQ(listed->header("Access-Control-Allow-Origin"), "https://app.example");
+  auto pre = call("OPTIONS", "/v1/chat/completions", "",
+                  {{"Host", "localhost:8000"}, {"Origin", "https://app.example"}});
+  EXPECT_EQ(pre->status, 204);
+  EXPECT_NE(pre->header("Access-Control-Allow-Headers").find("Authorization"), std::string::npos);
+  EXPECT_EQ(call("OPTIONS", "/v1/chat/completions", "",
+                 {{"Host", "localhost:8000"}, {"Origin", "https://other.example"}})
+                ->status,
+            403);
+}
+
+TEST_F(ApiFixture, JsonBodiesOnly) {
+  // A cross-site form or a fetch without preflight can only send these.
+  for (const char *ct : {"text/plain", "application/x-www-form-urlencoded",
+                         "multipart/form-data; boundary=x", "application/jsonx"}) {
+    auto ex = call("POST", "/v1/completions", R"({"prompt":[1]})", {{"Content-Type", ct}});
+    EXPECT_EQ(ex->status, 415) << ct;
+    EXPECT_NE(parseErr(*ex).message.find("application/json"), std::string::npos) << ct;
+  }
+  HttpRequest r;
+  r.method = "POST";
+  r.path = r.target = "/v1/chat/completions";
+  r.body = R"({"messages":[{"role":"user","content":"x"}]})";
+  auto bare = std::make_shared<FakeExchange>();
+  api->handle(r, bare); // no Content-Type at all
+  EXPECT_EQ(bare->status, 415);
+  EXPECT_TRUE(sched.order.empty());
+  auto ok = call("POST", "/v1/completions", R"({"prompt":[1]})",
+                 {{"Content-Type", "Application/JSON; charset=utf-8"}});
+  EXPECT_EQ(ok->status, 0) << ok->body;
+  EXPECT_EQ(sched.order.size(), 1u);
+}
+
+TEST_F(ApiFixture, PromptBytesAreLimitedBeforeTokenization) {
+  configure = [](ApiOptions &o) { o.maxPromptBytes = 64; };
+  make(AdmissionOptions{}, demoTokenizer());
+  auto big = call("POST", "/v1/completions",
+                  "{\"prompt\":\"" + std::string(65, 'a') + "\",\"max_tokens\":1}");
+  EXPECT_EQ(big->status, 413);
+  EXPECT_EQ(parseErr(*big).param, "prompt");
+  EXPECT_NE(parseErr(*big).message.find("65 bytes"), std::string::npos);
+  EXPECT_NE(parseErr(*big).message.find("--max-prompt-bytes"), std::string::npos);
+  auto chat = call("POST", "/v1/chat/completions",
+                   "{\"messages\":[{\"role\":\"user\",\"content\":\"" + std::string(40, 'a') +
+                       "\"},{\"role\":\"user\",\"content\":\"" + std::string(40, 'b') + "\"}]}");
+  EXPECT_EQ(chat->status, 413);
+  EXPECT_EQ(parseErr(*chat).param, "messages");
+  EXPECT_TRUE(sched.order.empty());
+  auto fits = call("POST", "/v1/completions",
+                   "{\"prompt\":\"" + std::string(64, 'a') + "\",\"max_tokens\":1}");
+  EXPECT_NE(fits->status, 413) << fits->body;
+}
+
+TEST_F(ApiFixture, LargeBodiesAreTokenizedOffTheIoThread) {
+  configure = [](ApiOptions &o) { o.inlineBodyBytes = 16; };
+  make(AdmissionOptions{}, demoTokenizer());
+  const std::thread::id io = std::this_thread::get_id();
+  auto ex = call("POST", "/v1/completions",
+                 R"({"prompt":"In the beginning","max_tokens":2,"stream":true})");
+  // handle() returned at once; the worker submits through the strand.
+  EXPECT_EQ(ex->status, 0);
+  EXPECT_TRUE(sched.order.empty());
+  EXPECT_EQ(api->inFlight(), 1);
+  ASSERT_TRUE(ex->waitForPost());
+  EXPECT_EQ(std::this_thread::get_id(), io);
+  ex->drain(); // the strand runs the submit
+  ASSERT_EQ(sched.order.size(), 1u);
+  EXPECT_EQ(sched.entries.at(sched.last()).req.promptIds,
+            (std::vector<int64_t>{1143, 259, 1796, 1239}));
+  EXPECT_TRUE(ex->streaming);
+  sched.finish(sched.last(), serve::FinishReason::kStop, 0);
+  ex->drain();
+  EXPECT_EQ(api->inFlight(), 0);
+  EXPECT_EQ(sse::parse(ex->body).back(), "[DONE]");
+  // A refusal from the worker is answered too.
+  auto bad = call("POST", "/v1/completions", R"({"prompt":"x","temperature":"hot"})");
+  for (int i = 0; i < 500 && bad->status == 0; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  EXPECT_EQ(bad->status, 400);
+  for (int i = 0; i < 500 && api->inFlight() > 0; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  EXPECT_EQ(api->inFlight(), 0);
+}
+
+TEST_F(ApiFixture, DrainRefusesNewRequestsAndEndsTheRestWithAnError) {
+  auto stream = call("POST", "/v1/completions", R"({"prompt":[5],"max_tokens":20,"stream":true})");
+  const std::string streamId = sched.last();
+  auto whole = call("POST", "/v1/completions", R"({"prompt":[5],"max_tokens":20})");
+  const std::string wholeId = sched.last();
+  auto done = call("POST", "/v1/completions", R"({"prompt":[5],"max_tokens":20,"stream":true})");
+  const std::string doneId = sched.last();
+  EXPECT_EQ(api->inFlight(), 3);
+  api->beginDrain();
+  EXPECT_EQ(call("GET", "/health")->status, 503);
+  auto late = call("POST", "/v1/completions", R"({"prompt":[5]})");
+  EXPECT_EQ(late->status, 503);
+  EXPECT_NE(parseErr(*late).message.find("shutting down"), std::string::npos);
+  EXPECT_EQ(call("GET", "/v1/models")->status, 503);
+  EXPECT_EQ(call("GET", "/metrics")->status, 200);
+  EXPECT_EQ(sched.order.size(), 3u);
+  // One finishes within the drain, as usual.
+  sched.token(doneId, 1, "a");
+  sched.finish(doneId, serve::FinishReason::kLength, 1);
+  done->drain();
+  EXPECT_EQ(sse::parse(done->body).back(), "[DONE]");
+  EXPECT_EQ(api->inFlight(), 2);
+  // The timeout: the rest are cancelled and end with an error.
+  api->cancelAll();
+  std::sort(sched.cancelled.begin(), sched.cancelled.end());
+  std::vector<std::string> want{streamId, wholeId};
+  std::sort(want.begin(), want.end());
+  EXPECT_EQ(sched.cancelled, want);
+  sched.token(streamId, 1, "a");
+  sched.finish(streamId, serve::FinishReason::kCancelled, 1);
+  sched.finish(wholeId, serve::FinishReason::kCancelled, 0);
+  stream->drain();
+  whole->drain();
+  std::vector<std::string> events = sse::parse(stream->body);
+  ASSERT_GE(events.size(), 3u) << stream->body;
+  EXPECT_EQ(events.back(), "[DONE]");
+  json::Value err = parseJson(events[events.size() - 2]);
+  ASSERT_TRUE(err.find("error")) << stream->body;
+  EXPECT_NE(err.find("error")->find("message")->asString().find("shut down"), std::string::npos);
+  EXPECT_TRUE(stream->ended);
+  EXPECT_EQ(whole->status, 503);
+  EXPECT_NE(parseErr(*whole).message.find("--shutdown-timeout"), std::string::npos);
+  EXPECT_EQ(api->inFlight(), 0);
+  EXPECT_EQ(admission->snapshot().inFlight, 0);
+}
+
+TEST_F(ApiFixture, ModelsShowNoPath) {
+  json::Value m = call("GET", "/v1/models")->bodyJson();
+  for (const json::Value &card : m.find("data")->items())
+    EXPECT_EQ(card.find("root")->asString(), card.find("id")->asString());
+  auto head = call("HEAD", "/v1/models");
+  EXPECT_EQ(head->status, 200);
+  auto wrong = call("PUT", "/health");
+  EXPECT_EQ(wrong->header("Allow"), "GET, HEAD");
 }
 
 // ---------------------------------------------------------------------------
@@ -1357,6 +1621,11 @@ TEST_F(TransportFixture, ClientThatClosedIsNoticedWhileItsAnswerIsPending) {
   double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   EXPECT_LT(took, 2.0);
   EXPECT_FALSE(later[0]->isOpen());
+  // A close callback registered after that (a handler on another thread
+  // that got here late) runs at once.
+  std::promise<void> ran;
+  later[0]->onClose([&ran]() { ran.set_value(); });
+  EXPECT_EQ(ran.get_future().wait_for(std::chrono::seconds(2)), std::future_status::ready);
 }
 
 TEST_F(TransportFixture, DrainClosesAfterEachAnswerAndWaitsForIdle) {
@@ -1382,6 +1651,7 @@ TEST_F(TransportFixture, DrainClosesAfterEachAnswerAndWaitsForIdle) {
   ::close(fd);
   EXPECT_EQ(r.rfind("HTTP/1.1 200 OK", 0), 0u) << r;
   EXPECT_NE(r.find("Connection: close"), std::string::npos) << r;
+  EXPECT_TRUE(server->waitIdle(std::chrono::seconds(2)));
   EXPECT_EQ(server->busyConnections(), 0);
 }
 

@@ -504,10 +504,40 @@ public:
     if (closeAfterFlush_) {
       beast::error_code ignored;
       socket_.shutdown(tcp::socket::shutdown_send, ignored);
-      closeNow();
+      if (reading_)
+        closeNow(); // a read is pending: nothing was refused mid-request
+      else
+        linger();
       return;
     }
     syncBusy();
+  }
+
+  /// After refusing a request (413, 400, 503) the client may still be
+  /// sending it; closing now would make its kernel drop our answer and see
+  /// a reset. Read and discard for a little while (or until its EOF), then
+  /// close: a lingering close, as nginx does.
+  void linger() {
+    peerTimer_.expires_after(std::chrono::seconds(2));
+    peerTimer_.async_wait([self = shared_from_this()](beast::error_code ec) {
+      if (!ec)
+        self->closeNow();
+    });
+    lingerRead();
+  }
+
+  void lingerRead() {
+    if (closed_)
+      return;
+    if (!scratch_)
+      scratch_ = std::make_unique<char[]>(kScratch);
+    socket_.async_read_some(net::buffer(scratch_.get(), kScratch),
+                            [self = shared_from_this()](beast::error_code ec, size_t) {
+                              if (ec)
+                                self->closeNow();
+                              else
+                                self->lingerRead();
+                            });
   }
 
   // --- closing ------------------------------------------------------------
@@ -573,6 +603,8 @@ private:
   bool keepAlive_ = true, closeAfterFlush_ = false;
   bool peerEof_ = false; // the client sent EOF (half-closed, or gone)
   bool busy_ = false;
+  static constexpr size_t kScratch = 16 << 10;
+  std::unique_ptr<char[]> scratch_; // what linger() discards
 };
 
 void Exchange::respond(int status, std::string contentType, std::string body,
