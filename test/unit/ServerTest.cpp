@@ -1269,6 +1269,8 @@ struct TransportFixture : ::testing::Test {
         std::lock_guard<std::mutex> lock(mu);
         streams.push_back(ex);
         cv.notify_all();
+      } else if (r.path == "/empty") {
+        ex->respond(204, "", "ignored");
       } else if (r.path == "/later") {
         // Answered by the test, from its thread, whenever it likes.
         ex->onClose([this]() {
@@ -1495,20 +1497,22 @@ TEST_F(TransportFixture, TransferEncodingOtherThanChunkedIsRefused) {
   start();
   const std::string smuggled = "GET /smuggled HTTP/1.1\r\nHost: x\r\n\r\n";
   const std::string cl = "Content-Length: " + std::to_string(smuggled.size());
-  const std::vector<std::string> framings = {
-      "Transfer-Encoding: chunked, identity",
-      "Transfer-Encoding: identity\r\n" + cl,
-      "Transfer-Encoding: gzip, chunked",
-      "Transfer-Encoding: xchunked",
-      "Transfer-Encoding: chunked\r\nTransfer-Encoding: chunked",
-      "Transfer-Encoding: chunked\r\n" + cl,
-      cl + "\r\nTransfer-Encoding: chunked",
-      "Transfer-Encoding: identity",
+  // {HTTP version, framing headers}
+  const std::vector<std::pair<std::string, std::string>> framings = {
+      {"1.1", "Transfer-Encoding: chunked, identity"},
+      {"1.1", "Transfer-Encoding: identity\r\n" + cl},
+      {"1.1", "Transfer-Encoding: gzip, chunked"},
+      {"1.1", "Transfer-Encoding: xchunked"},
+      {"1.1", "Transfer-Encoding: chunked\r\nTransfer-Encoding: chunked"},
+      {"1.1", "Transfer-Encoding: chunked\r\n" + cl},
+      {"1.1", cl + "\r\nTransfer-Encoding: chunked"},
+      {"1.1", "Transfer-Encoding: identity"},
+      {"1.0", "Transfer-Encoding: chunked"}, // HTTP/1.0 has no transfer codings
   };
-  for (const std::string &f : framings) {
+  for (const auto &[version, f] : framings) {
     int fd = connectTo(server->port());
     ASSERT_GE(fd, 0);
-    sendAll(fd, "POST /echo HTTP/1.1\r\nHost: x\r\n" + f + "\r\n\r\n" + smuggled);
+    sendAll(fd, "POST /echo HTTP/" + version + "\r\nHost: x\r\n" + f + "\r\n\r\n" + smuggled);
     bool closed = false;
     std::string r = recvToEof(fd, &closed);
     ::close(fd);
@@ -1565,6 +1569,21 @@ TEST_F(TransportFixture, HeadHasNoBody) {
   EXPECT_EQ(r.compare(end + 4, 9, "HTTP/1.1 "), 0) << r;
   EXPECT_EQ(r.find("HEAD "), std::string::npos) << r;
   EXPECT_NE(r.find("\r\n\r\nGET "), std::string::npos) << r;
+}
+
+TEST_F(TransportFixture, NoContentHasNoBodyNorLength) {
+  start();
+  int fd = connectTo(server->port());
+  sendAll(fd, "GET /empty HTTP/1.1\r\nHost: x\r\n\r\nGET /echo HTTP/1.1\r\nHost: x\r\n\r\n");
+  std::string r = recvUntil(fd, [](const std::string &b) {
+    return b.find("\r\n\r\nGET ") != std::string::npos;
+  });
+  ::close(fd);
+  size_t end = r.find("\r\n\r\n");
+  ASSERT_NE(end, std::string::npos) << r;
+  EXPECT_EQ(r.rfind("HTTP/1.1 204 ", 0), 0u) << r;
+  EXPECT_EQ(r.substr(0, end).find("Content-Length"), std::string::npos) << r;
+  EXPECT_EQ(r.compare(end + 4, 13, "HTTP/1.1 200 "), 0) << r;
 }
 
 TEST_F(TransportFixture, HalfClosedClientGetsItsResponse) {

@@ -172,6 +172,8 @@ std::string framingError(const http::request_parser<http::string_body> &parser) 
     if (cl)
       return "Transfer-Encoding and Content-Length are both given: the body's length is "
              "ambiguous";
+    if (msg.version() < 11)
+      return "Transfer-Encoding in an HTTP/1.0 request is refused (RFC 9112 6.1)";
   }
   if (msg.version() >= 11 && msg.find(http::field::host) == msg.end())
     return "an HTTP/1.1 request needs a Host header";
@@ -343,9 +345,13 @@ public:
     if (!current(ex) || ex->streaming_)
       return;
     std::string out = head(status, ct, extra, closing());
-    out += "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n";
-    if (!ex->head_)
-      out += body;
+    if (status == 204 || status == 304) {
+      out += "\r\n"; // no body, and no Content-Length (RFC 9110 8.6)
+    } else {
+      out += "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n";
+      if (!ex->head_)
+        out += body;
+    }
     enqueue(std::move(out));
     endExchange();
   }
