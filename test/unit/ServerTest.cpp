@@ -22,6 +22,7 @@
 #include <gtest/gtest.h>
 
 #include <arpa/inet.h>
+#include <csignal>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
@@ -35,6 +36,7 @@
 #include <sstream>
 #include <chrono>
 #include <condition_variable>
+#include <future>
 #include <map>
 #include <mutex>
 #include <regex>
@@ -809,20 +811,47 @@ public:
     open = false;
     ended = true;
   }
-  void post(std::function<void()> fn) override { queue.push_back(std::move(fn)); }
-  void onClose(std::function<void()> fn) override { closeFn = std::move(fn); }
+  void post(std::function<void()> fn) override {
+    std::lock_guard<std::mutex> lock(queueMu);
+    queue.push_back(std::move(fn));
+  }
+  void onClose(std::function<void()> fn) override {
+    if (cut)
+      fn(); // gone already
+    else
+      closeFn = std::move(fn);
+  }
   bool isOpen() const override { return open; }
 
   void drain() {
-    while (!queue.empty()) {
-      auto q = std::move(queue);
-      queue.clear();
+    while (true) {
+      std::vector<std::function<void()>> q;
+      {
+        std::lock_guard<std::mutex> lock(queueMu);
+        q = std::move(queue);
+        queue.clear();
+      }
+      if (q.empty())
+        return;
       for (auto &f : q)
         f();
     }
   }
+  /// Waits (up to 5 s) until something was posted, e.g. from a worker.
+  bool waitForPost() {
+    for (int i = 0; i < 500; ++i) {
+      {
+        std::lock_guard<std::mutex> lock(queueMu);
+        if (!queue.empty())
+          return true;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return false;
+  }
   void disconnect() {
     open = false;
+    cut = true;
     if (closeFn)
       closeFn();
   }
@@ -837,7 +866,9 @@ public:
   int status = 0;
   std::string contentType, body;
   Headers headers;
-  bool open = true, ended = false, streaming = false;
+  std::atomic<bool> open{true};
+  bool ended = false, streaming = false, cut = false;
+  std::mutex queueMu;
   std::vector<std::function<void()>> queue;
   std::function<void()> closeFn;
 };
@@ -849,20 +880,37 @@ struct ApiFixture : ::testing::Test {
   std::unique_ptr<OpenAiApi> api;
 
   void SetUp() override { make(AdmissionOptions{}); }
+  std::function<void(ApiOptions &)> configure; // options beyond the fixture's
   void make(AdmissionOptions ao, std::shared_ptr<const tok::Tokenizer> tokenizer = nullptr) {
     admission = std::make_unique<Admission>(ao);
     ApiOptions o;
     o.modelNames = {"demo", "alias"};
     o.maxModelLen = 32;
     o.vocabSize = 100;
+    if (configure)
+      configure(o);
     api = std::make_unique<OpenAiApi>(sched, tokenizer, metrics, *admission, o);
   }
+  std::shared_ptr<const tok::Tokenizer> demoTokenizer() {
+    StatusOr<tok::Tokenizer> t =
+        tok::Tokenizer::fromFile(ACCEL_TEST_FIXTURES "/demo/tokenizer.json");
+    EXPECT_TRUE(t.isOk()) << t.status().message();
+    return std::make_shared<const tok::Tokenizer>(std::move(*t));
+  }
+  /// A request as the transport hands it over; a POST is JSON unless
+  /// `headers` say otherwise.
   std::shared_ptr<FakeExchange> call(const std::string &method, const std::string &path,
-                                     const std::string &body = "") {
+                                     const std::string &body = "", Headers headers = {}) {
     HttpRequest r;
     r.method = method;
     r.path = r.target = path;
     r.body = body;
+    bool typed = false;
+    for (const auto &[k, v] : headers)
+      typed = typed || k == "Content-Type";
+    if (method == "POST" && !typed)
+      headers.emplace_back("Content-Type", "application/json");
+    r.headers = std::move(headers);
     r.arrival = std::chrono::steady_clock::now();
     auto ex = std::make_shared<FakeExchange>();
     api->handle(r, ex);
@@ -1395,6 +1443,223 @@ TEST_F(ApiFixture, OtherRoutes) {
   EXPECT_EQ(wrong->header("Allow"), "POST");
 }
 
+TEST_F(ApiFixture, ApiKey) {
+  configure = [](ApiOptions &o) { o.access.apiKey = "sk-right"; };
+  make(AdmissionOptions{});
+  auto none = call("GET", "/v1/models");
+  EXPECT_EQ(none->status, 401);
+  EXPECT_EQ(parseErr(*none).code, "invalid_api_key");
+  EXPECT_NE(parseErr(*none).message.find("Authorization: Bearer"), std::string::npos);
+  EXPECT_EQ(none->header("WWW-Authenticate"), "Bearer");
+  for (const char *bad : {"Bearer sk-wrong", "Bearer sk-righ", "Bearer sk-right2", "sk-right",
+                          "Basic sk-right", "Bearer "}) {
+    auto ex = call("GET", "/v1/models", "", {{"Authorization", bad}});
+    EXPECT_EQ(ex->status, 401) << bad;
+  }
+  auto post = call("POST", "/v1/completions", R"({"prompt":[1]})");
+  EXPECT_EQ(post->status, 401);
+  EXPECT_EQ(call("GET", "/v1/nope")->status, 401); // every /v1/ route
+  EXPECT_TRUE(sched.order.empty());
+  auto ok = call("GET", "/v1/models", "", {{"Authorization", "Bearer sk-right"}});
+  EXPECT_EQ(ok->status, 200);
+  auto okPost = call("POST", "/v1/completions", R"({"prompt":[1]})",
+                     {{"Authorization", "bearer  sk-right"}, {"Content-Type", "application/json"}});
+  EXPECT_EQ(okPost->status, 0) << okPost->body; // in flight
+  EXPECT_EQ(sched.order.size(), 1u);
+  // /health and /metrics stay open.
+  EXPECT_EQ(call("GET", "/health")->status, 200);
+  EXPECT_EQ(call("GET", "/metrics")->status, 200);
+}
+
+TEST(Access, ConstantTimeEqualsAndLists) {
+  EXPECT_TRUE(constantTimeEquals("abc", "abc"));
+  EXPECT_FALSE(constantTimeEquals("abc", "abd"));
+  EXPECT_FALSE(constantTimeEquals("abc", "ab"));
+  EXPECT_FALSE(constantTimeEquals("", "a"));
+  EXPECT_TRUE(constantTimeEquals("", ""));
+  EXPECT_EQ(splitList(" a, b ,,c "), (std::vector<std::string>{"a", "b", "c"}));
+  EXPECT_EQ(defaultAllowedHosts("127.0.0.1"),
+            (std::vector<std::string>{"localhost", "127.0.0.1", "::1"}));
+  EXPECT_EQ(defaultAllowedHosts("127.0.0.2"),
+            (std::vector<std::string>{"localhost", "127.0.0.1", "::1", "127.0.0.2"}));
+  EXPECT_EQ(defaultAllowedHosts("::1").size(), 3u);
+  EXPECT_EQ(defaultAllowedHosts("localhost").size(), 3u);
+  EXPECT_TRUE(defaultAllowedHosts("0.0.0.0").empty());
+  EXPECT_TRUE(defaultAllowedHosts("10.1.2.3").empty());
+}
+
+TEST_F(ApiFixture, HostAndOrigin) {
+  configure = [](ApiOptions &o) {
+    o.access.allowedHosts = defaultAllowedHosts("127.0.0.1");
+    o.access.allowedOrigins = {"https://app.example"};
+  };
+  make(AdmissionOptions{});
+  // DNS rebinding: a page at evil.example:8000, its name pointed at 127.0.0.1.
+  for (const char *host : {"evil.example:8000", "evil.example", "127.0.0.1.evil.example"}) {
+    auto ex = call("GET", "/v1/models", "", {{"Host", host}});
+    EXPECT_EQ(ex->status, 403) << host;
+    EXPECT_NE(parseErr(*ex).message.find("--allowed-hosts"), std::string::npos) << host;
+    EXPECT_EQ(call("GET", "/health", "", {{"Host", host}})->status, 403) << host;
+  }
+  for (const char *host : {"localhost:8000", "LOCALHOST", "127.0.0.1:1", "[::1]:8000", "localhost."})
+    EXPECT_EQ(call("GET", "/v1/models", "", {{"Host", host}})->status, 200) << host;
+  // Cross-site browser requests.
+  auto cross = call("POST", "/v1/completions", R"({"prompt":[1]})",
+                    {{"Host", "localhost:8000"}, {"Origin", "http://evil.example"},
+                     {"Content-Type", "application/json"}});
+  EXPECT_EQ(cross->status, 403);
+  EXPECT_NE(parseErr(*cross).message.find("--allowed-origins"), std::string::npos);
+  EXPECT_EQ(call("GET", "/v1/models", "", {{"Host", "localhost:8000"}, {"Origin", "null"}})->status,
+            403);
+  EXPECT_TRUE(sched.order.empty());
+  // Same origin, and a listed one (with CORS headers and a preflight).
+  EXPECT_EQ(call("GET", "/v1/models", "",
+                 {{"Host", "localhost:8000"}, {"Origin", "http://localhost:8000"}})
+                ->status,
+            200);
+  auto listed = call("GET", "/v1/models", "",
+                     {{"Host", "localhost:8000"}, {"Origin", "https://app.example"}});
+  EXPECT_EQ(listed->status, 200);
+  EXPECT_EQ(listed->header("Access-Control-Allow-Origin"), "https://app.example");
+  auto pre = call("OPTIONS", "/v1/chat/completions", "",
+                  {{"Host", "localhost:8000"}, {"Origin", "https://app.example"}});
+  EXPECT_EQ(pre->status, 204);
+  EXPECT_NE(pre->header("Access-Control-Allow-Headers").find("Authorization"), std::string::npos);
+  EXPECT_EQ(call("OPTIONS", "/v1/chat/completions", "",
+                 {{"Host", "localhost:8000"}, {"Origin", "https://other.example"}})
+                ->status,
+            403);
+}
+
+TEST_F(ApiFixture, JsonBodiesOnly) {
+  // A cross-site form or a fetch without preflight can only send these.
+  for (const char *ct : {"text/plain", "application/x-www-form-urlencoded",
+                         "multipart/form-data; boundary=x", "application/jsonx"}) {
+    auto ex = call("POST", "/v1/completions", R"({"prompt":[1]})", {{"Content-Type", ct}});
+    EXPECT_EQ(ex->status, 415) << ct;
+    EXPECT_NE(parseErr(*ex).message.find("application/json"), std::string::npos) << ct;
+  }
+  HttpRequest r;
+  r.method = "POST";
+  r.path = r.target = "/v1/chat/completions";
+  r.body = R"({"messages":[{"role":"user","content":"x"}]})";
+  auto bare = std::make_shared<FakeExchange>();
+  api->handle(r, bare); // no Content-Type at all
+  EXPECT_EQ(bare->status, 415);
+  EXPECT_TRUE(sched.order.empty());
+  auto ok = call("POST", "/v1/completions", R"({"prompt":[1]})",
+                 {{"Content-Type", "Application/JSON; charset=utf-8"}});
+  EXPECT_EQ(ok->status, 0) << ok->body;
+  EXPECT_EQ(sched.order.size(), 1u);
+}
+
+TEST_F(ApiFixture, PromptBytesAreLimitedBeforeTokenization) {
+  configure = [](ApiOptions &o) { o.maxPromptBytes = 64; };
+  make(AdmissionOptions{}, demoTokenizer());
+  auto big = call("POST", "/v1/completions",
+                  "{\"prompt\":\"" + std::string(65, 'a') + "\",\"max_tokens\":1}");
+  EXPECT_EQ(big->status, 413);
+  EXPECT_EQ(parseErr(*big).param, "prompt");
+  EXPECT_NE(parseErr(*big).message.find("65 bytes"), std::string::npos);
+  EXPECT_NE(parseErr(*big).message.find("--max-prompt-bytes"), std::string::npos);
+  auto chat = call("POST", "/v1/chat/completions",
+                   "{\"messages\":[{\"role\":\"user\",\"content\":\"" + std::string(40, 'a') +
+                       "\"},{\"role\":\"user\",\"content\":\"" + std::string(40, 'b') + "\"}]}");
+  EXPECT_EQ(chat->status, 413);
+  EXPECT_EQ(parseErr(*chat).param, "messages");
+  EXPECT_TRUE(sched.order.empty());
+  auto fits = call("POST", "/v1/completions",
+                   "{\"prompt\":\"" + std::string(64, 'a') + "\",\"max_tokens\":1}");
+  EXPECT_NE(fits->status, 413) << fits->body;
+}
+
+TEST_F(ApiFixture, LargeBodiesAreTokenizedOffTheIoThread) {
+  configure = [](ApiOptions &o) { o.inlineBodyBytes = 16; };
+  make(AdmissionOptions{}, demoTokenizer());
+  const std::thread::id io = std::this_thread::get_id();
+  auto ex = call("POST", "/v1/completions",
+                 R"({"prompt":"In the beginning","max_tokens":2,"stream":true})");
+  // handle() returned at once; the worker submits through the strand.
+  EXPECT_EQ(ex->status, 0);
+  EXPECT_TRUE(sched.order.empty());
+  EXPECT_EQ(api->inFlight(), 1);
+  ASSERT_TRUE(ex->waitForPost());
+  EXPECT_EQ(std::this_thread::get_id(), io);
+  ex->drain(); // the strand runs the submit
+  ASSERT_EQ(sched.order.size(), 1u);
+  EXPECT_EQ(sched.entries.at(sched.last()).req.promptIds,
+            (std::vector<int64_t>{1143, 259, 1796, 1239}));
+  EXPECT_TRUE(ex->streaming);
+  sched.finish(sched.last(), serve::FinishReason::kStop, 0);
+  ex->drain();
+  EXPECT_EQ(api->inFlight(), 0);
+  EXPECT_EQ(sse::parse(ex->body).back(), "[DONE]");
+  // A refusal from the worker is answered too.
+  auto bad = call("POST", "/v1/completions", R"({"prompt":"x","temperature":"hot"})");
+  for (int i = 0; i < 500 && bad->status == 0; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  EXPECT_EQ(bad->status, 400);
+  for (int i = 0; i < 500 && api->inFlight() > 0; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  EXPECT_EQ(api->inFlight(), 0);
+}
+
+TEST_F(ApiFixture, DrainRefusesNewRequestsAndEndsTheRestWithAnError) {
+  auto stream = call("POST", "/v1/completions", R"({"prompt":[5],"max_tokens":20,"stream":true})");
+  const std::string streamId = sched.last();
+  auto whole = call("POST", "/v1/completions", R"({"prompt":[5],"max_tokens":20})");
+  const std::string wholeId = sched.last();
+  auto done = call("POST", "/v1/completions", R"({"prompt":[5],"max_tokens":20,"stream":true})");
+  const std::string doneId = sched.last();
+  EXPECT_EQ(api->inFlight(), 3);
+  api->beginDrain();
+  EXPECT_EQ(call("GET", "/health")->status, 503);
+  auto late = call("POST", "/v1/completions", R"({"prompt":[5]})");
+  EXPECT_EQ(late->status, 503);
+  EXPECT_NE(parseErr(*late).message.find("shutting down"), std::string::npos);
+  EXPECT_EQ(call("GET", "/v1/models")->status, 503);
+  EXPECT_EQ(call("GET", "/metrics")->status, 200);
+  EXPECT_EQ(sched.order.size(), 3u);
+  // One finishes within the drain, as usual.
+  sched.token(doneId, 1, "a");
+  sched.finish(doneId, serve::FinishReason::kLength, 1);
+  done->drain();
+  EXPECT_EQ(sse::parse(done->body).back(), "[DONE]");
+  EXPECT_EQ(api->inFlight(), 2);
+  // The timeout: the rest are cancelled and end with an error.
+  api->cancelAll();
+  std::sort(sched.cancelled.begin(), sched.cancelled.end());
+  std::vector<std::string> want{streamId, wholeId};
+  std::sort(want.begin(), want.end());
+  EXPECT_EQ(sched.cancelled, want);
+  sched.token(streamId, 1, "a");
+  sched.finish(streamId, serve::FinishReason::kCancelled, 1);
+  sched.finish(wholeId, serve::FinishReason::kCancelled, 0);
+  stream->drain();
+  whole->drain();
+  std::vector<std::string> events = sse::parse(stream->body);
+  ASSERT_GE(events.size(), 3u) << stream->body;
+  EXPECT_EQ(events.back(), "[DONE]");
+  json::Value err = parseJson(events[events.size() - 2]);
+  ASSERT_TRUE(err.find("error")) << stream->body;
+  EXPECT_NE(err.find("error")->find("message")->asString().find("shut down"), std::string::npos);
+  EXPECT_TRUE(stream->ended);
+  EXPECT_EQ(whole->status, 503);
+  EXPECT_NE(parseErr(*whole).message.find("--shutdown-timeout"), std::string::npos);
+  EXPECT_EQ(api->inFlight(), 0);
+  EXPECT_EQ(admission->snapshot().inFlight, 0);
+}
+
+TEST_F(ApiFixture, ModelsShowNoPath) {
+  json::Value m = call("GET", "/v1/models")->bodyJson();
+  for (const json::Value &card : m.find("data")->items())
+    EXPECT_EQ(card.find("root")->asString(), card.find("id")->asString());
+  auto head = call("HEAD", "/v1/models");
+  EXPECT_EQ(head->status, 200);
+  auto wrong = call("PUT", "/health");
+  EXPECT_EQ(wrong->header("Allow"), "GET, HEAD");
+}
+
 // ---------------------------------------------------------------------------
 // The HTTP transport over real sockets
 // ---------------------------------------------------------------------------
@@ -1461,7 +1726,14 @@ struct TransportFixture : ::testing::Test {
   std::mutex mu;
   std::condition_variable cv;
   int closes = 0;
-  std::vector<std::shared_ptr<HttpExchange>> streams;
+  std::vector<std::shared_ptr<HttpExchange>> streams, later;
+  std::vector<std::string> seen; // requests answered 404
+
+  /// Waits until `n` exchanges wait in `list`.
+  bool waitFor(std::vector<std::shared_ptr<HttpExchange>> &list, size_t n) {
+    std::unique_lock<std::mutex> lock(mu);
+    return cv.wait_for(lock, std::chrono::seconds(5), [&] { return list.size() >= n; });
+  }
 
   void start(HttpServerOptions o = {}) {
     o.host = "127.0.0.1";
@@ -1480,7 +1752,21 @@ struct TransportFixture : ::testing::Test {
         std::lock_guard<std::mutex> lock(mu);
         streams.push_back(ex);
         cv.notify_all();
+      } else if (r.path == "/empty") {
+        ex->respond(204, "", "ignored");
+      } else if (r.path == "/later") {
+        // Answered by the test, from its thread, whenever it likes.
+        ex->onClose([this]() {
+          std::lock_guard<std::mutex> lock(mu);
+          ++closes;
+          cv.notify_all();
+        });
+        std::lock_guard<std::mutex> lock(mu);
+        later.push_back(ex);
+        cv.notify_all();
       } else {
+        std::lock_guard<std::mutex> lock(mu);
+        seen.push_back(r.method + " " + r.target);
         ex->respond(404, "text/plain", "no");
       }
     });
@@ -1570,8 +1856,10 @@ TEST_F(TransportFixture, StreamAndDisconnect) {
   EXPECT_NE(r.find("Transfer-Encoding: chunked"), std::string::npos) << r;
   EXPECT_NE(r.find("Content-Type: text/event-stream"), std::string::npos) << r;
   EXPECT_NE(r.find("data: {\"n\":1}\n\n"), std::string::npos) << r;
-  // The client goes away mid-stream: noticed at once, without a write.
+  // The client goes away mid-stream: its FIN alone could be a half-close,
+  // so the next write (refused by the client's kernel) tells.
   ::close(fd);
+  streams[0]->write(sse::event("{\"n\":3}"));
   {
     std::unique_lock<std::mutex> lock(mu);
     EXPECT_TRUE(cv.wait_for(lock, std::chrono::seconds(2), [&] { return closes == 1; }));
@@ -1651,6 +1939,245 @@ TEST_F(TransportFixture, ManyConcurrentStreams) {
     ::close(fd);
   }
   EXPECT_EQ(complete, kConns);
+}
+
+/// Everything the server sends until it closes the connection (or the
+/// timeout); `closed` says whether it did.
+std::string recvToEof(int fd, bool *closed, int timeoutMs = 3000) {
+  std::string buf;
+  *closed = false;
+  auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeoutMs);
+  while (true) {
+    int left = int(std::chrono::duration_cast<std::chrono::milliseconds>(
+                       end - std::chrono::steady_clock::now())
+                       .count());
+    if (left <= 0)
+      return buf;
+    pollfd p{fd, POLLIN, 0};
+    if (::poll(&p, 1, left) <= 0)
+      return buf;
+    char tmp[4096];
+    ssize_t n = ::recv(fd, tmp, sizeof tmp, 0);
+    if (n <= 0) {
+      *closed = true;
+      return buf;
+    }
+    buf.append(tmp, size_t(n));
+  }
+}
+
+size_t count(const std::string &s, const std::string &what) {
+  size_t n = 0;
+  for (size_t p = s.find(what); p != std::string::npos; p = s.find(what, p + 1))
+    ++n;
+  return n;
+}
+
+TEST_F(TransportFixture, TransferEncodingOtherThanChunkedIsRefused) {
+  // RFC 9112 6.1/6.3: a Transfer-Encoding whose final coding is not chunked,
+  // or one beside Content-Length, leaves the body's length unknown: 400,
+  // then close, so that the body can never be read as a second request.
+  start();
+  const std::string smuggled = "GET /smuggled HTTP/1.1\r\nHost: x\r\n\r\n";
+  const std::string cl = "Content-Length: " + std::to_string(smuggled.size());
+  // {HTTP version, framing headers}
+  const std::vector<std::pair<std::string, std::string>> framings = {
+      {"1.1", "Transfer-Encoding: chunked, identity"},
+      {"1.1", "Transfer-Encoding: identity\r\n" + cl},
+      {"1.1", "Transfer-Encoding: gzip, chunked"},
+      {"1.1", "Transfer-Encoding: xchunked"},
+      {"1.1", "Transfer-Encoding: chunked\r\nTransfer-Encoding: chunked"},
+      {"1.1", "Transfer-Encoding: chunked\r\n" + cl},
+      {"1.1", cl + "\r\nTransfer-Encoding: chunked"},
+      {"1.1", "Transfer-Encoding: identity"},
+      {"1.0", "Transfer-Encoding: chunked"}, // HTTP/1.0 has no transfer codings
+  };
+  for (const auto &[version, f] : framings) {
+    int fd = connectTo(server->port());
+    ASSERT_GE(fd, 0);
+    sendAll(fd, "POST /echo HTTP/" + version + "\r\nHost: x\r\n" + f + "\r\n\r\n" + smuggled);
+    bool closed = false;
+    std::string r = recvToEof(fd, &closed);
+    ::close(fd);
+    EXPECT_EQ(r.rfind("HTTP/1.1 400 ", 0), 0u) << f << "\n" << r;
+    EXPECT_NE(r.find("Transfer-Encoding"), std::string::npos) << f << "\n" << r;
+    EXPECT_NE(r.find("Connection: close"), std::string::npos) << f << "\n" << r;
+    EXPECT_EQ(count(r, "HTTP/1.1 "), 1u) << f << "\n" << r;
+    EXPECT_TRUE(closed) << f;
+  }
+  std::lock_guard<std::mutex> lock(mu);
+  EXPECT_TRUE(seen.empty()) << seen.front();
+
+  // Exactly chunked (any case) is read as a chunked body.
+  int fd = connectTo(server->port());
+  sendAll(fd, "POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: Chunked\r\n\r\n"
+              "5\r\nhello\r\n0\r\n\r\n");
+  std::string ok = recvUntil(fd, haveWholeResponse);
+  ::close(fd);
+  EXPECT_EQ(ok.rfind("HTTP/1.1 200 OK", 0), 0u) << ok;
+  EXPECT_NE(ok.find("\r\n\r\nPOST hello"), std::string::npos) << ok;
+}
+
+TEST_F(TransportFixture, Http11WithoutHostIs400) {
+  start();
+  int fd = connectTo(server->port());
+  sendAll(fd, "GET /echo HTTP/1.1\r\n\r\n");
+  bool closed = false;
+  std::string r = recvToEof(fd, &closed);
+  ::close(fd);
+  EXPECT_EQ(r.rfind("HTTP/1.1 400 ", 0), 0u) << r;
+  EXPECT_NE(r.find("Host"), std::string::npos) << r;
+  // HTTP/1.0 needs none.
+  fd = connectTo(server->port());
+  sendAll(fd, "GET /echo HTTP/1.0\r\n\r\n");
+  r = recvToEof(fd, &closed);
+  ::close(fd);
+  EXPECT_NE(r.find(" 200 OK"), std::string::npos) << r;
+}
+
+TEST_F(TransportFixture, HeadHasNoBody) {
+  start();
+  int fd = connectTo(server->port());
+  // Pipelined: if HEAD's answer carried a body, it would be read as the
+  // start of the GET's answer.
+  sendAll(fd, "HEAD /echo HTTP/1.1\r\nHost: x\r\n\r\nGET /echo HTTP/1.1\r\nHost: x\r\n\r\n");
+  std::string r = recvUntil(fd, [](const std::string &b) {
+    return b.find("\r\n\r\nGET ") != std::string::npos;
+  });
+  ::close(fd);
+  size_t end = r.find("\r\n\r\n");
+  ASSERT_NE(end, std::string::npos) << r;
+  EXPECT_EQ(r.rfind("HTTP/1.1 200 OK", 0), 0u) << r;
+  EXPECT_NE(r.substr(0, end).find("Content-Length: 5"), std::string::npos) << r; // "HEAD "
+  EXPECT_EQ(r.compare(end + 4, 9, "HTTP/1.1 "), 0) << r;
+  EXPECT_EQ(r.find("HEAD "), std::string::npos) << r;
+  EXPECT_NE(r.find("\r\n\r\nGET "), std::string::npos) << r;
+}
+
+TEST_F(TransportFixture, NoContentHasNoBodyNorLength) {
+  start();
+  int fd = connectTo(server->port());
+  sendAll(fd, "GET /empty HTTP/1.1\r\nHost: x\r\n\r\nGET /echo HTTP/1.1\r\nHost: x\r\n\r\n");
+  std::string r = recvUntil(fd, [](const std::string &b) {
+    return b.find("\r\n\r\nGET ") != std::string::npos;
+  });
+  ::close(fd);
+  size_t end = r.find("\r\n\r\n");
+  ASSERT_NE(end, std::string::npos) << r;
+  EXPECT_EQ(r.rfind("HTTP/1.1 204 ", 0), 0u) << r;
+  EXPECT_EQ(r.substr(0, end).find("Content-Length"), std::string::npos) << r;
+  EXPECT_EQ(r.compare(end + 4, 13, "HTTP/1.1 200 "), 0) << r;
+}
+
+TEST_F(TransportFixture, HalfClosedClientGetsItsResponse) {
+  // shutdown(SHUT_WR) after the request: the client still reads. Its EOF is
+  // not a cancel; only a write that fails is.
+  start();
+  int whole = connectTo(server->port());
+  sendAll(whole, "POST /later HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\nhi");
+  ::shutdown(whole, SHUT_WR);
+  int stream = connectTo(server->port());
+  sendAll(stream, "GET /stream HTTP/1.1\r\nHost: x\r\n\r\n");
+  ::shutdown(stream, SHUT_WR);
+  ASSERT_TRUE(waitFor(later, 1));
+  ASSERT_TRUE(waitFor(streams, 1));
+  std::this_thread::sleep_for(std::chrono::milliseconds(300)); // the EOFs arrive
+  EXPECT_TRUE(later[0]->isOpen());
+  EXPECT_TRUE(streams[0]->isOpen());
+  std::thread producer([&]() {
+    later[0]->respond(200, "text/plain", "done");
+    streams[0]->startStream(200, sse::kContentType);
+    streams[0]->write(sse::event("x"));
+    streams[0]->write(sse::done());
+    streams[0]->endStream();
+  });
+  producer.join();
+  bool closed = false;
+  std::string r = recvToEof(whole, &closed);
+  EXPECT_NE(r.find("HTTP/1.1 200 OK"), std::string::npos) << r;
+  EXPECT_NE(r.find("\r\n\r\ndone"), std::string::npos) << r;
+  EXPECT_TRUE(closed); // nothing more can come on it
+  std::string s = recvToEof(stream, &closed);
+  EXPECT_NE(s.find("data: [DONE]"), std::string::npos) << s;
+  EXPECT_TRUE(closed);
+  ::close(whole);
+  ::close(stream);
+  std::lock_guard<std::mutex> lock(mu);
+  EXPECT_EQ(closes, 0);
+}
+
+TEST_F(TransportFixture, ClientThatClosedIsNoticedWhileItsAnswerIsPending) {
+  // A whole response has nothing to write until the end; the server probes
+  // the client (an interim 100 Continue) once it sees EOF, and a client that
+  // closed both ways refuses it: the exchange is closed (cancelled) at once.
+  start();
+  int fd = connectTo(server->port());
+  sendAll(fd, "GET /later HTTP/1.1\r\nHost: x\r\n\r\n");
+  ASSERT_TRUE(waitFor(later, 1));
+  auto t0 = std::chrono::steady_clock::now();
+  ::close(fd);
+  {
+    std::unique_lock<std::mutex> lock(mu);
+    EXPECT_TRUE(cv.wait_for(lock, std::chrono::seconds(3), [&] { return closes == 1; }));
+  }
+  double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_LT(took, 2.0);
+  EXPECT_FALSE(later[0]->isOpen());
+  // A close callback registered after that (a handler on another thread
+  // that got here late) runs at once.
+  std::promise<void> ran;
+  later[0]->onClose([&ran]() { ran.set_value(); });
+  EXPECT_EQ(ran.get_future().wait_for(std::chrono::seconds(2)), std::future_status::ready);
+}
+
+TEST_F(TransportFixture, DrainClosesAfterEachAnswerAndWaitsForIdle) {
+  start();
+  int fd = connectTo(server->port());
+  sendAll(fd, "GET /later HTTP/1.1\r\nHost: x\r\n\r\n");
+  ASSERT_TRUE(waitFor(later, 1));
+  EXPECT_EQ(server->busyConnections(), 1);
+  server->beginDrain();
+  EXPECT_FALSE(server->waitIdle(std::chrono::milliseconds(50))); // a request in flight
+  later[0]->respond(200, "text/plain", "last");
+  EXPECT_TRUE(server->waitIdle(std::chrono::seconds(2)));
+  bool closed = false;
+  std::string r = recvToEof(fd, &closed);
+  ::close(fd);
+  EXPECT_NE(r.find("Connection: close"), std::string::npos) << r;
+  EXPECT_NE(r.find("\r\n\r\nlast"), std::string::npos) << r;
+  EXPECT_TRUE(closed);
+  // New connections are still read (the handler answers them).
+  fd = connectTo(server->port());
+  sendAll(fd, "GET /echo HTTP/1.1\r\nHost: x\r\n\r\n");
+  r = recvToEof(fd, &closed);
+  ::close(fd);
+  EXPECT_EQ(r.rfind("HTTP/1.1 200 OK", 0), 0u) << r;
+  EXPECT_NE(r.find("Connection: close"), std::string::npos) << r;
+  EXPECT_TRUE(server->waitIdle(std::chrono::seconds(2)));
+  EXPECT_EQ(server->busyConnections(), 0);
+}
+
+TEST_F(TransportFixture, SignalsAreCountedNotLost) {
+  start();
+  EXPECT_FALSE(server->waitForSignal(std::chrono::milliseconds(20))); // installs the handler
+  ::raise(SIGTERM); // between two waits: queued
+  EXPECT_TRUE(server->waitForSignal(std::chrono::seconds(2)));
+  EXPECT_FALSE(server->waitForSignal(std::chrono::milliseconds(20)));
+  std::thread later([&]() {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    ::raise(SIGINT);
+  });
+  EXPECT_TRUE(server->waitForSignal(std::chrono::seconds(2)));
+  later.join();
+  // stop() from another thread ends a wait without a signal.
+  std::thread stopper([&]() {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    server->stop();
+  });
+  auto t0 = std::chrono::steady_clock::now();
+  server->waitForSignal();
+  stopper.join();
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 2.0);
 }
 
 } // namespace

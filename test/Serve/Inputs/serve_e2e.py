@@ -256,7 +256,8 @@ def run_tests(base, prompt, hf_text, args):
     sock = socket.create_connection((host, int(port)))
     body = json.dumps({"model": "demo", "prompt": prompt, "max_tokens": 400, "stream": True,
                        "ignore_eos": True, "temperature": 0}).encode()
-    sock.sendall(b"POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+    sock.sendall(b"POST /v1/completions HTTP/1.1\r\nHost: " + f"{host}:{port}".encode() +
+                 b"\r\nContent-Type: application/json\r\n"
                  b"Content-Length: " + str(len(body)).encode() + b"\r\n\r\n" + body)
     got = b""
     while got.count(b"data: ") < 3:
