@@ -2,7 +2,7 @@
 # Installs everything accel needs to build and test on a fresh Debian 12
 # machine: the system packages (LLVM/MLIR 22, ONNX, Protobuf, GoogleTest,
 # OpenBLAS, CMake, Ninja, ccache) and the Python test tooling (numpy, onnx,
-# onnxruntime). Idempotent: a second run installs nothing and takes seconds.
+# onnxruntime, pinned below). Idempotent: a second run installs nothing and takes seconds.
 # The CUDA toolkit is optional (found at /usr/local/cuda when present).
 set -euo pipefail
 
@@ -14,7 +14,11 @@ APT_PACKAGES=(
   libgtest-dev libgmock-dev libopenblas-dev libboost-dev
   python3 python3-pip
 )
-PIP_PACKAGES=(numpy onnx onnxruntime tokenizers openai)
+# onnx and onnxruntime are pinned: the ONNX conformance test (ctest
+# onnx-conformance) exports its cases and expected values from them, and the
+# lit tests compare with onnxruntime; a new release may add cases or change
+# undefined values. A package with a different version is reinstalled.
+PIP_PACKAGES=(numpy onnx==1.23.2 onnxruntime==1.32.0 tokenizers openai)
 
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
@@ -34,7 +38,13 @@ fi
 PY=${PYTHON:-python3}
 pip_missing=()
 for p in "${PIP_PACKAGES[@]}"; do
-  "$PY" -c "import $p" 2>/dev/null || pip_missing+=("$p")
+  name=${p%%==*}
+  if [ "$name" != "$p" ]; then
+    "$PY" -c "import importlib.metadata as m, sys; sys.exit(m.version('$name') != '${p#*==}')" \
+      2>/dev/null || pip_missing+=("$p")
+  else
+    "$PY" -c "import $p" 2>/dev/null || pip_missing+=("$p")
+  fi
 done
 if [ ${#pip_missing[@]} -gt 0 ]; then
   echo "setup: pip installing ${pip_missing[*]}"

@@ -1,7 +1,8 @@
 //===- Cast.cpp - Cast and CastLike ---------------------------------------===//
 //
 // Tensor::astype has ONNX Cast semantics (round to nearest even; f8 honours
-// `saturate`; float -> int truncates and clamps; int -> int wraps).
+// `saturate`; float -> int truncates toward zero, then wraps as int -> int
+// does: ONNX leaves out-of-range values undefined, see core/Tensor.cpp).
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/cpu/onnx/KernelUtil.h"
