@@ -233,5 +233,9 @@ TEST(OnnxConformance, NodeTests) {
   for (const auto &[op, n] : unsupportedOps)
     std::cout << " " << op << " (" << n << ")";
   std::cout << "\n";
-  EXPECT_GT(pass, 0);
+  // The pinned onnx 1.23.2 and onnxruntime 1.32.0 (scripts/setup.sh) give
+  // 902: fewer means the export lost cases or an operator became unsupported.
+  constexpr int kMinPass = 902;
+  EXPECT_GE(pass, kMinPass) << "fewer ONNX conformance cases pass than with the pinned onnx "
+                               "and onnxruntime (docs/onnx-support.md, \"Conformance\")";
 }

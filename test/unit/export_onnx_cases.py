@@ -5,7 +5,10 @@ Two sources, both run at export time (not at test time):
   * the ONNX backend node tests (onnx.backend.test.case.node): every
     single-node case whose tensors have a dtype the runtime stores;
   * com.microsoft contrib ops (and a few opset-23 ops) evaluated by
-    onnxruntime on random inputs, when onnxruntime is installed.
+    onnxruntime on random inputs.
+onnx, onnxruntime and ml_dtypes are required (scripts/setup.sh pins onnx
+and onnxruntime; ml_dtypes comes with onnx): a missing one fails the export,
+and so ctest onnx-conformance, rather than dropping cases.
 
 Each case is a folder with case.txt (op, attributes, inputs, outputs) and
 .npy files; bf16/f8/i4 tensors are stored as their storage integers with the
@@ -18,23 +21,25 @@ import shutil
 import sys
 import warnings
 
-import numpy as np
-import onnx
-from onnx import AttributeProto, TensorProto, helper, numpy_helper
+try:
+    import ml_dtypes
+    import numpy as np
+    import onnx
+    import onnxruntime as ort
+    from onnx import AttributeProto, TensorProto, helper, numpy_helper
+except ImportError as e:
+    sys.exit(f"export_onnx_cases.py: the Python package '{e.name}' is missing "
+             "(scripts/setup.sh installs numpy, onnx with ml_dtypes, and onnxruntime)")
 
 warnings.filterwarnings("ignore")
 
-try:
-    import ml_dtypes
-    SPECIAL = {
-        np.dtype(ml_dtypes.bfloat16): ("bf16", np.uint16),
-        np.dtype(ml_dtypes.float8_e4m3fn): ("f8E4M3FN", np.uint8),
-        np.dtype(ml_dtypes.float8_e5m2): ("f8E5M2", np.uint8),
-        np.dtype(ml_dtypes.int4): ("i4", np.int8),
-        np.dtype(ml_dtypes.uint4): ("ui4", np.uint8),
-    }
-except ImportError:
-    SPECIAL = {}
+SPECIAL = {
+    np.dtype(ml_dtypes.bfloat16): ("bf16", np.uint16),
+    np.dtype(ml_dtypes.float8_e4m3fn): ("f8E4M3FN", np.uint8),
+    np.dtype(ml_dtypes.float8_e5m2): ("f8E5M2", np.uint8),
+    np.dtype(ml_dtypes.int4): ("i4", np.int8),
+    np.dtype(ml_dtypes.uint4): ("ui4", np.uint8),
+}
 PLAIN = {np.dtype(k): v for k, v in {
     np.float32: "f32", np.float16: "f16", np.float64: "f64", np.int8: "i8",
     np.uint8: "ui8", np.int16: "i16", np.uint16: "ui16", np.int32: "i32",
@@ -128,10 +133,6 @@ def export_node_tests(out):
 
 
 def export_ort_cases(out):
-    try:
-        import onnxruntime as ort
-    except ImportError:
-        return 0
     rng = np.random.default_rng(0)
     count = 0
 
@@ -214,7 +215,8 @@ def main():
     os.makedirs(out)
     n = export_node_tests(out)
     m = export_ort_cases(out)
-    print(f"exported {n} ONNX node test cases and {m} onnxruntime cases to {out}")
+    print(f"exported {n} ONNX node test cases (onnx {onnx.__version__}, ml_dtypes "
+          f"{ml_dtypes.__version__}) and {m} onnxruntime {ort.__version__} cases to {out}")
 
 
 if __name__ == "__main__":
