@@ -18,6 +18,10 @@ config.substitutions.append(("%PATH%", config.environment["PATH"]))
 config.substitutions.append(("%python", config.python_executable))
 config.substitutions.append(("%fixtures", os.path.join(config.accel_src_root, "test", "fixtures")))
 llvm_config.use_default_substitutions()
+# test/Serve/serve-soak.test: a longer run, or a failure's seed again.
+for var in ("ACCEL_SOAK_SECONDS", "ACCEL_SOAK_SEED"):
+    if os.environ.get(var):
+        config.environment[var] = os.environ[var]
 
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 tool_dirs = [config.accel_tools_dir, config.llvm_tools_dir]

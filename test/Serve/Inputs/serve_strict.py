@@ -18,7 +18,6 @@ Prints one line per check; exits non-zero on a failure.
 """
 import argparse
 import json
-import socket
 import subprocess
 import sys
 import threading
@@ -26,40 +25,10 @@ import time
 
 import openai
 
+from raw_http import post_bytes, raw
 from serve_util import Server, check, failures, read_stream
 
 PROMPT = "In the beginning"
-
-
-def raw(server, data, half_close=False, timeout=10):
-    """Sends `data` on a new connection; everything received until the
-    server closes it (or the timeout), and whether it closed it."""
-    s = socket.create_connection((server.host, server.port), timeout=timeout)
-    got, closed = b"", False
-    try:
-        s.sendall(data)
-    except OSError:  # refused before all was sent: read what came back
-        pass
-    if half_close:
-        s.shutdown(socket.SHUT_WR)
-    end = time.time() + timeout
-    try:
-        while time.time() < end:
-            chunk = s.recv(65536)
-            if not chunk:
-                closed = True
-                break
-            got += chunk
-    except (socket.timeout, ConnectionResetError):
-        pass
-    s.close()
-    return got, closed
-
-
-def post_bytes(server, body, extra=b""):
-    return (b"POST /v1/completions HTTP/1.1\r\nHost: %s:%d\r\n"
-            b"Content-Type: application/json\r\n" % (server.host.encode(), server.port) +
-            extra + b"Content-Length: %d\r\n\r\n" % len(body) + body)
 
 
 def smuggling(s):

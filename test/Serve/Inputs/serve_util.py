@@ -95,3 +95,21 @@ def read_stream(resp):
         if line.startswith(b"data: "):
             events.append(line[6:].decode())
     return events
+
+
+def metrics(server, timeout=10):
+    """/metrics as {series: value}, series as written ('name{labels}')."""
+    status, _, body = server.request("GET", "/metrics", timeout=timeout)
+    if status != 200:
+        raise OSError(f"/metrics answered {status}")
+    out = {}
+    for line in body.decode().splitlines():
+        if line and not line.startswith("#"):
+            key, _, value = line.rpartition(" ")
+            out[key] = float(value)
+    return out
+
+
+def metric(ms, name):
+    """The sum of every series of metric `name` (all its labels)."""
+    return sum(v for k, v in ms.items() if k == name or k.startswith(name + "{"))
