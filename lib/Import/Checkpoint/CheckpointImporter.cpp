@@ -394,12 +394,11 @@ OwningOpRef<ModuleOp> DecoderBuilder::build() {
   h = norm(names_.finalNorm, h, E, 1.0 / c_.logitsScaling);
   if (!h)
     return nullptr;
+  // Tied embeddings: the table is the lm head (the file has no lm_head.weight,
+  // or one HF ignores).
   Value head = table;
-  if (!c_.tieEmbeddings || (!names_.lmHead.empty() && weights_.has(names_.lmHead) &&
-                            c_.modelType != "gpt2")) {
-    if (names_.lmHead.empty() || !c_.tieEmbeddings || weights_.has(names_.lmHead))
-      head = weight(names_.lmHead.empty() ? "lm_head.weight" : names_.lmHead,
-                    {c_.vocabSize, E});
+  if (!c_.tieEmbeddings) {
+    head = weight(names_.lmHead.empty() ? "lm_head.weight" : names_.lmHead, {c_.vocabSize, E});
     if (!head)
       return nullptr;
   }
