@@ -216,7 +216,10 @@ StatusOr<HfConfig> accel::import::ckpt::readHfConfig(const std::string &dir) {
     ACCEL_RT_RETURN_IF_ERROR(readRope(ropeParams, legacyTheta, r.get("rope_scaling"), c.rope,
                                       "the"));
   }
-  c.rotaryDim = int64_t(std::lround(double(c.headDim) * partial));
+  if (c.headDim == 0)
+    return rt::invalidArgument("config.json: 'head_dim' is 0");
+  // HF: int(head_dim * partial_rotary_factor).
+  c.rotaryDim = int64_t(double(c.headDim) * partial);
   if (c.rotaryDim <= 0 || c.rotaryDim > c.headDim || c.rotaryDim % 2)
     return refuse("partial_rotary_factor " + std::to_string(partial) + " gives a rotary "
                   "dimension of " + std::to_string(c.rotaryDim) + " for head_dim " +
@@ -255,10 +258,6 @@ StatusOr<HfConfig> accel::import::ckpt::readHfConfig(const std::string &dir) {
     for (int64_t &w : c.slidingWindow)
       w = window;
   }
-  if (t == "gemma2" || t == "gemma3_text")
-    for (int64_t &w : c.slidingWindow)
-      if (w && window == 0)
-        return rt::invalidArgument("config.json: sliding layers without 'sliding_window'");
 
   // The families.
   if (t == "llama" || t == "mistral" || t == "granite") {
