@@ -5,7 +5,7 @@
 // straight into the transformer dialect: the token-major function the raise
 // pipeline makes from an ONNX export of the same family, so that every later
 // pass works unchanged. Weights are dense_resource blobs over the mmapped
-// safetensors files (docs/import.md, "Checkpoints").
+// safetensors files (docs/checkpoints.md).
 //
 //===----------------------------------------------------------------------===//
 #ifndef ACCEL_IMPORT_CHECKPOINTIMPORTER_H
