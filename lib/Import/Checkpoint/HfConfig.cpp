@@ -140,6 +140,11 @@ StatusOr<std::string> activationName(const std::string &hf) {
 } // namespace
 
 StatusOr<HfConfig> accel::import::ckpt::readHfConfig(const std::string &dir) {
+  llvm::SmallString<256> configPath(dir);
+  llvm::sys::path::append(configPath, "config.json");
+  if (!llvm::sys::fs::exists(configPath))
+    return rt::notFound("the folder has no config.json: accelc reads a folder as a Hugging Face "
+                        "checkpoint (config.json and model.safetensors)");
   ACCEL_RT_ASSIGN_OR_RETURN(std::unique_ptr<llvm::MemoryBuffer> buf,
                             openInFolder(dir, "config.json"));
   StatusOr<json::Value> parsed = json::parse(buf->getBuffer().str());

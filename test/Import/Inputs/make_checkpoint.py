@@ -111,6 +111,37 @@ def main():
                                                     else "model-00002-of-00002.safetensors")
                                                 for i, n in enumerate(names)}}
         json.dump(index, open(os.path.join(d, "model.safetensors.index.json"), "w"))
+    elif case == "not_json":
+        config(d)
+        h = b"{not json}    "
+        open(st, "wb").write(struct.pack("<Q", len(h)) + h)
+    elif case == "size_mismatch":
+        config(d)
+
+        def patch(h):
+            s, e = h["model.norm.weight"]["data_offsets"]
+            h["model.norm.weight"]["data_offsets"] = [s, e - 4]
+        write_safetensors(st, tensors, patch)
+    elif case == "unknown_dtype":
+        config(d)
+
+        def patch(h):
+            h["model.norm.weight"]["dtype"] = "F4"
+        write_safetensors(st, tensors, patch)
+    elif case == "index_wrong_shard":
+        config(d)
+        write_safetensors(os.path.join(d, "model-00001-of-00001.safetensors"), tensors)
+        weight_map = {n: "model-00001-of-00001.safetensors" for n in tensors}
+        weight_map["model.extra.weight"] = "model-00001-of-00001.safetensors"
+        json.dump({"weight_map": weight_map}, open(os.path.join(d, "model.safetensors.index.json"), "w"))
+    elif case == "no_config":
+        shutil.copy(os.path.join(LLAMA, "model.safetensors"), st)
+    elif case == "no_weights":
+        config(d)
+    elif case == "falcon_alibi":
+        c = json.load(open(os.path.join(LLAMA, "..", "falcon", "config.json")))
+        c["alibi"] = True
+        json.dump(c, open(os.path.join(d, "config.json"), "w"))
     else:
         sys.exit(f"unknown case {case}")
 
