@@ -12,6 +12,7 @@
 #include "accel/Driver/Diagnostics.h"
 
 #include "accel/Driver/Pipeline.h"
+#include "accel/Import/CheckpointImporter.h"
 #include "accel/Import/OnnxImporter.h"
 #include "accel/Plan/PlanWriter.h"
 #include "accel/Target/Target.h"
@@ -135,10 +136,12 @@ private:
   mlir::ScopedDiagnosticHandler handler_;
 };
 
-/// The file `name` beside the model, if it exists.
+/// The file `name` beside the model (inside it, for a checkpoint folder), if
+/// it exists.
 std::string besideModel(const std::string &modelPath, llvm::StringRef name) {
   llvm::SmallString<256> p(modelPath);
-  llvm::sys::path::remove_filename(p);
+  if (!accel::isCheckpointDir(modelPath))
+    llvm::sys::path::remove_filename(p);
   llvm::sys::path::append(p, name);
   return llvm::sys::fs::exists(p) ? std::string(p) : std::string();
 }
@@ -282,8 +285,12 @@ llvm::Error accel::compileToPlan(const CompileOptions &options) {
   OnnxImportOptions importOptions;
   importOptions.inlineConstantBytes = options.inlineConstantBytes;
   const bool modelExists = llvm::sys::fs::exists(options.onnxPath);
+  CheckpointImportOptions checkpointOptions;
+  checkpointOptions.inlineConstantBytes = options.inlineConstantBytes;
   mlir::OwningOpRef<mlir::ModuleOp> module =
-      accel::importOnnxFile(context, options.onnxPath, importOptions);
+      accel::isCheckpointDir(options.onnxPath)
+          ? accel::importCheckpointDir(context, options.onnxPath, checkpointOptions)
+          : accel::importOnnxFile(context, options.onnxPath, importOptions);
   if (!module)
     return diagnosticError(modelExists ? CompileErrorKind::InvalidModel
                                        : CompileErrorKind::NotFound,

@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "ImportState.h"
+#include "WeightElements.h"
 
 #include "accel/dialects/Onnx/OnnxTypes.h"
 
@@ -239,25 +240,14 @@ ElementsAttr accel::import::importTensor(ImportState &state,
     return {};
   }
 
-  bool misaligned = eb > 1 && reinterpret_cast<uintptr_t>(bytes.data()) % eb != 0;
   if (expectBytes <= state.options.inlineConstantBytes || !owner || packed4 ||
       dt == kBool)
     return inlineFromRaw(type, dt, bytes, count);
 
-  // A dense_resource blob over the owner's bytes (copied only when they are
-  // not aligned for the element type, as onnx's external-data writer allows).
+  // A dense_resource blob over the owner's bytes (WeightElements.h).
   std::string name = t.name().empty() ? std::string("tensor") : t.name();
   unsigned &uses = state.blobNames[name];
   if (uses++)
     name += "_" + std::to_string(uses);
-  AsmResourceBlob blob;
-  if (misaligned) {
-    blob = HeapAsmResourceBlob::allocateAndCopyWithAlign(bytes, eb);
-  } else {
-    size_t align = eb > 0 ? eb : 1;
-    blob = AsmResourceBlob(bytes, align,
-                           [owner](void *, size_t, size_t) mutable { owner.reset(); },
-                           /*dataIsMutable=*/false);
-  }
-  return DenseResourceElementsAttr::get(type, name, std::move(blob));
+  return weightElements(type, name, bytes, std::move(owner), eb);
 }

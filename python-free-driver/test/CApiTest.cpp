@@ -301,6 +301,17 @@ TEST(CApiCompile, TensorParallelPlanScoresLikeHF) {
   rmdir(dir.c_str());
 }
 
+// A Hugging Face checkpoint folder compiles through the same call: onnx_path names the folder
+// (docs/checkpoints.md). test/fixtures/checkpoints/llama holds the model of the llama_op18
+// fixture, so its plan scores that fixture's HF logits.
+TEST(CApiCompile, CheckpointFolderScoresLikeHF) {
+  std::string dir = makeTempDir();
+  accel_compile_options co;
+  compileScoresLikeHF(co, std::string(ACCEL_SOURCE_DIR) + "/test/fixtures/checkpoints/llama",
+                      dir + "/ckpt.plan", 1, 1);
+  rmdir(dir.c_str());
+}
+
 // A plan of 2 pipeline stages x 2 ranks (pp_size, tp_size) loads and scores
 // like the unsplit plan: HF's logits. 3 stages of a 2-layer model: one
 // sentence.

@@ -1,7 +1,9 @@
 #!/bin/sh
 # gpu-fixtures.sh SCORE FIXTURES WORKDIR [ACCELC]
 #
-# Compiles every fixture (FIXTURES/models/*, FIXTURES/demo) twice, with
+# Compiles every fixture (FIXTURES/models/*, FIXTURES/demo, and the Hugging
+# Face checkpoint folders FIXTURES/checkpoints/*, whose plans are named
+# ckpt_<name>.plan) twice, with
 # -target=h200 and with -target=a100 (when ACCELC is given; else the plans
 # must be in $ACCEL_GPU_PLAN_DIR, named <fixture>.plan and, for the a100
 # pass, <fixture>.a100.plan), and scores each on the GPU in f32, bf16 and f16
@@ -20,14 +22,18 @@ status=0
 for target in ${GPU_FIXTURE_TARGETS:-h200 a100}; do
   suffix=""
   [ "$target" = a100 ] && suffix=".a100"
-  for dir in "$fixtures"/models/*/ "$fixtures"/demo/; do
+  for dir in "$fixtures"/models/*/ "$fixtures"/demo/ "$fixtures"/checkpoints/*/; do
     dir=${dir%/}
     name=$(basename "$dir")
-    [ -f "$dir/model.onnx" ] && [ -f "$dir/logits.npy" ] || continue
+    model=$dir/model.onnx
+    if [ -f "$dir/config.json" ] && [ ! -f "$model" ]; then
+      model=$dir name=ckpt_$name # a checkpoint folder: accelc <dir>
+    fi
+    [ -e "$model" ] && [ -f "$dir/logits.npy" ] || continue
     plan=$plans/$name$suffix.plan
     if [ -n "$accelc" ]; then
       plan=$work/$name$suffix.plan
-      "$accelc" "$dir/model.onnx" -target=$target -o "$plan" ||
+      "$accelc" "$model" -target=$target -o "$plan" ||
         { echo "FAIL: accelc -target=$target $name"; status=1; continue; }
     fi
     [ -f "$plan" ] || { echo "FAIL: no plan $plan (set ACCEL_GPU_PLAN_DIR)"; status=1; continue; }

@@ -14,6 +14,7 @@
 #include "accel/Driver/Pipeline.h"
 #include "accel/Eval/Evaluator.h"
 #include "accel/Eval/Stepper.h"
+#include "accel/Import/CheckpointImporter.h"
 #include "accel/Import/OnnxImporter.h"
 #include "accel/Target/Target.h"
 #include "accel/dialects/Exec/ExecOps.h"
@@ -476,7 +477,7 @@ int main(int argc, char **argv) {
   // --help lists accelc's options, not every LLVM backend flag linked in.
   cl::HideUnrelatedOptions(accelcCategory);
   cl::ParseCommandLineOptions(argc, argv,
-                              "accelc: compiles ONNX transformer models into plans\n");
+                              "accelc: compiles ONNX transformer models and Hugging Face checkpoints into plans\n");
   if (std::string bad = accel::checkTargetName(target); !bad.empty())
     return fail(bad);
   if (printMemoryPlan) {
@@ -521,9 +522,18 @@ int main(int argc, char **argv) {
     return fail("'" + inputFilename + "' is MLIR; only -emit=kernels, nvvm and ptx read MLIR "
                 "(the transformer or exec dialect), every other level starts from an ONNX "
                 "model");
+  // A folder is a Hugging Face checkpoint (lib/Import/Checkpoint): imported
+  // straight into the transformer dialect, which the raise passes leave as is.
+  const bool checkpointInput = accel::isCheckpointDir(inputFilename);
+  if (checkpointInput && emitLevel == EmitLevel::Onnx)
+    return fail("'" + inputFilename + "' is a checkpoint folder, which imports into the "
+                "transformer dialect: -emit=onnx needs an ONNX model");
+  accel::CheckpointImportOptions checkpointOptions;
+  checkpointOptions.inlineConstantBytes = inlineBytes;
   mlir::OwningOpRef<mlir::ModuleOp> module =
-      mlirInput ? mlir::parseSourceFile<mlir::ModuleOp>(inputFilename, &context)
-                : accel::importOnnxFile(context, inputFilename, importOptions);
+      mlirInput         ? mlir::parseSourceFile<mlir::ModuleOp>(inputFilename, &context)
+      : checkpointInput ? accel::importCheckpointDir(context, inputFilename, checkpointOptions)
+                        : accel::importOnnxFile(context, inputFilename, importOptions);
   if (!module)
     return 1;
 

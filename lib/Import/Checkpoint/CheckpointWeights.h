@@ -1,0 +1,57 @@
+//===- CheckpointWeights.h - checkpoint tensors as weight constants -*- C++ -*-===//
+//
+// Internal to lib/Import. Turns a checkpoint tensor into an onnx.Constant of
+// the shape the config implies, checking its dtype and shape first. F32
+// tensors stay where they are (a blob over the mmapped file, through
+// weightElements); BF16 and F16 are widened to f32, and the few layouts HF
+// stores differently from `transformer.linear` (GPT-2's Conv1D, GPT-NeoX's
+// per-head interleaved QKV) are rearranged: those are computed once.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ACCEL_LIB_IMPORT_CHECKPOINT_CHECKPOINTWEIGHTS_H
+#define ACCEL_LIB_IMPORT_CHECKPOINT_CHECKPOINTWEIGHTS_H
+
+#include "Safetensors.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/Value.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace accel::import::ckpt {
+
+/// How a stored tensor becomes the weight the op reads.
+struct WeightLayout {
+  /// Stored as [in, out] (GPT-2 Conv1D): transposed to [out, in].
+  bool transposed = false;
+  /// Stored as [heads][3][head_dim] rows (GPT-NeoX query_key_value):
+  /// reordered to [q of every head; k; v]. 0: not interleaved.
+  int64_t interleavedHeads = 0;
+  /// Multiplied by this (Granite's residual_multiplier, logits_scaling).
+  double scale = 1.0;
+};
+
+class CheckpointWeights {
+public:
+  CheckpointWeights(mlir::OpBuilder &b, const CheckpointTensors &tensors, std::string dir,
+                    int64_t inlineBytes)
+      : b_(b), tensors_(tensors), dir_(std::move(dir)), inlineBytes_(inlineBytes) {}
+
+  /// The onnx.Constant holding tensor `name` as f32 of `shape`; null (and
+  /// one error emitted at `loc`) when it is missing or does not fit.
+  mlir::Value get(llvm::StringRef name, llvm::ArrayRef<int64_t> shape, mlir::Location loc,
+                  const WeightLayout &layout = {});
+  bool has(llvm::StringRef name) const { return tensors_.find(name) != nullptr; }
+
+private:
+  mlir::OpBuilder &b_;
+  const CheckpointTensors &tensors_;
+  std::string dir_;
+  int64_t inlineBytes_;
+};
+
+} // namespace accel::import::ckpt
+
+#endif // ACCEL_LIB_IMPORT_CHECKPOINT_CHECKPOINTWEIGHTS_H
