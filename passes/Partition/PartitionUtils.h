@@ -44,8 +44,9 @@ struct Context {
 };
 
 /// A new onnx.Constant (at the rewriter's insertion point) whose rank-r
-/// value is the concatenation, along `axis` (0 or 1), of `ranges[r]` of the
-/// float constant defining `weight`. Along axis 0 a range may reach past
+/// value is the concatenation, along `axis` (any axis of a rank-1 to 3
+/// constant: 1 or 2 cuts every expert of a stacked [E, rows, cols] weight
+/// alike), of `ranges[r]` of the float constant defining `weight`. Along axis 0 a range may reach past
 /// the last row: the rows past it are zeros (a padded vocabulary, see
 /// paddedVocab). Fails, with an error at `user`, when
 /// `weight` is not an onnx.Constant of f32/f16/bf16 or of an 8-bit type
