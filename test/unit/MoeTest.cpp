@@ -316,9 +316,16 @@ TEST(Moe, RefusesInconsistentWeights) {
   EXPECT_EQ(tk::moe(x, m.weights(), tooMany).status().message(),
             "moe: needs 1 <= top_k <= num_experts, got top_k = 7 and num_experts = 6");
   w = m.weights();
-  w.down = &m.gateUp;
+  w.down = &m.gate; // [6, 8, 16]: I = 16 read off its columns
   EXPECT_EQ(tk::moe(x, w, m.params).status().message(),
-            "moe: down f32[6, 16, 16] must be [6, 16, 16]");
+            "moe: down f32[6, 8, 16] must be [6, 16, 16]");
+  w.down = &m.gateUp; // [6, 16, 16]: then gate_up must be [6, 32, 16]
+  EXPECT_EQ(tk::moe(x, w, m.params).status().message(),
+            "moe: gate_up f32[6, 16, 16] must be [6, 32, 16]");
+  w = m.weights();
+  w.sharedGateUp = &m.sharedGateUp;
+  EXPECT_EQ(tk::moe(x, w, m.params).status().message(),
+            "moe: a shared expert needs both shared_gate_up and shared_down");
 }
 
 } // namespace
