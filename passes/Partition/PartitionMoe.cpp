@@ -28,13 +28,6 @@ namespace tf = accel::transformer;
 
 namespace {
 
-/// Rows of a [gate; up] stack of 2 * `inter` rows, per rank: [gate_r; up_r].
-RankRanges gateUpRows(int64_t tp, int64_t inter) {
-  RankRanges ranges = evenBlocks(tp, inter);
-  append(ranges, evenBlocks(tp, inter, inter));
-  return ranges;
-}
-
 LogicalResult shard(Context &ctx, tf::MoeOp moe, OpOperand &operand, int64_t axis,
                     const RankRanges &ranges, StringRef what) {
   Value old = operand.get();

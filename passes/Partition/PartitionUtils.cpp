@@ -215,6 +215,12 @@ RankRanges accel::partition::evenBlocks(int64_t tp, int64_t size, int64_t offset
   return ranges;
 }
 
+RankRanges accel::partition::gateUpRows(int64_t tp, int64_t inter) {
+  RankRanges ranges = evenBlocks(tp, inter);
+  append(ranges, evenBlocks(tp, inter, inter));
+  return ranges;
+}
+
 void accel::partition::append(RankRanges &into, const RankRanges &more) {
   if (into.empty())
     into.resize(more.size());

@@ -94,6 +94,10 @@ RankRanges evenBlocks(int64_t tp, int64_t size, int64_t offset = 0);
 /// Appends `more[r]` to `into[r]` for every rank.
 void append(RankRanges &into, const RankRanges &more);
 
+/// Rows of a [gate; up] stack of 2 * `inter` rows, per rank: [gate_r; up_r]
+/// (a gated MLP's or an expert's fused gate_up).
+RankRanges gateUpRows(int64_t tp, int64_t inter);
+
 /// Replaces every use of `op`'s result (but the new op's) by
 /// `transformer.all_reduce sum` of it, placed right after `op`. A
 /// row-parallel linear's activation epilogue cannot apply to partial sums:
