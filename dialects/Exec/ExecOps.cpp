@@ -115,7 +115,7 @@ bool accel::exec::isWideFloatType(Type type) {
 
 bool accel::exec::isStep(Operation *op) {
   return isa<EmbeddingOp, RmsNormOp, AddRmsNormOp, LayerNormOp, ResidualAddOp, ActivationOp,
-             GatedActOp, GatedMlpOp, RotaryOp, QkvRotaryOp, QkvRotaryKvWriteOp, KVWriteOp,
+             GatedActOp, GatedMlpOp, MoeOp, RotaryOp, QkvRotaryOp, QkvRotaryKvWriteOp, KVWriteOp,
              AttentionOp, GemmOp, LogitsOp, SplitOp, CopyOp, CollectiveOp, PpTransferOp, OnnxOp,
              LaunchOp>(op);
 }
@@ -130,6 +130,7 @@ SmallVector<Value> accel::exec::getStepOutputs(Operation *op) {
       .Case([](ActivationOp o) { return SmallVector<Value>{o.getOut()}; })
       .Case([](GatedActOp o) { return SmallVector<Value>{o.getOut()}; })
       .Case([](GatedMlpOp o) { return SmallVector<Value>{o.getOut()}; })
+      .Case([](MoeOp o) { return SmallVector<Value>{o.getOut()}; })
       .Case([](RotaryOp o) { return SmallVector<Value>{o.getOut()}; })
       .Case([](QkvRotaryOp o) { return SmallVector<Value>{o.getQ(), o.getK(), o.getV()}; })
       .Case([](QkvRotaryKvWriteOp o) { return SmallVector<Value>{o.getQ()}; })

@@ -7,7 +7,7 @@
 // output views, which buffer assignment placed in the activations arena.
 //
 // Per family: embedding and norms; pointwise (residual_add, activation,
-// gated_act, gated_mlp); rotary and the KV cache (rotary, qkv_rotary,
+// gated_act, gated_mlp, moe); rotary and the KV cache (rotary, qkv_rotary,
 // qkv_rotary_kv_write, kv_write, attention); library calls (gemm, logits);
 // data movement (split, copy); collectives (collective, pp_transfer);
 // leftovers (onnx: an ONNX operator the raising left; launch: a generated
@@ -30,6 +30,7 @@ def Exec_ActivationKindAttr
     : Exec_TransformerAttr<"ActivationKindAttr", "activation kind">;
 def Exec_RotaryStyleAttr : Exec_TransformerAttr<"RotaryStyleAttr", "rotary style">;
 def Exec_RopeScalingAttr : Exec_TransformerAttr<"RopeScalingAttr", "rope scaling">;
+def Exec_MoeRoutingAttr : Exec_TransformerAttr<"MoeRoutingAttr", "moe routing">;
 def Exec_QuantGranularityAttr
     : Exec_TransformerAttr<"QuantGranularityAttr", "quantisation granularity">;
 
@@ -229,6 +230,48 @@ def Exec_GatedMlpOp : Exec_KernelStepOp<"gated_mlp", [AttrSizedOperandSegments]>
     $x (`gate_up` `(` $gate_up^ `:` type($gate_up) `)`)?
     (`gate` `(` $gate^ `:` type($gate) `)`)? (`up` `(` $up^ `:` type($up) `)`)?
     `down` `(` $down `:` type($down) `)` `->` $out attr-dict `:` type($x) `->` type($out)
+  }];
+  let hasVerifier = 1;
+}
+
+def Exec_MoeOp : Exec_StepOp<"moe", [AttrSizedOperandSegments]> {
+  let summary = "transformer.moe in one step: routing, experts, weighted sum";
+  let description = [{
+    The sparse mixture of experts of `transformer.moe` (its description has
+    the math): the router `[E, H]` (and bias `[E]`), the experts' `gate_up`
+    `[E, 2I, H]` or `gate` and `up` `[E, I, H]`, `down` `[E, H, I]`, and an
+    optional shared expert (`shared_gate_up` `[2S, H]`, `shared_down`
+    `[H, S]`, `shared_expert_gate` `[1, H]`). The CPU runs it
+    (runtime/cpu/transformer/Moe); a GPU plan refuses it at compile time
+    (accel-exec-select-kernels).
+
+    ```mlir
+    exec.moe %x router(%r : !exec.view<8x64xf32>) gate_up(%gu : !exec.view<8x256x64xf32>)
+        down(%d : !exec.view<8x64x128xf32>) -> %y {kind = #transformer<activation_kind silu>,
+        num_experts = 8 : i64, routing = #transformer<moe_routing renormalize>, top_k = 2 : i64}
+        : !exec.view<?x64xf32> -> !exec.view<?x64xf32>
+    ```
+  }];
+  let arguments = (ins Exec_AnyView:$x, Exec_AnyView:$router,
+                       Optional<Exec_AnyView>:$router_bias,
+                       Optional<Exec_AnyView>:$gate_up, Optional<Exec_AnyView>:$gate,
+                       Optional<Exec_AnyView>:$up, Exec_AnyView:$down,
+                       Optional<Exec_AnyView>:$shared_gate_up,
+                       Optional<Exec_AnyView>:$shared_down,
+                       Optional<Exec_AnyView>:$shared_expert_gate,
+                       Exec_AnyView:$out,
+                       Exec_ActivationKindAttr:$kind, Exec_MoeRoutingAttr:$routing,
+                       Exec_I64Attr:$num_experts, Exec_I64Attr:$top_k);
+  let assemblyFormat = [{
+    $x `router` `(` $router `:` type($router) `)`
+    (`router_bias` `(` $router_bias^ `:` type($router_bias) `)`)?
+    (`gate_up` `(` $gate_up^ `:` type($gate_up) `)`)?
+    (`gate` `(` $gate^ `:` type($gate) `)`)? (`up` `(` $up^ `:` type($up) `)`)?
+    `down` `(` $down `:` type($down) `)`
+    (`shared_gate_up` `(` $shared_gate_up^ `:` type($shared_gate_up) `)`)?
+    (`shared_down` `(` $shared_down^ `:` type($shared_down) `)`)?
+    (`shared_expert_gate` `(` $shared_expert_gate^ `:` type($shared_expert_gate) `)`)?
+    `->` $out attr-dict `:` type($x) `->` type($out)
   }];
   let hasVerifier = 1;
 }

@@ -112,4 +112,24 @@ def Transformer_ReduceKind : I32Enum<"ReduceKind",
 def Transformer_ReduceKindAttr
     : EnumAttr<Transformer_Dialect, Transformer_ReduceKind, "reduce_kind">;
 
+//===----------------------------------------------------------------------===//
+// MoeRouting
+//===----------------------------------------------------------------------===//
+
+def Transformer_MoeRouting : I32Enum<"MoeRouting",
+    "mixture-of-experts routing weights", [
+      // p = softmax over all E router logits, the k largest, divided by
+      // their sum (= softmax over the k largest logits): Mixtral; Qwen3-MoE
+      // and Qwen2-MoE with norm_topk_prob = true (vLLM `renormalize=True`).
+      I32EnumCase<"Renormalize", 0, "renormalize">,
+      // p = softmax over all E router logits, the k largest used as they
+      // are: Qwen2-MoE and Qwen3-MoE with norm_topk_prob = false.
+      I32EnumCase<"Softmax", 1, "softmax">
+    ]> {
+  let cppNamespace = "::accel::transformer";
+}
+
+def Transformer_MoeRoutingAttr
+    : EnumAttr<Transformer_Dialect, Transformer_MoeRouting, "moe_routing">;
+
 #endif // ACCEL_TRANSFORMER_ENUMS

@@ -1,7 +1,7 @@
 //===- TransformerOps.cpp - transformer dialect op definitions ------------===//
 //
 // The generated op classes. Verifiers and folders live in one file per
-// concern: EmbeddingOps, NormOps, LinearOps, AttentionOps, MlpOps,
+// concern: EmbeddingOps, NormOps, LinearOps, AttentionOps, MlpOps, MoeOps,
 // HeadLayoutOps, TokenLayoutOps, CollectiveOps, QuantOps.
 //
 //===----------------------------------------------------------------------===//

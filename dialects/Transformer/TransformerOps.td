@@ -609,6 +609,92 @@ def Transformer_GatedMlpOp : Transformer_Op<"gated_mlp",
 }
 
 //===----------------------------------------------------------------------===//
+// moe
+//===----------------------------------------------------------------------===//
+
+/// `[experts, rows, cols]`: one float matrix per expert, stacked.
+def Transformer_ExpertWeights : TensorRankOf<[Transformer_FloatElement], [3]>;
+
+def Transformer_MoeOp : Transformer_Op<"moe",
+    [Pure, AttrSizedOperandSegments, AllTypesMatch<["x", "result"]>]> {
+  let summary = "a sparse mixture of gated-MLP experts with top-k routing";
+  let description = [{
+    The sparse MoE block of Mixtral, Qwen3-MoE and Qwen2-MoE (transformers'
+    `MixtralSparseMoeBlock`, `Qwen3MoeSparseMoeBlock`,
+    `Qwen2MoeSparseMoeBlock`). For every token `t` of `x` `[tokens, hidden]`,
+    with E = `num_experts` and k = `top_k`:
+
+    1. router logits `l[e] = x[t] · router[e] (+ router_bias[e])`, `router`
+       `[E, hidden]`, computed in f32;
+    2. `p = softmax(l)` over all E experts, and S = the k experts of largest
+       `p` (equivalently of largest `l`); ties go to the lower expert index;
+    3. weights `w[e] = p[e] / Σ_{j∈S} p[j]` with `routing = renormalize`
+       (Mixtral; Qwen2-/Qwen3-MoE with `norm_topk_prob = true`; the same as
+       a softmax over the k selected logits), or `w[e] = p[e]` with
+       `routing = softmax` (`norm_topk_prob = false`);
+    4. `result[t] = Σ_{e∈S} w[e] · down[e](kind(gate[e](x[t])) * up[e](x[t]))`,
+       every expert a `transformer.gated_mlp`: `gate_up` `[E, 2I, hidden]`
+       (each expert's gate rows first, transformers 5's fused
+       `gate_up_proj`) or `gate` and `up` `[E, I, hidden]` (Mixtral's
+       `w1`/`w3` stacked), and `down` `[E, hidden, I]` (`w2`);
+    5. with a shared expert (`shared_gate_up` `[2S, hidden]`, gate rows
+       first, and `shared_down` `[hidden, S]`; Qwen2-MoE's `shared_expert`),
+       `result[t] += g · down_s(kind(gate_s(x[t])) * up_s(x[t]))`, where
+       `g = sigmoid(x[t] · shared_expert_gate[0])` with `shared_expert_gate`
+       `[1, hidden]` (Qwen2-MoE's `shared_expert_gate`), else `g = 1`.
+
+    Routing is computed in f32 whatever x's type (HF's softmax is f32); the
+    weights multiply each expert's f32 output, and the sum is rounded to x's
+    type once (HF rounds the weights to the activation dtype first: a
+    difference of one rounding for bf16/f16 activations). Weights are float,
+    with x's element type or, under f32 x, f16/bf16 (`-precision`).
+
+    torch.topk on the CPU compares values only and does not specify which
+    of two equal logits wins; accel always takes the lower expert index.
+
+    ```mlir
+    %y = transformer.moe %x router(%r) gate_up(%gu) down(%d)
+           kind = silu routing = renormalize {num_experts = 8 : i64, top_k = 2 : i64}
+           : (tensor<?x4096xbf16>, tensor<8x4096xbf16>, tensor<8x28672x4096xbf16>,
+              tensor<8x4096x14336xbf16>) -> tensor<?x4096xbf16>
+    %q = transformer.moe %x router(%r) gate_up(%gu) down(%d)
+           shared_gate_up(%sgu) shared_down(%sd) shared_expert_gate(%sg)
+           kind = silu routing = softmax {num_experts = 60 : i64, top_k = 4 : i64}
+           : (tensor<?x2048xbf16>, tensor<60x2048xbf16>, tensor<60x2816x2048xbf16>,
+              tensor<60x2048x1408xbf16>, tensor<11264x2048xbf16>, tensor<2048x5632xbf16>,
+              tensor<1x2048xbf16>) -> tensor<?x2048xbf16>
+    ```
+  }];
+  let arguments = (ins
+    Transformer_HiddenTensor:$x,
+    Transformer_FloatMatrix:$router,
+    Optional<Transformer_FloatVector>:$router_bias,
+    Optional<Transformer_ExpertWeights>:$gate_up,
+    Optional<Transformer_ExpertWeights>:$gate,
+    Optional<Transformer_ExpertWeights>:$up,
+    Transformer_ExpertWeights:$down,
+    Optional<Transformer_FloatMatrix>:$shared_gate_up,
+    Optional<Transformer_FloatMatrix>:$shared_down,
+    Optional<Transformer_FloatMatrix>:$shared_expert_gate,
+    Transformer_ActivationKindAttr:$kind,
+    Transformer_MoeRoutingAttr:$routing,
+    Transformer_PositiveI64Attr:$num_experts,
+    Transformer_PositiveI64Attr:$top_k
+  );
+  let results = (outs Transformer_HiddenTensor:$result);
+  let assemblyFormat = [{
+    $x `router` `(` $router `)` (`router_bias` `(` $router_bias^ `)`)?
+    (`gate_up` `(` $gate_up^ `)`)? (`gate` `(` $gate^ `)`)? (`up` `(` $up^ `)`)?
+    `down` `(` $down `)`
+    (`shared_gate_up` `(` $shared_gate_up^ `)`)? (`shared_down` `(` $shared_down^ `)`)?
+    (`shared_expert_gate` `(` $shared_expert_gate^ `)`)?
+    `kind` `=` `` $kind `routing` `=` `` $routing attr-dict
+    `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
 // residual_add
 //===----------------------------------------------------------------------===//
 

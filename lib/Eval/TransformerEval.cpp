@@ -367,6 +367,29 @@ llvm::Error gatedMlp(Evaluator &, tf::GatedMlpOp op, Inputs in, Outputs &out) {
   return take(tk::gatedMlp(*in[0], w, *kind), out);
 }
 
+llvm::Error moe(Evaluator &, tf::MoeOp op, Inputs in, Outputs &out) {
+  auto kind = activationKind(op.getKind());
+  if (!kind)
+    return kind.takeError();
+  tk::MoeParams p;
+  p.kind = *kind;
+  p.routing = op.getRouting() == tf::MoeRouting::Renormalize ? tk::MoeRouting::kRenormalize
+                                                             : tk::MoeRouting::kSoftmax;
+  p.numExperts = int64_t(op.getNumExperts());
+  p.topK = int64_t(op.getTopK());
+  tk::MoeWeights w;
+  w.router = operand(op, in, op.getRouter());
+  w.routerBias = operand(op, in, op.getRouterBias());
+  w.gateUp = operand(op, in, op.getGateUp());
+  w.gate = operand(op, in, op.getGate());
+  w.up = operand(op, in, op.getUp());
+  w.down = operand(op, in, op.getDown());
+  w.sharedGateUp = operand(op, in, op.getSharedGateUp());
+  w.sharedDown = operand(op, in, op.getSharedDown());
+  w.sharedExpertGate = operand(op, in, op.getSharedExpertGate());
+  return take(tk::moe(*in[0], w, p), out);
+}
+
 //===----------------------------------------------------------------------===//
 // Head and token layout
 //===----------------------------------------------------------------------===//
@@ -515,6 +538,7 @@ void registerTransformerEvaluators() {
   add<tf::ActivationOp>(activation);
   add<tf::GatedActOp>(gatedAct);
   add<tf::GatedMlpOp>(gatedMlp);
+  add<tf::MoeOp>(moe);
   add<tf::ResidualAddOp>(residualAdd);
   add<tf::SplitHeadsOp>(splitHeads);
   add<tf::MergeHeadsOp>(mergeHeads);

@@ -76,6 +76,7 @@ pb::StepKind stepKindOf(Operation *op) {
       .Case([](ex::ActivationOp) { return pb::ACTIVATION; })
       .Case([](ex::GatedActOp) { return pb::GATED_ACT; })
       .Case([](ex::GatedMlpOp) { return pb::GATED_MLP; })
+      .Case([](ex::MoeOp) { return pb::MOE; })
       .Case([](ex::RotaryOp) { return pb::ROTARY; })
       .Case([](ex::QkvRotaryOp) { return pb::QKV_ROTARY; })
       .Case([](ex::QkvRotaryKvWriteOp) { return pb::QKV_ROTARY_KV_WRITE; })
@@ -336,6 +337,15 @@ llvm::Error stepOperands(ScheduleBuilder &b, pb::Step &st, Operation *o) {
     TRY(in({op.getX(), op.getGateUp(), op.getGate(), op.getUp(), op.getDown()}));
     TRY(out({op.getOut()}));
     setS(st, "kind", tf::stringifyActivationKind(op.getKind().getValue()).str());
+  } else if (auto op = dyn_cast<ex::MoeOp>(o)) {
+    TRY(in({op.getX(), op.getRouter(), op.getRouterBias(), op.getGateUp(), op.getGate(),
+            op.getUp(), op.getDown(), op.getSharedGateUp(), op.getSharedDown(),
+            op.getSharedExpertGate()}));
+    TRY(out({op.getOut()}));
+    setS(st, "kind", tf::stringifyActivationKind(op.getKind().getValue()).str());
+    setS(st, "routing", tf::stringifyMoeRouting(op.getRouting().getValue()).str());
+    setI(st, "num_experts", op.getNumExperts());
+    setI(st, "top_k", op.getTopK());
   } else if (auto op = dyn_cast<ex::RotaryOp>(o)) {
     TRY(in({op.getInput(), op.getPositions(), op.getCos(), op.getSin()}));
     TRY(out({op.getOut()}));

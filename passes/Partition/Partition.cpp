@@ -95,6 +95,9 @@ struct PartitionPass : accel::impl::PartitionBase<PartitionPass> {
     for (tf::GatedMlpOp m : llvm::to_vector(body.getOps<tf::GatedMlpOp>()))
       if (failed(partitionGatedMlp(ctx, m)))
         return signalPassFailure();
+    for (tf::MoeOp m : llvm::to_vector(body.getOps<tf::MoeOp>()))
+      if (failed(partitionMoe(ctx, m)))
+        return signalPassFailure();
     SmallVector<Operation *> acts;
     for (Operation &op : body) {
       auto linear = dyn_cast<tf::LinearOp>(op);

@@ -26,13 +26,6 @@ namespace tf = accel::transformer;
 
 namespace {
 
-/// Rows of a [gate; up] stack of 2 * `inter` rows, per rank: [gate_r; up_r].
-RankRanges gateUpRows(int64_t tp, int64_t inter) {
-  RankRanges ranges = evenBlocks(tp, inter);
-  append(ranges, evenBlocks(tp, inter, inter));
-  return ranges;
-}
-
 LogicalResult checkIntermediate(Context &ctx, Operation *op, int64_t inter) {
   if (inter % ctx.tp != 0)
     return op->emitError() << "-tp=" << ctx.tp << " does not divide the intermediate size "

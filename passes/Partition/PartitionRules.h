@@ -12,6 +12,10 @@
 //   PartitionMlp.cpp         gated_mlp and linear→activation→linear:
 //                            gate/up (fc) column-parallel, down (proj)
 //                            row-parallel + all_reduce
+//   PartitionMoe.cpp         moe: every expert's gate/up column-parallel
+//                            and down row-parallel (1/N of each expert's
+//                            intermediate per rank), router replicated,
+//                            + all_reduce
 //   PartitionEmbedding.cpp   the token embedding vocab-parallel (masked
 //                            lookup, vocab_shards = N) + all_reduce
 //   PartitionLogits.cpp      lm_head vocab-parallel + all_gather (a tied
@@ -54,6 +58,9 @@ mlir::LogicalResult partitionAttention(Context &ctx, transformer::AttentionOp at
 
 /// A gated_mlp.
 mlir::LogicalResult partitionGatedMlp(Context &ctx, transformer::GatedMlpOp mlp);
+
+/// A moe: each expert (and the shared expert) split as a gated_mlp.
+mlir::LogicalResult partitionMoe(Context &ctx, transformer::MoeOp moe);
 
 /// linear → activation (or gated_act) → linear, the MLP of GPT-2 and of
 /// unfused or quantisation-ready MLPs; `act` may also be a linear with an

@@ -70,7 +70,7 @@ FailureOr<Value> accel::partition::shardConstant(Context &ctx, Operation *user, 
                                 "it can slice per rank",
            failure();
   auto type = cast<RankedTensorType>(attr.getType());
-  if (axis >= type.getRank() || type.getRank() > 2)
+  if (axis >= type.getRank() || type.getRank() > 3)
     return user->emitError() << "internal error: cannot shard a rank-" << type.getRank()
                              << " " << what << " along axis " << axis,
            failure();
@@ -83,8 +83,14 @@ FailureOr<Value> accel::partition::shardConstant(Context &ctx, Operation *user, 
                failure();
   size_t width = type.getElementType().getIntOrFloatBitWidth() / 8;
   std::optional<SmallVector<char>> bytes = fusion::rawBytes(attr, width, type.getNumElements());
-  const int64_t rows = type.getDimSize(0);
-  const int64_t cols = type.getRank() == 2 ? type.getDimSize(1) : 1;
+  // The constant as [outer, along, inner] around `axis` (a stacked [E, rows,
+  // cols] weight of transformer.moe is cut along axis 1 or 2 per expert).
+  const int64_t along = type.getDimSize(axis);
+  int64_t outer = 1, inner = 1;
+  for (int64_t d = 0; d < axis; ++d)
+    outer *= type.getDimSize(d);
+  for (int64_t d = axis + 1; d < type.getRank(); ++d)
+    inner *= type.getDimSize(d);
   const bool blob = isa<DenseResourceElementsAttr>(attr);
   std::string key = blob ? cast<DenseResourceElementsAttr>(attr).getRawHandle().getKey().str()
                          : std::string();
@@ -106,21 +112,15 @@ FailureOr<Value> accel::partition::shardConstant(Context &ctx, Operation *user, 
     std::optional<SmallVector<char>> out;
     if (bytes) {
       out.emplace();
-      if (axis == 0) {
+      for (int64_t o = 0; o < outer; ++o)
         for (Range range : ranges[r]) {
-          // Rows past the last are padding: zeros.
-          int64_t end = std::min(range.second, rows);
+          // Along axis 0, rows past the last are padding: zeros.
+          int64_t end = std::min(range.second, along);
           if (range.first < end)
-            out->append(bytes->begin() + range.first * cols * width,
-                        bytes->begin() + end * cols * width);
-          out->append(size_t(range.second - std::max(range.first, end)) * cols * width, 0);
+            out->append(bytes->begin() + ((o * along + range.first) * inner) * width,
+                        bytes->begin() + ((o * along + end) * inner) * width);
+          out->append(size_t(range.second - std::max(range.first, end)) * inner * width, 0);
         }
-      } else {
-        for (int64_t row = 0; row < rows; ++row)
-          for (Range range : ranges[r])
-            out->append(bytes->begin() + (row * cols + range.first) * width,
-                        bytes->begin() + (row * cols + range.second) * width);
-      }
     }
     shards.push_back(makeValue(ctx.rewriter.getContext(), t, blob,
                                key + ".tp" + std::to_string(r), out));
@@ -212,6 +212,12 @@ RankRanges accel::partition::evenBlocks(int64_t tp, int64_t size, int64_t offset
   int64_t block = size / tp;
   for (int64_t r = 0; r < tp; ++r)
     ranges[size_t(r)].push_back({offset + r * block, offset + (r + 1) * block});
+  return ranges;
+}
+
+RankRanges accel::partition::gateUpRows(int64_t tp, int64_t inter) {
+  RankRanges ranges = evenBlocks(tp, inter);
+  append(ranges, evenBlocks(tp, inter, inter));
   return ranges;
 }
 

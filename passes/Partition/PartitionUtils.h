@@ -44,8 +44,9 @@ struct Context {
 };
 
 /// A new onnx.Constant (at the rewriter's insertion point) whose rank-r
-/// value is the concatenation, along `axis` (0 or 1), of `ranges[r]` of the
-/// float constant defining `weight`. Along axis 0 a range may reach past
+/// value is the concatenation, along `axis` (any axis of a rank-1 to 3
+/// constant: 1 or 2 cuts every expert of a stacked [E, rows, cols] weight
+/// alike), of `ranges[r]` of the float constant defining `weight`. Along axis 0 a range may reach past
 /// the last row: the rows past it are zeros (a padded vocabulary, see
 /// paddedVocab). Fails, with an error at `user`, when
 /// `weight` is not an onnx.Constant of f32/f16/bf16 or of an 8-bit type
@@ -92,6 +93,10 @@ RankRanges evenBlocks(int64_t tp, int64_t size, int64_t offset = 0);
 
 /// Appends `more[r]` to `into[r]` for every rank.
 void append(RankRanges &into, const RankRanges &more);
+
+/// Rows of a [gate; up] stack of 2 * `inter` rows, per rank: [gate_r; up_r]
+/// (a gated MLP's or an expert's fused gate_up).
+RankRanges gateUpRows(int64_t tp, int64_t inter);
 
 /// Replaces every use of `op`'s result (but the new op's) by
 /// `transformer.all_reduce sum` of it, placed right after `op`. A

@@ -58,6 +58,17 @@ precision::selectF32Weights(func::FuncOp func, const WeightSelection &which) {
         addRange(m.getUpMutable());
         add(m.getDownMutable());
       }
+    } else if (auto m = dyn_cast<tf::MoeOp>(op)) {
+      // The experts' and the shared expert's GEMM weights (the router and
+      // the shared expert's gate stay f32: they decide the routing).
+      if (which.gatedMlp && f32(m.getX())) {
+        addRange(m.getGateUpMutable());
+        addRange(m.getGateMutable());
+        addRange(m.getUpMutable());
+        add(m.getDownMutable());
+        addRange(m.getSharedGateUpMutable());
+        addRange(m.getSharedDownMutable());
+      }
     } else if (auto g = dyn_cast<tf::LogitsOp>(op)) {
       if (which.lmHead && f32(g.getHidden()))
         add(g.getLmHeadMutable());

@@ -32,7 +32,8 @@ namespace accel::precision {
 /// Which operands the policy narrows (docs/precision.md).
 struct WeightSelection {
   bool linear = true;    ///< transformer.linear's weight
-  bool gatedMlp = true;  ///< transformer.gated_mlp's gate_up, gate, up, down
+  bool gatedMlp = true;  ///< transformer.gated_mlp's gate_up, gate, up, down, and
+                         ///< transformer.moe's experts and shared expert
   bool lmHead = true;    ///< transformer.logits' lm_head
   bool embedding = true; ///< transformer.embedding's table
 };

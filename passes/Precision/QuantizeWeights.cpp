@@ -56,6 +56,20 @@ struct QuantizeWeightsPass : accel::impl::QuantizeWeightsBase<QuantizeWeightsPas
                        << granularity << "'";
       return signalPassFailure();
     }
+    // The experts' weights are stacked [E, rows, cols] and read by one moe
+    // step: neither the quantiser (per-channel scales of 2-D weights) nor
+    // the CPU kernel handles them quantised yet.
+    tf::MoeOp moe;
+    func.walk([&](tf::MoeOp m) {
+      if (!moe)
+        moe = m;
+    });
+    if (moe) {
+      moe.emitError() << (i8 ? "-precision=int8-weight and w8a8" : "-precision=fp8 and w8a8-fp8")
+                      << " do not quantise mixture-of-experts weights yet (no per-expert scales "
+                         "nor a quantised moe kernel); use -precision=bf16 or fp16";
+      return signalPassFailure();
+    }
     splitGatedMlps(func);
 
     WeightSelection which;

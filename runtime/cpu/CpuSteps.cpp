@@ -235,6 +235,34 @@ StatusOr<Kernel> prepareLayerStep(const plan::PlanFile &plan, const pb::Step &st
       return tk::gatedMlp(*in[0], w, kind);
     });
   }
+  case pb::MOE: {
+    // x, router, router_bias, gate_up, gate, up, down, shared_gate_up,
+    // shared_down, shared_expert_gate
+    ACCEL_RT_RETURN_IF_ERROR(needInputs(step, 2, 10));
+    tk::MoeParams p;
+    ACCEL_RT_ASSIGN_OR_RETURN(p.kind, activationKind(a));
+    ACCEL_RT_ASSIGN_OR_RETURN(std::string routing, a.s("routing"));
+    std::optional<tk::MoeRouting> r = tk::moeRoutingFromName(routing);
+    if (!r)
+      return Status(StatusCode::kUnimplemented, "moe routing '" + routing + "' has no CPU kernel");
+    p.routing = *r;
+    ACCEL_RT_ASSIGN_OR_RETURN(p.numExperts, a.i("num_experts"));
+    ACCEL_RT_ASSIGN_OR_RETURN(p.topK, a.i("top_k"));
+    return one([p](const StepContext &, const Inputs &in) {
+      auto at = [&](size_t i) { return i < in.size() ? in[i] : nullptr; };
+      tk::MoeWeights w;
+      w.router = at(1);
+      w.routerBias = at(2);
+      w.gateUp = at(3);
+      w.gate = at(4);
+      w.up = at(5);
+      w.down = at(6);
+      w.sharedGateUp = at(7);
+      w.sharedDown = at(8);
+      w.sharedExpertGate = at(9);
+      return tk::moe(*in[0], w, p);
+    });
+  }
   case pb::SPLIT: {
     ACCEL_RT_RETURN_IF_ERROR(needInputs(step, 1, 1));
     ACCEL_RT_ASSIGN_OR_RETURN(std::vector<int64_t> sizes, a.ints("sizes"));

@@ -101,3 +101,27 @@ func.func @grouped_down(%x: tensor<?x2xf32>, %cache: !transformer.kv_cache<layer
 func.func @no_cache(%x: tensor<?x2xf32>) -> tensor<?x2xf32> {
   return %x : tensor<?x2xf32>
 }
+
+// -----
+
+func.func @moe_intermediate_does_not_divide(%x: tensor<?x2xf32>, %cache: !transformer.kv_cache<layers = 1, kv_heads = 2, head_dim = 2, block_size = 16, f32>) -> tensor<?x2xf32> {
+  %r = onnx.Constant {value = dense<1.0> : tensor<2x2xf32>} : () -> tensor<2x2xf32>
+  %gu = onnx.Constant {value = dense<1.0> : tensor<2x12x2xf32>} : () -> tensor<2x12x2xf32>
+  %d = onnx.Constant {value = dense<1.0> : tensor<2x2x6xf32>} : () -> tensor<2x2x6xf32>
+  // expected-error @+1 {{-tp=4 does not divide the intermediate size 6 of the experts}}
+  %y = transformer.moe %x router(%r) gate_up(%gu) down(%d) kind = silu routing = renormalize {num_experts = 2 : i64, top_k = 1 : i64} : (tensor<?x2xf32>, tensor<2x2xf32>, tensor<2x12x2xf32>, tensor<2x2x6xf32>) -> tensor<?x2xf32>
+  return %y : tensor<?x2xf32>
+}
+
+// -----
+
+func.func @moe_shared_does_not_divide(%x: tensor<?x2xf32>, %cache: !transformer.kv_cache<layers = 1, kv_heads = 2, head_dim = 2, block_size = 16, f32>) -> tensor<?x2xf32> {
+  %r = onnx.Constant {value = dense<1.0> : tensor<2x2xf32>} : () -> tensor<2x2xf32>
+  %gu = onnx.Constant {value = dense<1.0> : tensor<2x8x2xf32>} : () -> tensor<2x8x2xf32>
+  %d = onnx.Constant {value = dense<1.0> : tensor<2x2x4xf32>} : () -> tensor<2x2x4xf32>
+  %sgu = onnx.Constant {value = dense<1.0> : tensor<4x2xf32>} : () -> tensor<4x2xf32>
+  %sd = onnx.Constant {value = dense<1.0> : tensor<2x2xf32>} : () -> tensor<2x2xf32>
+  // expected-error @+1 {{-tp=4 does not divide the intermediate size 2 of the shared expert}}
+  %y = transformer.moe %x router(%r) gate_up(%gu) down(%d) shared_gate_up(%sgu) shared_down(%sd) kind = silu routing = renormalize {num_experts = 2 : i64, top_k = 1 : i64} : (tensor<?x2xf32>, tensor<2x2xf32>, tensor<2x8x2xf32>, tensor<2x2x4xf32>, tensor<4x2xf32>, tensor<2x2xf32>) -> tensor<?x2xf32>
+  return %y : tensor<?x2xf32>
+}

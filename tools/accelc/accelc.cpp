@@ -16,6 +16,7 @@
 #include "accel/Eval/Stepper.h"
 #include "accel/Import/CheckpointImporter.h"
 #include "accel/Import/OnnxImporter.h"
+#include "accel/Plan/PlanWriter.h"
 #include "accel/Target/Target.h"
 #include "accel/dialects/Exec/ExecOps.h"
 #include "accel/dialects/Exec/ExecUtils.h"
@@ -406,10 +407,44 @@ static int emitKernels(mlir::ModuleOp module) {
   return 0;
 }
 
+/// -emit=plan of an `.mlir` file of exec-level IR (what `accel-opt
+/// --pass-pipeline='builtin.module(accel-lower-to-exec,accel-exec-assign-buffers)'`
+/// prints, partitioned or not): the plan writer alone, for models no
+/// importer makes yet (test/Plan/moe-plans.test). A CPU plan, without a
+/// tokenizer or model config.
+static int emitPlanFromExecMlir() {
+  if (outputFilename == "-")
+    return fail("a plan is a binary file: give its path with -o (e.g. -o model.plan)");
+  if (tpSize.getNumOccurrences() || ppSize.getNumOccurrences() || precision.getNumOccurrences())
+    return fail("'" + inputFilename + "' is exec-level MLIR, compiled already: -tp, -pp and "
+                "-precision apply to the passes before it (run them with accel-opt)");
+  if (target != "cpu")
+    return fail("a plan written from exec-level MLIR is a CPU plan (GPU plans need the "
+                "kernels compiled with the pipeline): drop -target or compile an ONNX model");
+  mlir::DialectRegistry registry;
+  accel::registerAccelDialects(registry);
+  mlir::MLIRContext context(registry);
+  mlir::OwningOpRef<mlir::ModuleOp> module =
+      mlir::parseSourceFile<mlir::ModuleOp>(inputFilename, &context);
+  if (!module)
+    return 1;
+  if (module->getOps<accel::exec::ScheduleOp>().empty())
+    return fail("'" + inputFilename + "' holds no exec.schedule: a plan is written from "
+                "exec-level MLIR (lower transformer-dialect IR with accel-opt "
+                "--pass-pipeline='builtin.module(accel-lower-to-exec,accel-exec-assign-buffers)')");
+  accel::plan::PlanOptions opts;
+  opts.source = inputFilename;
+  if (llvm::Error e = accel::plan::writePlan(*module, opts, outputFilename))
+    return fail("cannot build a plan from '" + inputFilename + "': " + llvm::toString(std::move(e)));
+  return 0;
+}
+
 /// -emit=plan: the whole compile, in lib/Driver (shared with the C API).
 /// Warnings print as they come; errors are printed as compileToPlan says
 /// them (diagnostic lines name their node and say "error" themselves).
 static int emitPlan() {
+  if (llvm::StringRef(inputFilename).ends_with(".mlir"))
+    return emitPlanFromExecMlir();
   if (interpret)
     return fail("-interpret runs an IR level: add -emit=onnx or -emit=transformer");
   if (smoothQuantOnly)
@@ -520,8 +555,8 @@ int main(int argc, char **argv) {
   const bool mlirInput = llvm::StringRef(inputFilename).ends_with(".mlir");
   if (mlirInput && emitLevel < EmitLevel::Kernels)
     return fail("'" + inputFilename + "' is MLIR; only -emit=kernels, nvvm and ptx read MLIR "
-                "(the transformer or exec dialect), every other level starts from an ONNX "
-                "model");
+                "(the transformer or exec dialect), and the plan (exec-level MLIR); every other "
+                "level starts from an ONNX model or a checkpoint folder");
   // A folder is a Hugging Face checkpoint (lib/Import/Checkpoint): imported
   // straight into the transformer dialect, which the raise passes leave as is.
   const bool checkpointInput = accel::isCheckpointDir(inputFilename);

@@ -4,7 +4,7 @@
 // the ONNX glue raising left) into an exec.schedule: every tensor becomes a
 // view (a weight, a step input, a buffer, or a view of one), every op a
 // step. The lowering of each op family lives in its own file (Embedding,
-// Norms, Pointwise, Rotary, Attention, Linear, Collectives, Views, Onnx)
+// Norms, Pointwise, Moe, Rotary, Attention, Linear, Collectives, Views, Onnx)
 // and registers one function per op kind with LoweringPatterns; Lowering
 // is the state they share.
 //
@@ -52,6 +52,7 @@ private:
 void populateEmbeddingLowerings(LoweringPatterns &patterns);
 void populateNormLowerings(LoweringPatterns &patterns);
 void populatePointwiseLowerings(LoweringPatterns &patterns);
+void populateMoeLowerings(LoweringPatterns &patterns);
 void populateRotaryLowerings(LoweringPatterns &patterns);
 void populateAttentionLowerings(LoweringPatterns &patterns);
 void populateLinearLowerings(LoweringPatterns &patterns);

@@ -78,6 +78,7 @@ void populateTransformerToExecPatterns(LoweringPatterns &patterns) {
   populateEmbeddingLowerings(patterns);
   populateNormLowerings(patterns);
   populatePointwiseLowerings(patterns);
+  populateMoeLowerings(patterns);
   populateRotaryLowerings(patterns);
   populateAttentionLowerings(patterns);
   populateLinearLowerings(patterns);

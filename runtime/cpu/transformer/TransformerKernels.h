@@ -18,6 +18,7 @@
 #include "runtime/cpu/transformer/Linear.h"
 #include "runtime/cpu/transformer/QuantLinear.h"
 #include "runtime/cpu/transformer/Logits.h"
+#include "runtime/cpu/transformer/Moe.h"
 #include "runtime/cpu/transformer/Norm.h"
 #include "runtime/cpu/transformer/PagedAttention.h"
 #include "runtime/cpu/transformer/Parallel.h"
