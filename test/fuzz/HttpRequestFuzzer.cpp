@@ -22,7 +22,7 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
-#include <netinet/tcp.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <unistd.h>
@@ -105,8 +105,19 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   addr.sin_family = AF_INET;
   addr.sin_port = htons(theServer->port());
   addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (::connect(fd, reinterpret_cast<sockaddr *>(&addr), sizeof addr) != 0)
-    die("connect", std::strerror(errno));
+  if (::connect(fd, reinterpret_cast<sockaddr *>(&addr), sizeof addr) != 0) {
+    // libFuzzer's timeout alarm (SIGALRM) can interrupt connect(); the
+    // connection goes on being made: wait for it.
+    if (errno != EINTR)
+      die("connect", std::strerror(errno));
+    pollfd p{fd, POLLOUT, 0};
+    while (::poll(&p, 1, 10000) < 0 && errno == EINTR) {
+    }
+    int err = 0;
+    socklen_t len = sizeof err;
+    if (::getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) != 0 || err != 0)
+      die("connect", std::strerror(err ? err : errno));
+  }
 
   // Send everything (the server may close first: a 413 or a 400 stops
   // the rest), then half-close: the server sees EOF after the input.
