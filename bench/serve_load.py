@@ -135,9 +135,9 @@ async def one_raw(host, port, model, rng, args, results):
     ttft, last, itls, usage = None, None, [], None
     try:
         reader, writer = await asyncio.open_connection(host, port)
-        writer.write(b"POST /v1/completions HTTP/1.1\r\nHost: x\r\nConnection: close\r\n"
+        writer.write(b"POST /v1/completions HTTP/1.1\r\nHost: %s:%d\r\nConnection: close\r\n"
                      b"Content-Type: application/json\r\nContent-Length: %d\r\n\r\n"
-                     % len(body) + body)
+                     % (host.encode(), port, len(body)) + body)
         await writer.drain()
         status = int((await reader.readline()).split()[1])
         if status == 429:

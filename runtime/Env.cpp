@@ -17,6 +17,8 @@ const std::vector<EnvVar> &envTable() {
     auto count = [&](const char *name, const char *def, const char *meaning, int64_t Env::*m) {
       t.push_back({name, EnvType::kCount, def, meaning, nullptr, nullptr, m});
     };
+    auto text = [&](const char *name, const char *def, const char *meaning,
+                    std::string Env::*m) { t.push_back({name, EnvType::kText, def, meaning, m}); };
     path("ACCEL_LIBCUDA", "libcuda.so.1",
          "the CUDA driver library (dlopen: a path, or a name the loader finds)", &Env::libcuda);
     path("ACCEL_LIBCUBLASLT", "(search)",
@@ -47,6 +49,10 @@ const std::vector<EnvVar> &envTable() {
            "the default of GpuExecutorOptions::tuning.decodeSplit: keys per split-KV chunk of "
           "decode steps whose longest context is over twice that; 0: no split by length",
           &Env::gpuDecodeSplit);
+    text("ACCEL_API_KEY", "(none)",
+         "the HTTP server's API key when --api-key is not given: every /v1/ request then needs "
+         "'Authorization: Bearer <key>' (docs/serving.md)",
+         &Env::apiKey);
     return t;
   }();
   return table;
@@ -123,6 +129,7 @@ ParsedEnv parseEnv(const EnvLookup &lookup) {
     const std::string v = raw;
     switch (var.type) {
     case EnvType::kPath:
+    case EnvType::kText:
       p.values.*var.path = v;
       break;
     case EnvType::kBool:
@@ -158,6 +165,7 @@ std::string envHelp() {
   std::string s = "| variable | type | default | meaning |\n|---|---|---|---|\n";
   for (const EnvVar &var : envTable()) {
     const char *type = var.type == EnvType::kPath   ? "path"
+                       : var.type == EnvType::kText ? "text"
                        : var.type == EnvType::kBool ? "bool"
                                                     : "count";
     const std::string def = var.defaultText[0] == '(' ? std::string(var.defaultText)

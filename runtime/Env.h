@@ -43,12 +43,14 @@ struct Env {
   bool gpuDecodeKeyParallel = true;     // ACCEL_GPU_DECODE_KEY_PARALLEL
   bool gemmAutotune = true;             // ACCEL_GEMM_AUTOTUNE
   int64_t gpuDecodeSplit = kDefaultDecodeSplit; // ACCEL_GPU_DECODE_SPLIT
+  std::string apiKey;                   // ACCEL_API_KEY ("": none)
 };
 
-enum class EnvType { kPath, kBool, kCount };
+/// kText is any text, like kPath, and is held in a string member too.
+enum class EnvType { kPath, kBool, kCount, kText };
 
 /// One row of the table: `member` is the Env field the variable sets (the
-/// one matching `type`).
+/// one matching `type`; `path` for kPath and kText).
 struct EnvVar {
   const char *name;
   EnvType type;
@@ -81,7 +83,7 @@ struct ParsedEnv {
 /// Parses every table entry through `lookup` (pure: env() passes getenv).
 /// An unset or empty variable keeps its default. Booleans take 1, true, yes,
 /// on or 0, false, no, off (any case); counts a decimal whole number from 0
-/// to 2147483647; paths any text.
+/// to 2147483647; paths and texts any text.
 ParsedEnv parseEnv(const EnvLookup &lookup);
 
 /// The process environment, parsed at the first call (thread-safe).

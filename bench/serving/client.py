@@ -39,8 +39,9 @@ async def one(args, model, ids, lat, toks):
                        "temperature": 0, "ignore_eos": True}).encode()
     t0 = time.time()
     reader, writer = await asyncio.open_connection("127.0.0.1", args.port)
-    writer.write(b"POST /v1/completions HTTP/1.1\r\nHost: bench\r\nContent-Type: application/json\r\n"
-                 b"Content-Length: %d\r\nConnection: close\r\n\r\n" % len(body) + body)
+    writer.write(b"POST /v1/completions HTTP/1.1\r\nHost: 127.0.0.1:%d\r\n"
+                 b"Content-Type: application/json\r\n"
+                 b"Content-Length: %d\r\nConnection: close\r\n\r\n" % (args.port, len(body)) + body)
     await writer.drain()
     data = await reader.read()
     writer.close()

@@ -1,6 +1,8 @@
 //===- PrefixCache.cpp - full KV blocks shared by content hash ------------===//
 #include "runtime/serving/PrefixCache.h"
 
+#include <algorithm>
+
 namespace accel::rt::serve {
 
 namespace {
@@ -28,20 +30,31 @@ BlockHash hashBlock(const BlockHash &parent, const int64_t *tokens, int64_t n) {
 }
 
 std::vector<kv::BlockId> PrefixCache::match(const std::vector<BlockHash> &hashes,
+                                            const int64_t *tokens, int64_t blockSize,
                                             size_t maxBlocks) {
   std::vector<kv::BlockId> out;
   for (size_t i = 0; i < hashes.size() && i < maxBlocks; ++i) {
     auto it = map_.find(hashes[i]);
     if (it == map_.end())
       break;
-    if (!valid(it->second)) { // evicted: its block was handed out again
-      auto b = byBlock_.find(it->second.block);
+    const Entry &e = it->second;
+    if (!valid(e)) { // evicted: its block was handed out again
+      auto b = byBlock_.find(e.block);
       if (b != byBlock_.end() && b->second == hashes[i])
         byBlock_.erase(b);
       map_.erase(it);
       break;
     }
-    out.push_back(it->second.block);
+    // Equal hashes are only a candidate: the entry must hold these very
+    // tokens, computed after the block this walk matched last.
+    const int64_t *mine = tokens + int64_t(i) * blockSize;
+    if (int64_t(e.tokens.size()) != blockSize ||
+        !std::equal(e.tokens.begin(), e.tokens.end(), mine))
+      break;
+    const kv::BlockId parent = i ? out[i - 1] : kv::BlockId(-1);
+    if (e.parent != parent || (parent >= 0 && e.parentGeneration != allocator_.generation(parent)))
+      break;
+    out.push_back(e.block);
   }
   return out;
 }
@@ -67,10 +80,11 @@ Status PrefixCache::acquire(const std::vector<kv::BlockId> &blocks) {
   return Status::ok();
 }
 
-void PrefixCache::insert(const BlockHash &hash, kv::BlockId block) {
+void PrefixCache::insert(const BlockHash &hash, kv::BlockId block, kv::BlockId parent,
+                         const int64_t *tokens, int64_t n) {
   auto it = map_.find(hash);
   if (it != map_.end() && it->second.block != block && valid(it->second))
-    return; // the same tokens are cached in another block already
+    return; // these tokens (or a colliding block) are cached in another block already
   // The block's previous identity (if any) is gone: its contents changed.
   auto old = byBlock_.find(block);
   if (old != byBlock_.end()) {
@@ -81,7 +95,12 @@ void PrefixCache::insert(const BlockHash &hash, kv::BlockId block) {
     }
     byBlock_.erase(old);
   }
-  map_[hash] = Entry{block, allocator_.generation(block)};
+  Entry &e = map_[hash];
+  e.block = block;
+  e.generation = allocator_.generation(block);
+  e.parent = parent;
+  e.parentGeneration = parent >= 0 ? allocator_.generation(parent) : 0;
+  e.tokens.assign(tokens, tokens + n);
   byBlock_[block] = hash;
 }
 

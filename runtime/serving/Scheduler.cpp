@@ -33,7 +33,9 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <cmath>
 #include <deque>
+#include <limits>
 #include <mutex>
 #include <optional>
 #include <thread>
@@ -73,7 +75,16 @@ struct Sequence {
 
   std::vector<BlockHash> hashes; // of the full blocks of `tokens`
   size_t numRegistered = 0;      // leading blocks inserted in the prefix cache
+
+  std::vector<std::vector<int64_t>> badWordIds; // Request::badWords, tokenized
 };
+
+/// Whether s's next token is drawn from a masked row: allowed_token_ids,
+/// bad_words, logit_bias, or stop tokens held back by min_tokens.
+bool masksTokens(const Sequence &s) {
+  return !s.req.allowedTokenIds.empty() || !s.badWordIds.empty() || !s.req.logitBias.empty() ||
+         (s.numGenerated < s.req.minTokens && !s.criteria.stopTokenIds.empty());
+}
 using SeqPtr = std::shared_ptr<Sequence>;
 
 /// The sequence's next token is the plain argmax of its logits: greedy, no
@@ -85,7 +96,7 @@ bool plainGreedy(const Sequence &s) {
     return false;
   const sampler::SamplingParams &p = s.sampler->params();
   return s.sampler->paramsStatus().isOk() && p.isGreedy() && p.repetitionPenalty == 1.0f &&
-         s.req.logprobs < 0;
+         s.req.logprobs < 0 && !masksTokens(s);
 }
 
 /// A callback to run once the lock is dropped.
@@ -134,6 +145,9 @@ private:
   /// was refused), then streams, stops or finishes it.
   void processToken(const SeqPtr &s, const float *row, std::vector<Event> &events,
                     std::optional<int64_t> chosen = std::nullopt);
+  /// The row s samples from: `row` itself, or a copy in mask_ with the
+  /// tokens s may not generate now set to -inf.
+  const float *maskedRow(const Sequence &s, const float *row);
   void freeSequence(Sequence &s);
   void removeFromQueues(const SeqPtr &s);
   void takeCancels(std::vector<Event> &events);
@@ -158,6 +172,7 @@ private:
   std::unordered_map<std::string, SeqPtr> byId_;
   std::vector<SeqPtr> cancelPending_; // cancelled while the engine ran
   std::vector<Event> deferred_;       // finish events of cancel()
+  std::vector<float> mask_;           // maskedRow's copy
   bool runInProgress_ = false;
   int64_t committed_ = 0; // blocks promised to this step's batch
   SchedulerStats stats_;
@@ -253,6 +268,68 @@ Status SchedulerImpl::submit(Request r, RequestCallbacks callbacks) {
       return invalidArgument("a stop string is empty");
   if (!r.stop.empty() && !tokenizer_)
     return invalidArgument("stop strings need the model's tokenizer, and this model has none");
+  for (size_t i = 0; i < r.logitBias.size(); ++i) {
+    const auto &[t, bias] = r.logitBias[i];
+    if (t < 0 || t >= vocab || !std::isfinite(bias))
+      return invalidArgument("logit_bias entry " + std::to_string(i) + " (token " +
+                             std::to_string(t) + ") is outside the vocabulary [0, " +
+                             std::to_string(vocab) + ") or not finite");
+  }
+  for (const auto &[field, ids] : {std::pair<const char *, const std::vector<int64_t> *>{
+                                       "stop_token_ids", &r.stopTokenIds},
+                                   {"allowed_token_ids", &r.allowedTokenIds}})
+    for (size_t i = 0; i < ids->size(); ++i)
+      if ((*ids)[i] < 0 || (*ids)[i] >= vocab)
+        return invalidArgument(std::string(field) + "[" + std::to_string(i) + "] = " +
+                               std::to_string((*ids)[i]) + " is outside the vocabulary [0, " +
+                               std::to_string(vocab) + ")");
+  if (r.minTokens < 0 || r.minTokens > r.maxTokens)
+    return invalidArgument("min_tokens must be between 0 and max_tokens (" +
+                           std::to_string(r.maxTokens) + "), got " + std::to_string(r.minTokens));
+  std::vector<std::vector<int64_t>> badWordIds;
+  if (!r.badWords.empty() && !tokenizer_)
+    return invalidArgument("bad_words need the model's tokenizer, and this model has none");
+  for (size_t i = 0; i < r.badWords.size(); ++i) {
+    // vLLM's rule: the word as given (leading spaces dropped) and with one
+    // leading space, the latter only when it is another token sequence of
+    // the same length (a word that starts a text or follows a space).
+    std::string word = r.badWords[i];
+    word.erase(0, word.find_first_not_of(' ') == std::string::npos ? word.size()
+                                                                   : word.find_first_not_of(' '));
+    if (word.empty())
+      return invalidArgument("bad_words[" + std::to_string(i) + "] is empty");
+    std::vector<int64_t> first;
+    for (const std::string &text : {word, " " + word}) {
+      StatusOr<std::vector<int32_t>> enc = tokenizer_->encode(text, /*addSpecialTokens=*/false);
+      if (!enc)
+        return invalidArgument("bad_words[" + std::to_string(i) + "]: " + enc.status().message());
+      std::vector<int64_t> ids(enc->begin(), enc->end());
+      if (ids.empty())
+        continue;
+      if (text == word) {
+        first = ids;
+      } else if (!first.empty() && (ids.size() != first.size() || ids[0] == first[0])) {
+        continue;
+      }
+      badWordIds.push_back(std::move(ids));
+    }
+  }
+  // Some token must always be possible.
+  if (!r.allowedTokenIds.empty()) {
+    std::vector<int64_t> stops = r.stopTokenIds;
+    if (!r.ignoreEos)
+      stops.insert(stops.end(), eosIds_.begin(), eosIds_.end());
+    bool any = false;
+    for (int64_t t : r.allowedTokenIds) {
+      bool banned = r.minTokens > 0 && std::find(stops.begin(), stops.end(), t) != stops.end();
+      for (const std::vector<int64_t> &w : badWordIds)
+        banned = banned || (w.size() == 1 && w[0] == t);
+      any = any || !banned;
+    }
+    if (!any)
+      return invalidArgument("allowed_token_ids leaves no token to generate: every one is a bad "
+                             "word or, before min_tokens, a stop token");
+  }
   // The whole sequence must fit in the pool on its own, or it could never
   // finish (it would preempt itself forever).
   const int64_t needBlocks = blocksFor(n + r.maxTokens);
@@ -268,12 +345,19 @@ Status SchedulerImpl::submit(Request r, RequestCallbacks callbacks) {
   s->context.assign(r.promptIds.begin(), r.promptIds.end());
   s->sampler = std::make_unique<sampler::Sampler>(r.sampling);
   s->criteria.maxTokens = r.maxTokens;
+  s->criteria.minTokens = r.minTokens;
   s->criteria.stopStrings = r.stop;
+  s->criteria.includeStopStringInOutput = r.includeStopStrInOutput;
   if (!r.ignoreEos)
     s->criteria.stopTokenIds = eosIds_;
+  for (int64_t t : r.stopTokenIds)
+    if (std::find(s->criteria.stopTokenIds.begin(), s->criteria.stopTokenIds.end(), t) ==
+        s->criteria.stopTokenIds.end())
+      s->criteria.stopTokenIds.push_back(int32_t(t));
   ACCEL_RT_RETURN_IF_ERROR(s->criteria.validate());
+  s->badWordIds = std::move(badWordIds);
   if (tokenizer_)
-    s->decoder = std::make_unique<tok::DecodeStream>(*tokenizer_, /*skipSpecialTokens=*/true);
+    s->decoder = std::make_unique<tok::DecodeStream>(*tokenizer_, r.skipSpecialTokens);
   s->cb = std::move(callbacks);
   s->req = std::move(r);
 
@@ -382,7 +466,8 @@ void SchedulerImpl::computeHashes(Sequence &s, size_t numBlocks) {
   while (s.hashes.size() < numBlocks) {
     const size_t i = s.hashes.size();
     BlockHash parent = i ? s.hashes[i - 1] : BlockHash{};
-    s.hashes.push_back(hashBlock(parent, s.tokens.data() + int64_t(i) * bs, bs));
+    BlockHashFn hash = opts_.prefixCacheHashForTesting ? opts_.prefixCacheHashForTesting : hashBlock;
+    s.hashes.push_back(hash(parent, s.tokens.data() + int64_t(i) * bs, bs));
   }
 }
 
@@ -393,8 +478,10 @@ void SchedulerImpl::registerBlocks(Sequence &s) {
   if (full <= s.numRegistered)
     return;
   computeHashes(s, full);
+  const int64_t bs = blockSize();
   for (size_t i = s.numRegistered; i < full; ++i)
-    cache_->insert(s.hashes[i], s.kv.blocks()[i]);
+    cache_->insert(s.hashes[i], s.kv.blocks()[i], i ? s.kv.blocks()[i - 1] : kv::BlockId(-1),
+                   s.tokens.data() + int64_t(i) * bs, bs);
   s.numRegistered = full;
 }
 
@@ -444,7 +531,7 @@ void SchedulerImpl::schedule(std::vector<Scheduled> &batch, std::vector<Event> &
       // Leave at least one token to compute: its logits give the next one.
       const size_t maxBlocks = size_t((total - 1) / blockSize());
       computeHashes(*s, maxBlocks);
-      hit = cache_->match(s->hashes, maxBlocks);
+      hit = cache_->match(s->hashes, s->tokens.data(), blockSize(), maxBlocks);
     }
     const int64_t cached = int64_t(hit.size()) * blockSize();
     const int64_t n = std::min(total - cached, budget);
@@ -482,6 +569,42 @@ void SchedulerImpl::schedule(std::vector<Scheduled> &batch, std::vector<Event> &
   }
 }
 
+const float *SchedulerImpl::maskedRow(const Sequence &s, const float *row) {
+  if (!masksTokens(s))
+    return row;
+  const int64_t vocab = engine_.vocabSize();
+  constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+  // A NaN or +inf must still fail the request as the sampler would, even
+  // where the mask would cover it: copy such a row unmasked.
+  for (int64_t i = 0; i < vocab; ++i)
+    if (!(row[i] < std::numeric_limits<float>::infinity()))
+      return row;
+  if (s.req.allowedTokenIds.empty()) {
+    mask_.assign(row, row + vocab);
+  } else {
+    mask_.assign(size_t(vocab), kNegInf);
+    for (int64_t t : s.req.allowedTokenIds)
+      mask_[size_t(t)] = row[t];
+  }
+  for (const auto &[t, bias] : s.req.logitBias)
+    mask_[size_t(t)] += bias; // a -inf (not allowed) stays -inf
+  if (s.numGenerated < s.req.minTokens)
+    for (int32_t t : s.criteria.stopTokenIds)
+      mask_[size_t(t)] = kNegInf;
+  // bad_words: a one-token word always; a longer one's last token where
+  // the output so far ends with the word's other tokens.
+  const int64_t *out = s.tokens.data() + s.promptLen;
+  for (const std::vector<int64_t> &w : s.badWordIds) {
+    const int64_t k = int64_t(w.size());
+    if (k - 1 > s.numGenerated)
+      continue;
+    if (w.back() >= 0 && w.back() < vocab &&
+        std::equal(w.begin(), w.end() - 1, out + s.numGenerated - (k - 1)))
+      mask_[size_t(w.back())] = kNegInf;
+  }
+  return mask_.data();
+}
+
 void SchedulerImpl::processToken(const SeqPtr &s, const float *row, std::vector<Event> &events,
                                  std::optional<int64_t> chosen) {
   const int64_t vocab = engine_.vocabSize();
@@ -496,8 +619,9 @@ void SchedulerImpl::processToken(const SeqPtr &s, const float *row, std::vector<
     }
     token = int32_t(*chosen);
   } else if (s->req.logprobs >= 0) {
+    // Logprobs of the row before the mask, as vLLM's raw logprobs.
     StatusOr<sampler::SampleResult> r =
-        s->sampler->sampleWithLogprobs(row, vocab, s->context, s->req.logprobs);
+        s->sampler->sampleWithLogprobs(maskedRow(*s, row), vocab, s->context, s->req.logprobs, row);
     if (!r) {
       finish(s, FinishReason::kError, "sampling failed: " + r.status().message(), events);
       return;
@@ -507,7 +631,7 @@ void SchedulerImpl::processToken(const SeqPtr &s, const float *row, std::vector<
     for (const sampler::TokenLogprob &t : r->topLogprobs)
       ev.token.topLogprobs.emplace_back(int64_t(t.token), t.logprob);
   } else {
-    StatusOr<int32_t> r = s->sampler->sample(row, vocab, s->context);
+    StatusOr<int32_t> r = s->sampler->sample(maskedRow(*s, row), vocab, s->context);
     if (!r) {
       finish(s, FinishReason::kError, "sampling failed: " + r.status().message(), events);
       return;
@@ -520,11 +644,12 @@ void SchedulerImpl::processToken(const SeqPtr &s, const float *row, std::vector<
   ++s->numGenerated;
   ++stats_.generationTokensTotal;
 
-  const bool isStopToken = std::find(s->criteria.stopTokenIds.begin(),
+  const bool isStopToken = s->numGenerated > s->req.minTokens &&
+                           std::find(s->criteria.stopTokenIds.begin(),
                                      s->criteria.stopTokenIds.end(),
                                      token) != s->criteria.stopTokenIds.end();
   sampler::StopDecision d;
-  if (isStopToken) {
+  if (isStopToken && !s->req.includeStopStrInOutput) {
     d.reason = sampler::FinishReason::kStop;
     d.stopTokenId = token;
     d.outputBytes = s->text.size();
@@ -564,9 +689,9 @@ void SchedulerImpl::processToken(const SeqPtr &s, const float *row, std::vector<
     s->text.resize(std::min(s->text.size(), d.outputBytes));
   } else if (tokenizer_) {
     std::vector<int32_t> out(s->tokens.begin() + s->promptLen, s->tokens.end());
-    if (isStopToken)
+    if (isStopToken && !s->req.includeStopStrInOutput)
       out.pop_back();
-    std::string full = tokenizer_->decode(out, /*skipSpecialTokens=*/true);
+    std::string full = tokenizer_->decode(out, s->req.skipSpecialTokens);
     if (full.size() >= s->text.size() && full.compare(0, s->text.size(), s->text) == 0)
       s->text = std::move(full);
   }

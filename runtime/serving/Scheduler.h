@@ -24,6 +24,7 @@
 #define ACCEL_RUNTIME_SERVING_SCHEDULER_H
 
 #include "runtime/engine/Engine.h"
+#include "runtime/serving/PrefixCache.h"
 #include "runtime/serving/sampler/Sampler.h"
 
 #include <chrono>
@@ -48,6 +49,9 @@ struct SchedulerOptions {
                                       // backend sized the cache: GPU plans)
   bool enablePrefixCaching = false;   // --enable-prefix-caching
   int64_t maxLogprobs = 20;           // vLLM's --max-logprobs: largest Request::logprobs
+  /// Tests only: the prefix cache's block hash instead of hashBlock, to
+  /// force collisions (a hit must still be verified by its token ids).
+  BlockHashFn prefixCacheHashForTesting = nullptr;
 };
 
 /// One completion request, already tokenized by the caller.
@@ -59,6 +63,18 @@ struct Request {
   std::vector<std::string> stop;      // stop strings (not included in the text)
   bool ignoreEos = false;
   int64_t logprobs = -1;              // -1: none; N >= 0: top-N alternatives per token
+  // vLLM's request extensions (docs/serving.md, "Request parameters").
+  std::vector<int64_t> stopTokenIds;  // end the request like EOS (even with ignoreEos)
+  int64_t minTokens = 0;              // no stop token or string ends the first minTokens
+                                      // tokens; stop tokens are not sampled before
+  bool includeStopStrInOutput = false; // keep the stop string / stop token's text
+  std::vector<int64_t> allowedTokenIds; // non-empty: only these are ever sampled
+  std::vector<std::pair<int64_t, float>> logitBias; // added to these ids' logits (OpenAI's
+                                                    // logit_bias, before the penalty)
+  std::vector<std::string> badWords;  // never generated: tokenized at submit() (with and
+                                      // without a leading space); a word's last token
+                                      // is banned where the output ends with the rest
+  bool skipSpecialTokens = true;      // special tokens add no text
 };
 
 enum class FinishReason { kStop, kLength, kCancelled, kError };
@@ -133,7 +149,8 @@ public:
   /// Queues `r`. kResourceExhausted when the waiting queue is full (the
   /// server answers 429); kInvalidArgument for a request that can never run
   /// (prompt + max_tokens beyond the context, ids outside the vocabulary,
-  /// bad sampling parameters: one sentence naming it).
+  /// bad sampling parameters: one sentence naming it; a parameter's
+  /// message starts with its OpenAI/vLLM name).
   virtual Status submit(Request r, RequestCallbacks callbacks) = 0;
   /// Stops request `id` wherever it is and frees its KV blocks at once (when
   /// an engine step is running at that moment: as soon as it returns); its

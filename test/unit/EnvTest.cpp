@@ -171,8 +171,12 @@ TEST(Env, TheTableAgreesWithTheStruct) {
     EXPECT_EQ(std::string(v.meaning).find('|'), std::string::npos) << v.name; // Markdown cell
     switch (v.type) {
     case EnvType::kPath:
+    case EnvType::kText:
       ASSERT_TRUE(v.path && !v.flag && !v.count) << v.name;
-      EXPECT_EQ(defaults.*v.path, std::string(v.defaultText) == "(search)" ? "" : v.defaultText)
+      EXPECT_EQ(defaults.*v.path, std::string(v.defaultText) == "(search)" ||
+                                          std::string(v.defaultText) == "(none)"
+                                      ? ""
+                                      : v.defaultText)
           << v.name;
       break;
     case EnvType::kBool:

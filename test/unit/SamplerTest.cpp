@@ -557,6 +557,32 @@ TEST(SamplerPenalty, ChangesTheGreedyChoice) {
   EXPECT_NEAR(probOf(d, 2), ref[2], 1e-12);
 }
 
+// Any penalty > 0 that a float holds is usable: extreme ones saturate at the
+// float range instead of failing the request (issue 20: 1e-45 was a 500).
+TEST(SamplerPenalty, ExtremePenaltiesSaturate) {
+  std::vector<float> l = {2.0f, 30.0f, -2.0f, -kInf};
+  const float tiny = 1e-45f, huge = 3e38f;
+  ASSERT_GT(tiny, 0.0f);
+  Sampler enc(params(0.0f, 0, 1.0f, 0.0f, tiny));
+  StatusOr<int32_t> t = enc.sample(l.data(), 4, {0, 3});
+  ASSERT_TRUE(t.isOk()) << t.status().toString();
+  EXPECT_EQ(*t, 0); // 2 / 1.4e-45 -> FLT_MAX beats 30
+  StatusOr<SampleResult> r = enc.sampleWithLogprobs(l.data(), 4, {0, 2, 3}, 2);
+  ASSERT_TRUE(r.isOk()) << r.status().toString();
+  EXPECT_EQ(r->token, 0);
+  Sampler warm(params(1.0f, 0, 1.0f, 0.0f, tiny, 7));
+  auto d = warm.distribution(l.data(), 4, {0, 2, 3});
+  ASSERT_TRUE(d.isOk()) << d.status().toString();
+  EXPECT_EQ(tokensOf(*d), (std::set<int32_t>{0})); // the others weigh 0 next to FLT_MAX
+  Sampler discourage(params(0.0f, 0, 1.0f, 0.0f, huge));
+  StatusOr<int32_t> u = discourage.sample(l.data(), 4, {1, 2, 3});
+  ASSERT_TRUE(u.isOk()) << u.status().toString();
+  EXPECT_EQ(*u, 0); // 30 / 3e38 ~ 0 < 2; -2 * 3e38 -> -FLT_MAX
+  auto all = Sampler(params(1.0f, 0, 1.0f, 0.0f, huge, 7)).distribution(l.data(), 4, {0, 1, 2});
+  ASSERT_TRUE(all.isOk()) << all.status().toString();
+  EXPECT_EQ(tokensOf(*all), (std::set<int32_t>{0, 1})); // 3 stays masked, 2 weighs 0
+}
+
 // ---------------------------------------------------------------------------
 // Statistics and determinism.
 // ---------------------------------------------------------------------------
@@ -838,6 +864,43 @@ TEST(SamplerStop, StopTokenAndMaxTokens) {
   f = feed(none, {{5, "a"}, {6, "b"}});
   EXPECT_FALSE(f.decision.finished());
   EXPECT_EQ(f.output, "ab");
+}
+
+// vLLM's min_tokens and include_stop_str_in_output on stop tokens.
+TEST(SamplerStop, MinTokensAndIncludedStopToken) {
+  StopCriteria c;
+  c.stopTokenIds = {2};
+  c.stopStrings = {"x"};
+  c.maxTokens = 6;
+  c.minTokens = 3;
+  // No stop token or string ends any of the first three tokens.
+  Fed f = feed(c, {{2, ""}, {5, "x"}, {6, "a"}, {2, "!"}, {7, "b"}});
+  EXPECT_EQ(f.decision.reason, FinishReason::kStop);
+  EXPECT_EQ(f.steps, 4u);
+  EXPECT_EQ(f.output, "xa");
+  f = feed(c, {{5, "a"}, {6, "b"}, {7, "cx"}, {8, "d"}});
+  EXPECT_FALSE(f.decision.finished()); // "x" ended in the third token's text
+  f = feed(c, {{5, "a"}, {6, "b"}, {7, "c"}, {8, "xd"}});
+  EXPECT_EQ(f.steps, 4u);
+  EXPECT_EQ(f.decision.stopStringIndex, 0);
+  EXPECT_EQ(f.output, "abc");
+  // The length still ends it, and min_tokens may equal max_tokens.
+  c.minTokens = 6;
+  EXPECT_TRUE(c.validate().isOk());
+  f = feed(c, {{2, ""}, {2, ""}, {2, ""}, {2, ""}, {2, ""}, {2, ""}, {2, ""}});
+  EXPECT_EQ(f.decision.reason, FinishReason::kLength);
+  EXPECT_EQ(f.steps, 6u);
+  c.minTokens = 7;
+  EXPECT_NE(c.validate().message().find("min_tokens"), std::string::npos);
+  c.minTokens = -1;
+  EXPECT_FALSE(c.validate().isOk());
+  // include_stop_str_in_output keeps a stop token's text too.
+  StopCriteria inc;
+  inc.stopTokenIds = {9};
+  inc.includeStopStringInOutput = true;
+  f = feed(inc, {{5, "a"}, {9, "."}, {7, "b"}});
+  EXPECT_EQ(f.decision.stopTokenId, 9);
+  EXPECT_EQ(f.output, "a.");
 }
 
 TEST(SamplerStop, StreamingHoldsBackAPossibleStopString) {

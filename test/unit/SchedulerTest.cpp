@@ -20,6 +20,8 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdlib>
+#include <functional>
+#include <limits>
 #include <map>
 #include <mutex>
 #include <string>
@@ -176,6 +178,29 @@ protected:
     EXPECT_TRUE(out.isOk()) << out.status().toString();
     EXPECT_EQ(e.pool().allocator().numUsed(), 0);
     return out ? *out : std::vector<int64_t>();
+  }
+
+  /// Greedy single-sequence reference in which `ban(generated, row)` may
+  /// set logits to -inf before each argmax: what the masking request
+  /// parameters (allowed_token_ids, bad_words, min_tokens) must give.
+  static std::vector<int64_t>
+  referenceMasked(engine::Engine &e, const std::vector<int64_t> &prompt, int64_t n,
+                  const std::function<void(const std::vector<int64_t> &, std::vector<float> &)>
+                      &ban) {
+    sampler::Sampler s(greedy());
+    std::vector<int64_t> out;
+    StatusOr<std::vector<int64_t>> r =
+        e.generate(prompt, [&](const float *logits, int64_t vocab) -> StatusOr<int64_t> {
+          if (int64_t(out.size()) == n)
+            return int64_t(-1);
+          std::vector<float> row(logits, logits + vocab);
+          ban(out, row);
+          ACCEL_RT_ASSIGN_OR_RETURN(int32_t t, s.sample(row.data(), vocab));
+          out.push_back(t);
+          return int64_t(t);
+        });
+    EXPECT_TRUE(r.isOk()) << r.status().toString();
+    return out;
   }
 
   static sampler::SamplingParams greedy() {
@@ -461,6 +486,244 @@ TEST_F(SchedulerTest, PrefixCachingSharesFullBlocks) {
   EXPECT_EQ(col2.out["b"].tokens, refB);
   EXPECT_EQ(col2.out["b"].finish.cachedPromptTokens, 0);
   EXPECT_EQ((*sch)->stats().prefixCacheHits, 0);
+}
+
+// A block hash that depends on the depth in the chain only, never on the
+// tokens: the i-th block of every prompt collides with the i-th block of
+// every other prompt. Hits must be verified by the token ids, so the cache
+// may get slower with it but never wrong.
+serve::BlockHash depthOnlyHash(const serve::BlockHash &parent, const int64_t *, int64_t) {
+  return {parent.a * 31 + 1, parent.b * 37 + 1};
+}
+
+TEST_F(SchedulerTest, PrefixCacheHitsAreVerifiedNotTrusted) {
+  auto e = openEngine(plans().demo);
+  ASSERT_TRUE(e);
+  auto tok = tokenizerOf(*e);
+  ASSERT_TRUE(tok);
+  std::vector<int64_t> a = encode(
+      *tok, "And the LORD spake unto Moses, saying, Speak unto the children of Israel, and say "
+            "unto them, When ye be come into the land which I give unto you, then shall the "
+            "land keep a sabbath unto the LORD");
+  std::vector<int64_t> b = encode(
+      *tok, "And it came to pass, when the king heard these words, that he rent his clothes, "
+            "and put sackcloth upon his flesh, and fasted, and lay in sackcloth");
+  ASSERT_GE(a.size(), 40u);
+  ASSERT_GE(b.size(), 40u);
+  a.resize(40); // two full blocks of 16 and 8 more tokens
+  b.resize(40);
+  const int64_t n = 12;
+  std::vector<int64_t> refA = reference(*e, a, n), refB = reference(*e, b, n);
+  ASSERT_NE(refA, refB);
+
+  serve::SchedulerOptions opts;
+  opts.numKvBlocks = 64;
+  opts.enablePrefixCaching = true;
+  opts.prefixCacheHashForTesting = depthOnlyHash;
+  StatusOr<std::unique_ptr<serve::Scheduler>> sch = serve::Scheduler::create(*e, tok, opts);
+  ASSERT_TRUE(sch.isOk()) << sch.status().toString();
+  serve::Scheduler &s = **sch;
+  Collector col;
+  ASSERT_TRUE(s.submit(request("a", a, n), col.callbacks("a")).isOk());
+  drain(s);
+  EXPECT_EQ(col.out["a"].tokens, refA);
+  // b's blocks have a's hashes but not a's tokens: no hit, b's own tokens.
+  ASSERT_TRUE(s.submit(request("b", b, n), col.callbacks("b")).isOk());
+  drain(s);
+  EXPECT_EQ(col.out["b"].finish.cachedPromptTokens, 0) << "a colliding hash was trusted";
+  EXPECT_EQ(col.out["b"].tokens, refB);
+  EXPECT_EQ(s.stats().prefixCacheHits, 0);
+  // Real hits still hit: a again gets both of its full blocks.
+  ASSERT_TRUE(s.submit(request("a2", a, n), col.callbacks("a2")).isOk());
+  drain(s);
+  EXPECT_EQ(col.out["a2"].finish.cachedPromptTokens, 32);
+  EXPECT_EQ(col.out["a2"].tokens, refA);
+  EXPECT_EQ(s.stats().prefixCacheHits, 32);
+  expectAllFree(*e, s);
+}
+
+// vLLM's request extensions, greedy on the demo model, against references
+// computed from the logits directly.
+TEST_F(SchedulerTest, StopTokenIdsMinTokensAllowedAndBadWords) {
+  auto e = openEngine(plans().demo);
+  ASSERT_TRUE(e);
+  auto tok = tokenizerOf(*e);
+  ASSERT_TRUE(tok);
+  const std::vector<int64_t> prompt = encode(*tok, "And God said, Let there be");
+  const int64_t n = 16;
+  const std::vector<int64_t> ref = reference(*e, prompt, n);
+  auto decode = [&](std::vector<int64_t>::const_iterator b, std::vector<int64_t>::const_iterator
+                                                               end) {
+    return tok->decode(std::vector<int32_t>(b, end), true);
+  };
+  const float kNegInf = -std::numeric_limits<float>::infinity();
+
+  serve::SchedulerOptions opts;
+  opts.numKvBlocks = 64;
+  auto sch = serve::Scheduler::create(*e, tok, opts);
+  ASSERT_TRUE(sch.isOk());
+  serve::Scheduler &s = **sch;
+  Collector c;
+
+  // stop_token_ids end the request even with ignore_eos; the stop token is
+  // reported, its text kept only with include_stop_str_in_output.
+  const int64_t stopTok = ref[5];
+  const size_t first = size_t(std::find(ref.begin(), ref.end(), stopTok) - ref.begin());
+  serve::Request st = request("stop_token_ids", prompt, n);
+  st.stopTokenIds = {stopTok};
+  serve::Request inc = st;
+  inc.id = "include";
+  inc.includeStopStrInOutput = true;
+  // include_stop_str_in_output keeps a stop string too.
+  const std::string refText = decode(ref.begin(), ref.end());
+  const std::string word = refText.substr(refText.size() / 2, 3);
+  serve::Request strInc = request("stop_string_kept", prompt, n);
+  strInc.stop = {word};
+  strInc.includeStopStrInOutput = true;
+
+  // min_tokens: the first token would be ref[0]; as a stop token it is
+  // banned from the first 3 tokens.
+  serve::Request minT = request("min_tokens", prompt, n);
+  minT.stopTokenIds = {ref[0]};
+  minT.minTokens = 3;
+  std::vector<int64_t> minRef = referenceMasked(
+      *e, prompt, n, [&](const std::vector<int64_t> &out, std::vector<float> &row) {
+        if (out.size() < 3)
+          row[size_t(ref[0])] = kNegInf;
+      });
+  auto minStop = std::find(minRef.begin() + 3, minRef.end(), ref[0]);
+  if (minStop != minRef.end())
+    minRef.erase(minStop + 1, minRef.end());
+
+  // allowed_token_ids: the argmax over the allowed ids only.
+  const std::vector<int64_t> allowed = {ref[1], ref[3], 100, 200, 300};
+  serve::Request allow = request("allowed_token_ids", prompt, n);
+  allow.allowedTokenIds = allowed;
+  const std::vector<int64_t> allowRef = referenceMasked(
+      *e, prompt, n, [&](const std::vector<int64_t> &, std::vector<float> &row) {
+        for (size_t i = 0; i < row.size(); ++i)
+          if (std::find(allowed.begin(), allowed.end(), int64_t(i)) == allowed.end())
+            row[i] = kNegInf;
+      });
+
+  // bad_words: a word of the greedy output, banned as vLLM does (the word
+  // and " word" tokenized; a one-token form is banned outright, a longer
+  // one's last token after the rest).
+  std::string bad = tok->decode({int32_t(ref[2])}, true);
+  bad.erase(0, bad.find_first_not_of(' '));
+  ASSERT_FALSE(bad.empty());
+  std::vector<std::vector<int64_t>> badIds;
+  std::vector<int32_t> plainIds = *tok->encode(bad, false), spaced = *tok->encode(" " + bad, false);
+  badIds.emplace_back(plainIds.begin(), plainIds.end());
+  if (spaced.size() == plainIds.size() && spaced[0] != plainIds[0])
+    badIds.emplace_back(spaced.begin(), spaced.end());
+  serve::Request bw = request("bad_words", prompt, n);
+  bw.badWords = {"  " + bad};
+  const std::vector<int64_t> badRef = referenceMasked(
+      *e, prompt, n, [&](const std::vector<int64_t> &out, std::vector<float> &row) {
+        for (const std::vector<int64_t> &w : badIds)
+          if (w.size() - 1 <= out.size() &&
+              std::equal(w.begin(), w.end() - 1, out.end() - int64_t(w.size() - 1)))
+            row[size_t(w.back())] = kNegInf;
+      });
+
+  // logit_bias: added to the logits before the argmax; logprobs stay those
+  // of the row without it (vLLM's raw logprobs).
+  serve::Request lb = request("logit_bias", prompt, n);
+  lb.logitBias = {{ref[0], -100.0f}, {ref[2], 3.5f}};
+  lb.logprobs = 1;
+  const std::vector<int64_t> biasRef = referenceMasked(
+      *e, prompt, n, [&](const std::vector<int64_t> &, std::vector<float> &row) {
+        row[size_t(ref[0])] += -100.0f;
+        row[size_t(ref[2])] += 3.5f;
+      });
+
+  for (serve::Request *r : {&st, &inc, &strInc, &minT, &allow, &bw, &lb}) {
+    Status ok = s.submit(*r, c.callbacks(r->id));
+    ASSERT_TRUE(ok.isOk()) << r->id << ": " << ok.toString();
+  }
+  drain(s);
+
+  const Outcome &o = c.out["stop_token_ids"];
+  EXPECT_EQ(o.finish.reason, FinishReason::kStop);
+  EXPECT_EQ(o.tokens, std::vector<int64_t>(ref.begin(), ref.begin() + first + 1));
+  EXPECT_EQ(o.text, decode(ref.begin(), ref.begin() + first));
+  EXPECT_EQ(c.out["include"].tokens, o.tokens);
+  EXPECT_EQ(c.out["include"].text, decode(ref.begin(), ref.begin() + first + 1));
+  const Outcome &si = c.out["stop_string_kept"];
+  EXPECT_EQ(si.finish.reason, FinishReason::kStop);
+  EXPECT_EQ(si.text, refText.substr(0, refText.find(word) + word.size()));
+
+  const Outcome &m = c.out["min_tokens"];
+  EXPECT_NE(m.tokens[0], ref[0]);
+  EXPECT_EQ(m.tokens, minRef);
+  EXPECT_EQ(m.finish.reason, int64_t(minRef.size()) < n ? FinishReason::kStop
+                                                        : FinishReason::kLength);
+
+  const Outcome &a = c.out["allowed_token_ids"];
+  EXPECT_EQ(a.tokens, allowRef);
+  for (int64_t t : a.tokens)
+    EXPECT_TRUE(std::find(allowed.begin(), allowed.end(), t) != allowed.end()) << t;
+
+  const Outcome &l = c.out["logit_bias"];
+  EXPECT_EQ(l.tokens, biasRef);
+  EXPECT_NE(l.tokens[0], ref[0]);
+  ASSERT_FALSE(l.events.empty());
+  EXPECT_EQ(l.events[0].topLogprobs.at(0).first, ref[0]); // the unbiased row's best
+
+  const Outcome &b = c.out["bad_words"];
+  EXPECT_EQ(b.tokens, badRef);
+  EXPECT_NE(b.tokens, ref);
+  for (const std::vector<int64_t> &w : badIds)
+    EXPECT_EQ(std::search(b.tokens.begin(), b.tokens.end(), w.begin(), w.end()), b.tokens.end());
+  expectAllFree(*e, s);
+
+  // Refusals name the parameter.
+  serve::Request badRange = request("x1", prompt, n);
+  badRange.stopTokenIds = {e->vocabSize()};
+  EXPECT_EQ(s.submit(badRange, c.callbacks("x1")).message().rfind("stop_token_ids[0] = ", 0), 0u);
+  serve::Request badMin = request("x2", prompt, 4);
+  badMin.minTokens = 5;
+  EXPECT_EQ(s.submit(badMin, c.callbacks("x2")).message().rfind("min_tokens must be", 0), 0u);
+  serve::Request emptyWord = request("x3", prompt, 4);
+  emptyWord.badWords = {"  "};
+  EXPECT_EQ(s.submit(emptyWord, c.callbacks("x3")).message(), "bad_words[0] is empty");
+  serve::Request nothing = request("x4", prompt, 4);
+  nothing.allowedTokenIds = {ref[0]};
+  nothing.stopTokenIds = {ref[0]};
+  nothing.minTokens = 1;
+  EXPECT_EQ(s.submit(nothing, c.callbacks("x4")).message().rfind("allowed_token_ids leaves", 0),
+            0u);
+}
+
+// skip_special_tokens: false keeps the text of special tokens (the EOS).
+TEST_F(SchedulerTest, SpecialTokensKeptOnRequest) {
+  auto e = openEngine(plans().demo);
+  ASSERT_TRUE(e);
+  auto tok = tokenizerOf(*e);
+  ASSERT_TRUE(tok);
+  std::vector<int64_t> prompt =
+      encode(*tok, "Let every thing that hath breath praise the LORD. Praise ye");
+  const int64_t n = 20;
+  std::vector<int64_t> ref = reference(*e, prompt, n);
+  ASSERT_NE(std::find(ref.begin(), ref.end(), 0), ref.end());
+  const std::string eosText = tok->decode({0}, false);
+  ASSERT_FALSE(eosText.empty());
+  serve::SchedulerOptions opts;
+  opts.numKvBlocks = 64;
+  auto sch = serve::Scheduler::create(*e, tok, opts);
+  ASSERT_TRUE(sch.isOk());
+  Collector c;
+  serve::Request keep = request("keep", prompt, n);
+  keep.skipSpecialTokens = false;
+  ASSERT_TRUE((*sch)->submit(keep, c.callbacks("keep")).isOk());
+  ASSERT_TRUE((*sch)->submit(request("skip", prompt, n), c.callbacks("skip")).isOk());
+  drain(**sch);
+  EXPECT_EQ(c.out["keep"].tokens, ref);
+  EXPECT_EQ(c.out["keep"].text, tok->decode(std::vector<int32_t>(ref.begin(), ref.end()), false));
+  EXPECT_NE(c.out["keep"].text.find(eosText), std::string::npos);
+  EXPECT_EQ(c.out["skip"].text.find(eosText), std::string::npos);
+  expectAllFree(*e, **sch);
 }
 
 // Cancel frees a running request's blocks at once; onFinish comes once.
@@ -907,19 +1170,61 @@ TEST(PrefixCacheKV, CacheMatchesUntilEvicted) {
   serve::BlockHash other = serve::hashBlock({}, t.data() + 16, 16);
   EXPECT_FALSE(h1 == other) << "the hash must depend on the prefix";
   BlockId b0 = a.allocate().value(), b1 = a.allocate().value();
-  cache.insert(h0, b0);
-  cache.insert(h1, b1);
-  EXPECT_EQ(cache.match({h0, h1}, 2), (std::vector<BlockId>{b0, b1}));
-  EXPECT_EQ(cache.match({h0, h1}, 1), (std::vector<BlockId>{b0}));
-  EXPECT_TRUE(cache.match({other}, 1).empty());
+  cache.insert(h0, b0, -1, t.data(), 16);
+  cache.insert(h1, b1, b0, t.data() + 16, 16);
+  EXPECT_EQ(cache.match({h0, h1}, t.data(), 16, 2), (std::vector<BlockId>{b0, b1}));
+  EXPECT_EQ(cache.match({h0, h1}, t.data(), 16, 1), (std::vector<BlockId>{b0}));
+  EXPECT_TRUE(cache.match({other}, t.data() + 16, 16, 1).empty());
   ASSERT_TRUE(a.release(std::vector<BlockId>{b0, b1}).isOk()); // b1 freed first: LRU
   EXPECT_EQ(cache.numCachedBlocks(), 2);
   EXPECT_EQ(cache.countFree({b0, b1}), 2);
   ASSERT_TRUE(cache.acquire({b0}).isOk()); // a hit on a free block
   EXPECT_EQ(a.refCount(b0), 1);
   EXPECT_EQ(a.allocate().value(), b1); // evicts b1
-  EXPECT_EQ(cache.match({h0, h1}, 2), (std::vector<BlockId>{b0}));
+  EXPECT_EQ(cache.match({h0, h1}, t.data(), 16, 2), (std::vector<BlockId>{b0}));
   EXPECT_EQ(cache.numCachedBlocks(), 1);
+}
+
+// Equal hashes are a candidate, not a hit: the entry's token ids and its
+// parent block are compared (the hashes below collide by construction).
+TEST(PrefixCacheKV, CollidingHashesDoNotHit) {
+  BlockAllocator a(4);
+  serve::PrefixCache cache(a);
+  const serve::BlockHash h0{1, 1}, h1{2, 2};
+  std::vector<int64_t> p(16, 7), q(16, 9), pOther(16, 8);
+  BlockId victim0 = a.allocate().value();
+  cache.insert(h0, victim0, -1, p.data(), 16);
+  // Same hash, other tokens: no hit.
+  EXPECT_TRUE(cache.match({h0}, pOther.data(), 16, 1).empty());
+  EXPECT_EQ(cache.match({h0}, p.data(), 16, 1), (std::vector<BlockId>{victim0}));
+
+  // A prompt pOther + q whose first block collided with p was computed in
+  // its own blocks; its second block (tokens q) got cached under h1. A
+  // prompt p + q matches the first block and q's tokens, but q's K/V were
+  // computed after pOther, not p: the parent check refuses them.
+  BlockId other0 = a.allocate().value(), other1 = a.allocate().value();
+  cache.insert(h0, other0, -1, pOther.data(), 16); // h0 is taken: not cached
+  cache.insert(h1, other1, other0, q.data(), 16);
+  std::vector<int64_t> pq = p;
+  pq.insert(pq.end(), q.begin(), q.end());
+  EXPECT_EQ(cache.match({h0, h1}, pq.data(), 16, 2), (std::vector<BlockId>{victim0}));
+  std::vector<int64_t> otherQ = pOther;
+  otherQ.insert(otherQ.end(), q.begin(), q.end());
+  EXPECT_TRUE(cache.match({h0, h1}, otherQ.data(), 16, 2).empty());
+
+  // The parent's generation counts too: q's K/V computed after block x
+  // held pOther are no hit after x was handed out again and now holds p.
+  BlockAllocator a2(2);
+  serve::PrefixCache cache2(a2);
+  BlockId x = a2.allocate().value(), child = a2.allocate().value();
+  cache2.insert({5, 5}, x, -1, pOther.data(), 16);
+  cache2.insert(h1, child, x, q.data(), 16);
+  ASSERT_TRUE(a2.release(x).isOk());
+  ASSERT_EQ(a2.allocate().value(), x); // evicted, handed out again
+  cache2.insert(h0, x, -1, p.data(), 16);
+  EXPECT_EQ(cache2.match({h0, h1}, pq.data(), 16, 2), (std::vector<BlockId>{x}));
+  cache2.insert(h1, child, x, q.data(), 16); // recomputed after p: a hit again
+  EXPECT_EQ(cache2.match({h0, h1}, pq.data(), 16, 2), (std::vector<BlockId>{x, child}));
 }
 
 TEST(PrefixCacheKV, SequenceTruncateAndAdopt) {

@@ -22,6 +22,7 @@
 #include <gtest/gtest.h>
 
 #include <arpa/inet.h>
+#include <csignal>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
@@ -30,8 +31,12 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <fstream>
+#include <set>
+#include <sstream>
 #include <chrono>
 #include <condition_variable>
+#include <future>
 #include <map>
 #include <mutex>
 #include <regex>
@@ -162,13 +167,14 @@ TEST(OpenAiProtocol, ErrorsNameTheField) {
       {R"({"prompt":"x","stream":"yes"})", Endpoint::kCompletions, "stream", "a boolean"},
       {R"({"prompt":"x","model":3})", Endpoint::kCompletions, "model", "a string"},
       {R"({"prompt":"x","temperature":-1})", Endpoint::kCompletions, "temperature",
-       "temperature must be"},
-      {R"({"prompt":"x","top_p":0})", Endpoint::kCompletions, "top_p", "top_p must be"},
-      {R"({"prompt":"x","top_k":-5})", Endpoint::kCompletions, "top_k", "top_k must be"},
+       "'temperature' must be a number >= 0"},
+      {R"({"prompt":"x","top_p":0})", Endpoint::kCompletions, "top_p", "'top_p' must be in (0, 1]"},
+      {R"({"prompt":"x","top_k":-5})", Endpoint::kCompletions, "top_k", "'top_k' must be"},
       {R"({"prompt":"x","logprobs":99})", Endpoint::kCompletions, "logprobs", "[0, 20]"},
       {R"({"prompt":"x","presence_penalty":0.5})", Endpoint::kCompletions, "presence_penalty",
        "not supported"},
-      {R"({"prompt":"x","echo":true})", Endpoint::kCompletions, "echo", "not supported"},
+      {R"({"prompt":"x","echo":true,"logprobs":1})", Endpoint::kCompletions, "echo",
+       "prompt's logprobs"},
       {R"({"prompt":[1,"a"]})", Endpoint::kCompletions, "prompt[1]", "integer token id"},
       {R"({"prompt":""})", Endpoint::kCompletions, "prompt", "empty"},
       {R"({"max_tokens":3})", Endpoint::kCompletions, "prompt", "'prompt' is required"},
@@ -196,6 +202,201 @@ TEST(OpenAiProtocol, ErrorsNameTheField) {
     EXPECT_NE(o.err.message.find(c.inMessage), std::string::npos)
         << c.body << " -> " << o.err.message;
   }
+}
+
+// Issue 20 item 4: every numeric parameter is range-checked, with int64
+// extremes, negative numbers, floats where integers are expected and
+// NaN/Infinity spellings; no check overflows.
+TEST(OpenAiProtocol, NumericRangesAndExtremes) {
+  struct Case {
+    const char *member; // merged into {"prompt":"x", ...}
+    const char *param;  // "" -> accepted
+    const char *inMessage;
+  };
+  const Case cases[] = {
+      {R"("max_tokens":9223372036854775807)", "", ""}, // the context check refuses it (below)
+      {R"("max_tokens":-9223372036854775808)", "max_tokens", "at least 1"},
+      {R"("max_tokens":9223372036854775808)", "max_tokens", "an integer in [-9223372036854775808"},
+      {R"("max_tokens":1e300)", "max_tokens", "an integer in ["},
+      {R"("max_tokens":-1)", "max_tokens", "at least 1"},
+      {R"("max_tokens":3.5)", "max_tokens", "must be an integer, got 3.5"},
+      {R"("max_tokens":2e1)", "", ""},
+      {R"("max_tokens":true)", "max_tokens", "an integer, got a boolean"},
+      {R"("max_tokens":"Infinity")", "max_tokens", "got a string"},
+      {R"("seed":-9223372036854775808)", "", ""},
+      {R"("seed":9223372036854775807)", "", ""},
+      {R"("seed":1e19)", "seed", "an integer in ["},
+      {R"("seed":0.5)", "seed", "an integer"},
+      {R"("temperature":1e39)", "temperature", "float32"},
+      {R"("temperature":-0.0)", "", ""},
+      {R"("temperature":1e-320)", "", ""},
+      {R"("temperature":"NaN")", "temperature", "a number, got a string"},
+      {R"("repetition_penalty":1e-45)", "", ""},
+      {R"("repetition_penalty":1e-46)", "repetition_penalty", "float32"},
+      {R"("repetition_penalty":0)", "repetition_penalty", "> 0"},
+      {R"("repetition_penalty":-1)", "repetition_penalty", "> 0"},
+      {R"("repetition_penalty":1e39)", "repetition_penalty", "float32"},
+      {R"("top_p":1.0000001)", "top_p", "(0, 1]"},
+      {R"("top_p":-0.5)", "top_p", "(0, 1]"},
+      {R"("top_p":1e-300)", "top_p", "top_p must be in (0, 1]"}, // 0 as a float32
+      {R"("min_p":-0.1)", "min_p", "[0, 1]"},
+      {R"("min_p":1.5)", "min_p", "[0, 1]"},
+      {R"("top_k":-2)", "top_k", "-1 or 0 (off) or at least 1"},
+      {R"("top_k":-9223372036854775808)", "top_k", "-1 or 0"},
+      {R"("top_k":9223372036854775807)", "", ""},
+      {R"("top_k":-1)", "", ""},
+      {R"("presence_penalty":2.5)", "presence_penalty", "[-2, 2]"},
+      {R"("frequency_penalty":-3)", "frequency_penalty", "[-2, 2]"},
+      {R"("presence_penalty":-2)", "presence_penalty", "not supported"},
+      {R"("logprobs":-1)", "logprobs", "in [0, 20]"},
+      {R"("logprobs":9223372036854775807)", "logprobs", "in [0, 20]"},
+      {R"("logprobs":1.5)", "logprobs", "an integer"},
+      {R"("n":0)", "n", "must be 1"},
+      {R"("n":-9223372036854775808)", "n", "must be 1"},
+      {R"("best_of":9223372036854775807)", "best_of", "must be 1"},
+      {R"("min_tokens":-1)", "min_tokens", "at least 0"},
+      {R"("min_tokens":9223372036854775807)", "", ""}, // no max_tokens: checked in fitContext
+      {R"("max_tokens":4,"min_tokens":5)", "min_tokens", "in [0, max_tokens = 4]"},
+      {R"("truncate_prompt_tokens":0)", "truncate_prompt_tokens", "at least 1"},
+      {R"("truncate_prompt_tokens":-1)", "truncate_prompt_tokens", "at least 1"},
+      {R"("truncate_prompt_tokens":9223372036854775807)", "", ""},
+      {R"("stop_token_ids":[-1])", "stop_token_ids[0]", "not a token id"},
+      {R"("stop_token_ids":[100])", "stop_token_ids[0]", "vocabulary of 100"},
+      {R"("stop_token_ids":[1,2.5])", "stop_token_ids[1]", "an integer"},
+      {R"("stop_token_ids":["1"])", "stop_token_ids[0]", "got a string"},
+      {R"("stop_token_ids":5)", "stop_token_ids", "an array of token ids"},
+      {R"("allowed_token_ids":[9223372036854775807])", "allowed_token_ids[0]", "not a token id"},
+      {R"("allowed_token_ids":[])", "allowed_token_ids", "empty"},
+      {R"("logit_bias":{"5":100.5})", "logit_bias.5", "[-100, 100]"},
+      {R"("logit_bias":{"100":1})", "logit_bias.100", "vocabulary of 100"},
+      {R"("logit_bias":{"-1":1})", "logit_bias.-1", "not a token id"},
+      {R"("logit_bias":{"x":1})", "logit_bias.x", "not a token id"},
+      {R"("logit_bias":{"5":"1"})", "logit_bias.5", "a number"},
+      {R"("logit_bias":[1])", "logit_bias", "an object"},
+      {R"("logit_bias":{"5":-100})", "", ""},
+      {R"("prompt":[9223372036854775807])", "", ""}, // the vocabulary check refuses it (API)
+      {R"("prompt":[1e3])", "prompt[0]", "an integer token id"},
+  };
+  RequestLimits limits;
+  limits.vocabSize = 100;
+  for (const Case &c : cases) {
+    std::string body = std::string("{\"prompt\":\"x\",") + c.member + "}";
+    CompletionRequest req;
+    ApiError err;
+    bool ok = parseCompletionRequest(body, Endpoint::kCompletions, limits, req, err);
+    if (!*c.param) {
+      EXPECT_TRUE(ok) << body << " -> " << err.message;
+      continue;
+    }
+    EXPECT_FALSE(ok) << body;
+    EXPECT_EQ(err.status, 400) << body;
+    EXPECT_EQ(err.param, c.param) << body << " -> " << err.message;
+    EXPECT_NE(err.message.find(c.inMessage), std::string::npos) << body << " -> " << err.message;
+  }
+  // NaN and the infinities are no JSON: 400, the body is not valid JSON.
+  for (const char *bad : {R"({"prompt":"x","temperature":NaN})",
+                          R"({"prompt":"x","temperature":Infinity})",
+                          R"({"prompt":"x","top_p":-Infinity})",
+                          R"({"prompt":"x","max_tokens":1e999})"}) {
+    ParseOutcome o = parseReq(bad);
+    EXPECT_FALSE(o.ok) << bad;
+    EXPECT_NE(o.err.message.find("not valid JSON"), std::string::npos) << o.err.message;
+  }
+  // The float32 parameters keep their values.
+  ParseOutcome tiny = parseReq(R"({"prompt":"x","repetition_penalty":1e-45,"seed":-1})");
+  ASSERT_TRUE(tiny.ok) << tiny.err.message;
+  EXPECT_GT(tiny.req.sampling.repetitionPenalty, 0.0f);
+  EXPECT_EQ(tiny.req.sampling.seed, ~uint64_t(0));
+}
+
+TEST(OpenAiProtocol, FitContextIsOverflowSafe) {
+  auto fit = [](const std::string &member, std::vector<int64_t> ids, Endpoint ep, int64_t &max,
+                ApiError &err) {
+    std::string body = ep == Endpoint::kChat
+                           ? R"({"messages":[{"role":"user","content":"x"}])" + member + "}"
+                           : R"({"prompt":"x")" + member + "}";
+    CompletionRequest req;
+    if (!parseCompletionRequest(body, ep, RequestLimits{}, req, err))
+      return false;
+    return fitContext(req, 32, 16, ids, max, err);
+  };
+  int64_t max = 0;
+  ApiError err;
+  EXPECT_FALSE(fit(R"(,"max_tokens":9223372036854775807)", {1, 2}, Endpoint::kCompletions, max,
+                   err));
+  EXPECT_EQ(err.code, "context_length_exceeded");
+  EXPECT_EQ(err.param, "max_tokens");
+  EXPECT_NE(err.message.find("you requested more than 9223372036854775807 tokens (2 in the "
+                             "prompt, 9223372036854775807 for the completion)"),
+            std::string::npos)
+      << err.message;
+  EXPECT_FALSE(fit(R"(,"max_completion_tokens":9223372036854775806)", {1}, Endpoint::kChat, max,
+                   err));
+  EXPECT_EQ(err.param, "max_completion_tokens");
+  EXPECT_TRUE(fit(R"(,"max_tokens":30)", {1, 2}, Endpoint::kCompletions, max, err));
+  EXPECT_EQ(max, 30);
+  EXPECT_FALSE(fit(R"(,"max_tokens":31)", {1, 2}, Endpoint::kCompletions, max, err));
+  EXPECT_NE(err.message.find("you requested 33 tokens"), std::string::npos);
+  EXPECT_TRUE(fit("", {1, 2}, Endpoint::kChat, max, err));
+  EXPECT_EQ(max, 30); // the rest of the context
+  // min_tokens against the resolved default.
+  EXPECT_FALSE(fit(R"(,"min_tokens":9223372036854775807)", {1}, Endpoint::kCompletions, max,
+                   err));
+  EXPECT_EQ(err.param, "min_tokens");
+  EXPECT_TRUE(fit(R"(,"min_tokens":16)", {1}, Endpoint::kCompletions, max, err));
+  // truncate_prompt_tokens keeps the last ids, and then the prompt fits.
+  std::vector<int64_t> longPrompt(40, 7);
+  longPrompt.back() = 9;
+  EXPECT_FALSE(fit("", longPrompt, Endpoint::kCompletions, max, err));
+  EXPECT_EQ(err.param, "prompt");
+  CompletionRequest req;
+  ASSERT_TRUE(parseCompletionRequest(R"({"prompt":"x","truncate_prompt_tokens":4})",
+                                     Endpoint::kCompletions, RequestLimits{}, req, err));
+  ASSERT_TRUE(fitContext(req, 32, 16, longPrompt, max, err)) << err.message;
+  EXPECT_EQ(longPrompt, (std::vector<int64_t>{7, 7, 7, 9}));
+  EXPECT_EQ(max, 16);
+}
+
+TEST(OpenAiProtocol, UnknownParametersAreRefused) {
+  ParseOutcome typo = parseReq(R"({"prompt":"x","max_token":5})");
+  EXPECT_FALSE(typo.ok);
+  EXPECT_EQ(typo.err.param, "max_token");
+  EXPECT_NE(typo.err.message.find("unknown parameter 'max_token' for /v1/completions"),
+            std::string::npos)
+      << typo.err.message;
+  // A long name is cut in the answer.
+  ParseOutcome longName = parseReq("{\"prompt\":\"x\",\"" + std::string(5000, 'a') + "\":1}");
+  EXPECT_EQ(longName.err.param, std::string(64, 'a') + "...");
+  // A chat parameter is unknown to /v1/completions, and the reverse.
+  EXPECT_EQ(parseReq(R"({"prompt":"x","messages":[]})").err.param, "messages");
+  EXPECT_EQ(parseReq(R"({"messages":[{"role":"user","content":"x"}],"suffix":"y"})",
+                     Endpoint::kChat)
+                .err.message.rfind("unknown parameter 'suffix' for /v1/chat/completions", 0),
+            0u);
+  // Nested members: stream options, messages, content parts.
+  EXPECT_EQ(parseReq(R"({"prompt":"x","stream":true,"stream_options":{"usage":true}})").err.param,
+            "stream_options.usage");
+  EXPECT_EQ(parseReq(R"({"messages":[{"role":"user","content":"x","tool_calls":[{"id":"1"}]}]})",
+                     Endpoint::kChat)
+                .err.param,
+            "messages[0].tool_calls");
+  EXPECT_EQ(
+      parseReq(R"({"messages":[{"role":"user","content":[{"type":"text","text":"x","cache":1}]}]})",
+               Endpoint::kChat)
+          .err.param,
+      "messages[0].content[0].cache");
+  // What clients echo back from a response is fine when null or empty.
+  ParseOutcome echoed = parseReq(
+      R"({"messages":[{"role":"assistant","content":"x","refusal":null,"tool_calls":[]},
+                      {"role":"user","content":"y","name":null}]})",
+      Endpoint::kChat);
+  EXPECT_TRUE(echoed.ok) << echoed.err.message;
+  // stream_options without stream (vLLM refuses it too); empty is nothing.
+  EXPECT_EQ(parseReq(R"({"prompt":"x","stream_options":{"include_usage":true}})").err.param,
+            "stream_options");
+  EXPECT_TRUE(parseReq(R"({"prompt":"x","stream_options":{}})").ok);
+  EXPECT_TRUE(parseReq(R"({"prompt":"x","stream_options":{"include_usage":null}})").ok);
+  EXPECT_TRUE(parseReq(R"({"prompt":"x","stream":false,"stream_options":null})").ok);
 }
 
 TEST(OpenAiProtocol, MalformedJson) {
@@ -282,6 +483,15 @@ TEST(ChatTemplate, Formats) {
             "system: S\nuser: U\nassistant:");
   EXPECT_TRUE(ChatTemplate(ChatTemplate::Format::kPlain).addSpecialTokens());
   EXPECT_FALSE(ChatTemplate(ChatTemplate::Format::kChatML).addSpecialTokens());
+  // continue_final_message: the last message has no end marker.
+  std::vector<ChatMessage> c{{"user", "U"}, {"assistant", "The"}};
+  EXPECT_EQ(ChatTemplate(ChatTemplate::Format::kChatML).render(c, false, true),
+            "<|im_start|>user\nU<|im_end|>\n<|im_start|>assistant\nThe");
+  EXPECT_EQ(ChatTemplate(ChatTemplate::Format::kLlama3).render(c, false, true),
+            "<|begin_of_text|><|start_header_id|>user<|end_header_id|>\n\nU<|eot_id|>"
+            "<|start_header_id|>assistant<|end_header_id|>\n\nThe");
+  EXPECT_EQ(ChatTemplate(ChatTemplate::Format::kPlain).render(c, false, true),
+            "user: U\nassistant: The");
 }
 
 TEST(ChatTemplate, Choose) {
@@ -601,20 +811,47 @@ public:
     open = false;
     ended = true;
   }
-  void post(std::function<void()> fn) override { queue.push_back(std::move(fn)); }
-  void onClose(std::function<void()> fn) override { closeFn = std::move(fn); }
+  void post(std::function<void()> fn) override {
+    std::lock_guard<std::mutex> lock(queueMu);
+    queue.push_back(std::move(fn));
+  }
+  void onClose(std::function<void()> fn) override {
+    if (cut)
+      fn(); // gone already
+    else
+      closeFn = std::move(fn);
+  }
   bool isOpen() const override { return open; }
 
   void drain() {
-    while (!queue.empty()) {
-      auto q = std::move(queue);
-      queue.clear();
+    while (true) {
+      std::vector<std::function<void()>> q;
+      {
+        std::lock_guard<std::mutex> lock(queueMu);
+        q = std::move(queue);
+        queue.clear();
+      }
+      if (q.empty())
+        return;
       for (auto &f : q)
         f();
     }
   }
+  /// Waits (up to 5 s) until something was posted, e.g. from a worker.
+  bool waitForPost() {
+    for (int i = 0; i < 500; ++i) {
+      {
+        std::lock_guard<std::mutex> lock(queueMu);
+        if (!queue.empty())
+          return true;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return false;
+  }
   void disconnect() {
     open = false;
+    cut = true;
     if (closeFn)
       closeFn();
   }
@@ -629,7 +866,9 @@ public:
   int status = 0;
   std::string contentType, body;
   Headers headers;
-  bool open = true, ended = false, streaming = false;
+  std::atomic<bool> open{true};
+  bool ended = false, streaming = false, cut = false;
+  std::mutex queueMu;
   std::vector<std::function<void()>> queue;
   std::function<void()> closeFn;
 };
@@ -641,20 +880,37 @@ struct ApiFixture : ::testing::Test {
   std::unique_ptr<OpenAiApi> api;
 
   void SetUp() override { make(AdmissionOptions{}); }
+  std::function<void(ApiOptions &)> configure; // options beyond the fixture's
   void make(AdmissionOptions ao, std::shared_ptr<const tok::Tokenizer> tokenizer = nullptr) {
     admission = std::make_unique<Admission>(ao);
     ApiOptions o;
     o.modelNames = {"demo", "alias"};
     o.maxModelLen = 32;
     o.vocabSize = 100;
+    if (configure)
+      configure(o);
     api = std::make_unique<OpenAiApi>(sched, tokenizer, metrics, *admission, o);
   }
+  std::shared_ptr<const tok::Tokenizer> demoTokenizer() {
+    StatusOr<tok::Tokenizer> t =
+        tok::Tokenizer::fromFile(ACCEL_TEST_FIXTURES "/demo/tokenizer.json");
+    EXPECT_TRUE(t.isOk()) << t.status().message();
+    return std::make_shared<const tok::Tokenizer>(std::move(*t));
+  }
+  /// A request as the transport hands it over; a POST is JSON unless
+  /// `headers` say otherwise.
   std::shared_ptr<FakeExchange> call(const std::string &method, const std::string &path,
-                                     const std::string &body = "") {
+                                     const std::string &body = "", Headers headers = {}) {
     HttpRequest r;
     r.method = method;
     r.path = r.target = path;
     r.body = body;
+    bool typed = false;
+    for (const auto &[k, v] : headers)
+      typed = typed || k == "Content-Type";
+    if (method == "POST" && !typed)
+      headers.emplace_back("Content-Type", "application/json");
+    r.headers = std::move(headers);
     r.arrival = std::chrono::steady_clock::now();
     auto ex = std::make_shared<FakeExchange>();
     api->handle(r, ex);
@@ -889,6 +1145,281 @@ TEST_F(ApiFixture, ChatWithTokenizer) {
             (std::vector<int64_t>{1143, 259, 1796, 1239}));
 }
 
+// The request extensions reach the scheduler; echo, truncation, special
+// tokens and continue_final_message shape the prompt and the response.
+TEST_F(ApiFixture, RequestExtensionsArePlumbed) {
+  StatusOr<tok::Tokenizer> t = tok::Tokenizer::fromFile(ACCEL_TEST_FIXTURES "/demo/tokenizer.json");
+  ASSERT_TRUE(t.isOk()) << t.status().message();
+  auto tokenizer = std::make_shared<const tok::Tokenizer>(std::move(*t));
+  make(AdmissionOptions{}, tokenizer);
+
+  auto ex = call("POST", "/v1/completions",
+                 R"({"prompt":[1,2,3,4,5],"max_tokens":6,"stop_token_ids":[7,8],"min_tokens":2,
+                     "include_stop_str_in_output":true,"allowed_token_ids":[9,3,9,4],
+                     "bad_words":["Moses"],"skip_special_tokens":false,
+                     "truncate_prompt_tokens":3,"echo":true,"logit_bias":{"7":-2.5}})");
+  ASSERT_EQ(ex->status, 0) << ex->body;
+  const serve::Request r = sched.entries.at(sched.last()).req;
+  EXPECT_EQ(r.promptIds, (std::vector<int64_t>{3, 4, 5}));
+  EXPECT_EQ(r.stopTokenIds, (std::vector<int64_t>{7, 8}));
+  EXPECT_EQ(r.minTokens, 2);
+  EXPECT_TRUE(r.includeStopStrInOutput);
+  EXPECT_EQ(r.allowedTokenIds, (std::vector<int64_t>{3, 4, 9}));
+  EXPECT_EQ(r.badWords, (std::vector<std::string>{"Moses"}));
+  EXPECT_EQ(r.logitBias, (std::vector<std::pair<int64_t, float>>{{7, -2.5f}}));
+  EXPECT_FALSE(r.skipSpecialTokens);
+  sched.token(r.id, 9, " And");
+  sched.finish(r.id, serve::FinishReason::kLength, 1);
+  ex->drain();
+  // echo: the (truncated) prompt, decoded, before the completion.
+  std::string prompt = tokenizer->decode({3, 4, 5}, false);
+  EXPECT_EQ(ex->bodyJson().find("choices")->items()[0].find("text")->asString(), prompt + " And");
+
+  // A text prompt is echoed as given, streamed or not.
+  auto whole = call("POST", "/v1/completions", R"({"prompt":"In the beginning","echo":true})");
+  sched.token(sched.last(), 9, " God");
+  sched.finish(sched.last(), serve::FinishReason::kLength, 1);
+  whole->drain();
+  EXPECT_EQ(whole->bodyJson().find("choices")->items()[0].find("text")->asString(),
+            "In the beginning God");
+  auto streamed =
+      call("POST", "/v1/completions", R"({"prompt":"In the beginning","echo":true,"stream":true})");
+  sched.token(sched.last(), 9, " God");
+  sched.finish(sched.last(), serve::FinishReason::kLength, 1);
+  streamed->drain();
+  std::vector<std::string> events = sse::parse(streamed->body);
+  ASSERT_EQ(events.size(), 4u) << streamed->body; // echo, " God", finish, [DONE]
+  EXPECT_EQ(parseJson(events[0]).find("choices")->items()[0].find("text")->asString(),
+            "In the beginning");
+
+  // add_special_tokens: false leaves out the BOS that completions add (a
+  // Llama-2-style tokenizer: the demo's adds none).
+  {
+    StatusOr<tok::Tokenizer> bos = tok::Tokenizer::fromJson(R"({"version":"1.0",
+      "added_tokens":[
+        {"id":0,"content":"<unk>","single_word":false,"lstrip":false,"rstrip":false,"normalized":false,"special":true},
+        {"id":1,"content":"<s>","single_word":false,"lstrip":false,"rstrip":false,"normalized":false,"special":true}],
+      "normalizer":{"type":"Sequence","normalizers":[{"type":"Prepend","prepend":"▁"},
+                    {"type":"Replace","pattern":{"String":" "},"content":"▁"}]},
+      "pre_tokenizer":null,
+      "post_processor":{"type":"TemplateProcessing",
+         "single":[{"SpecialToken":{"id":"<s>","type_id":0}},{"Sequence":{"id":"A","type_id":0}}],
+         "pair":[],"special_tokens":{"<s>":{"id":"<s>","ids":[1],"tokens":["<s>"]}}},
+      "model":{"type":"BPE","unk_token":"<unk>","fuse_unk":true,"byte_fallback":true,
+        "vocab":{"<unk>":0,"<s>":1,"▁":4,"h":5,"i":6,"▁h":7,"▁hi":8},
+        "merges":["▁ h","▁h i"]}})");
+    ASSERT_TRUE(bos.isOk()) << bos.status().message();
+    make(AdmissionOptions{}, std::make_shared<const tok::Tokenizer>(std::move(*bos)));
+    call("POST", "/v1/completions", R"({"prompt":"hi hi"})");
+    EXPECT_EQ(sched.entries.at(sched.last()).req.promptIds, (std::vector<int64_t>{1, 8, 8}));
+    call("POST", "/v1/completions", R"({"prompt":"hi hi","add_special_tokens":false})");
+    EXPECT_EQ(sched.entries.at(sched.last()).req.promptIds, (std::vector<int64_t>{8, 8}));
+    make(AdmissionOptions{}, tokenizer);
+  }
+
+  // continue_final_message: the assistant's message left open; with echo
+  // the reply starts with it.
+  auto cont = call("POST", "/v1/chat/completions",
+                   R"({"messages":[{"role":"user","content":"Hi"},
+                                   {"role":"assistant","content":"Hello"}],
+                       "continue_final_message":true,"echo":true,"max_tokens":3})");
+  ASSERT_EQ(cont->status, 0) << cont->body;
+  std::vector<int32_t> want = *tokenizer->encode("user: Hi\nassistant: Hello", true);
+  EXPECT_EQ(sched.entries.at(sched.last()).req.promptIds,
+            std::vector<int64_t>(want.begin(), want.end()));
+  sched.token(sched.last(), 9, " there");
+  sched.finish(sched.last(), serve::FinishReason::kStop, 1);
+  cont->drain();
+  EXPECT_EQ(cont->bodyJson().find("choices")->items()[0].find("message")->find("content")->asString(),
+            "Hello there");
+
+  // Refusals from the scheduler name their parameter.
+  sched.nextStatus = invalidArgument("bad_words need the model's tokenizer");
+  auto bw = call("POST", "/v1/completions", R"({"prompt":[1],"bad_words":["x"]})");
+  EXPECT_EQ(bw->status, 400);
+  EXPECT_EQ(parseErr(*bw).param, "bad_words");
+  sched.nextStatus = invalidArgument("stop_token_ids[0] = 5 is outside the vocabulary [0, 4)");
+  EXPECT_EQ(parseErr(*call("POST", "/v1/completions", R"({"prompt":[1]})")).param,
+            "stop_token_ids[0]");
+  sched.nextStatus = invalidArgument("the prompt is empty");
+  EXPECT_EQ(parseErr(*call("POST", "/v1/completions", R"({"prompt":[1]})")).param, "");
+
+  // max_tokens at int64's edge never overflows into acceptance.
+  const size_t before = sched.order.size();
+  auto huge = call("POST", "/v1/completions", R"({"prompt":[1,2],"max_tokens":9223372036854775807})");
+  EXPECT_EQ(huge->status, 400);
+  EXPECT_EQ(parseErr(*huge).code, "context_length_exceeded");
+  auto huge2 = call("POST", "/v1/chat/completions",
+                    R"({"messages":[{"role":"user","content":"x"}],
+                        "max_completion_tokens":9223372036854775807})");
+  EXPECT_EQ(huge2->status, 400);
+  EXPECT_EQ(parseErr(*huge2).param, "max_completion_tokens");
+  auto outside = call("POST", "/v1/completions", R"({"prompt":[9223372036854775807]})");
+  EXPECT_EQ(outside->status, 400);
+  EXPECT_EQ(sched.order.size(), before);
+}
+
+// ---------------------------------------------------------------------------
+// docs/serving.md's table of request parameters against the code
+// ---------------------------------------------------------------------------
+
+/// Every field of a parsed request, to tell whether a parameter changed it.
+std::string summarize(const CompletionRequest &r) {
+  std::ostringstream o;
+  auto ids = [&](const std::vector<int64_t> &v) {
+    for (int64_t x : v)
+      o << x << ",";
+    o << ";";
+  };
+  o << int(r.endpoint) << "|" << r.model << "|" << r.stream << r.includeUsage << "|" << r.prompt
+    << "|";
+  ids(r.promptIds);
+  o << r.promptIsIds << "|";
+  for (const ChatMessage &m : r.messages)
+    o << m.role << ":" << m.content << ";";
+  o << r.addGenerationPrompt << "|" << (r.maxTokens ? std::to_string(*r.maxTokens) : "-") << "|"
+    << r.sampling.temperature << "," << r.sampling.topK << "," << r.sampling.topP << ","
+    << r.sampling.minP << "," << r.sampling.repetitionPenalty << ","
+    << (r.sampling.seed ? std::to_string(*r.sampling.seed) : "-") << ","
+    << int(r.sampling.logprobMode) << "|";
+  for (const std::string &x : r.stop)
+    o << x << ";";
+  o << "|" << r.ignoreEos << "|" << r.logprobs << "|";
+  ids(r.stopTokenIds);
+  o << r.minTokens << "|" << r.includeStopStrInOutput << "|";
+  ids(r.allowedTokenIds);
+  for (const auto &[t, b] : r.logitBias)
+    o << t << "=" << b << ";";
+  o << "|";
+  for (const std::string &x : r.badWords)
+    o << x << ";";
+  o << "|" << (r.truncatePromptTokens ? std::to_string(*r.truncatePromptTokens) : "-") << "|"
+    << r.skipSpecialTokens << "|"
+    << (r.addSpecialTokens ? std::to_string(*r.addSpecialTokens) : "-") << "|" << r.echo
+    << r.continueFinalMessage;
+  return o.str();
+}
+
+struct ParamRow {
+  std::string name, endpoint, status, accepted, refused;
+};
+
+/// The rows of docs/serving.md's "Request parameters" table.
+std::vector<ParamRow> parameterTable() {
+  std::ifstream in(ACCEL_SOURCE_DIR "/docs/serving.md");
+  EXPECT_TRUE(in.good()) << "cannot read docs/serving.md";
+  std::vector<ParamRow> rows;
+  std::string line;
+  bool inSection = false, inTable = false;
+  auto unquote = [](std::string c) {
+    c.erase(0, c.find_first_not_of(' '));
+    c.erase(c.find_last_not_of(' ') + 1);
+    if (c.size() >= 2 && c.front() == '`' && c.back() == '`')
+      c = c.substr(1, c.size() - 2);
+    return c == "—" ? std::string() : c;
+  };
+  while (std::getline(in, line)) {
+    if (line.rfind("### ", 0) == 0 || line.rfind("## ", 0) == 0) {
+      inSection = line == "### Request parameters";
+      inTable = false;
+      continue;
+    }
+    if (!inSection)
+      continue;
+    if (line.rfind("| parameter |", 0) == 0) {
+      inTable = true;
+      continue;
+    }
+    if (!inTable || line.rfind("| `", 0) != 0)
+      continue;
+    std::vector<std::string> cells;
+    size_t at = 1;
+    for (size_t bar; (bar = line.find(" | ", at)) != std::string::npos; at = bar + 3)
+      cells.push_back(line.substr(at, bar - at));
+    EXPECT_EQ(cells.size(), 5u) << line;
+    if (cells.size() < 5)
+      continue;
+    rows.push_back({unquote(cells[0]), unquote(cells[1]), unquote(cells[2]), unquote(cells[3]),
+                    unquote(cells[4])});
+  }
+  return rows;
+}
+
+TEST_F(ApiFixture, RequestParameterTableMatchesTheCode) {
+  StatusOr<tok::Tokenizer> t = tok::Tokenizer::fromFile(ACCEL_TEST_FIXTURES "/demo/tokenizer.json");
+  ASSERT_TRUE(t.isOk()) << t.status().message();
+  make(AdmissionOptions{}, std::make_shared<const tok::Tokenizer>(std::move(*t)));
+  const std::vector<ParamRow> rows = parameterTable();
+  ASSERT_GT(rows.size(), 50u);
+  RequestLimits limits;
+  limits.vocabSize = 100;
+  for (Endpoint ep : {Endpoint::kCompletions, Endpoint::kChat}) {
+    const bool chat = ep == Endpoint::kChat;
+    const char *path = chat ? "/v1/chat/completions" : "/v1/completions";
+    const std::string epName = chat ? "chat" : "completions";
+    const std::string baseline = chat ? R"({"messages":[{"role":"user","content":"Hi"}],"max_tokens":4})"
+                                      : R"({"prompt":[1,2,3],"max_tokens":4})";
+    /// baseline + `example`'s members, without `drop`.
+    auto body = [&](const std::string &example, const std::string &drop) {
+      json::Value b = parseJson(baseline);
+      json::Value e = parseJson(example);
+      for (const json::Member &m : e.members())
+        if (m.first != drop)
+          b.set(m.first, m.second);
+      return json::write(b);
+    };
+    auto parsed = [&](const std::string &text) {
+      CompletionRequest r;
+      ApiError err;
+      return parseCompletionRequest(text, ep, limits, r, err) ? summarize(r) : "error: " + err.message;
+    };
+    std::set<std::string> documented;
+    for (const ParamRow &row : rows) {
+      if (row.endpoint != "both" && row.endpoint != epName)
+        continue;
+      SCOPED_TRACE(row.name + " on " + epName + " (" + row.status + ")");
+      const bool nested = row.name.find_first_of(".[") != std::string::npos;
+      if (!nested)
+        documented.insert(row.name);
+      ASSERT_TRUE(row.status == "honoured" || row.status == "limited" || row.status == "no-op" ||
+                  row.status == "refused");
+      EXPECT_EQ(row.accepted.empty(), row.status == "refused") << "an accepted example";
+      EXPECT_EQ(row.refused.empty(), false) << "a refused example";
+      if (!row.accepted.empty()) {
+        const size_t before = sched.order.size();
+        auto ex = call("POST", path, body(row.accepted, ""));
+        EXPECT_TRUE(ex->status == 0 || ex->status == 200) << ex->status << " " << ex->body;
+        ASSERT_EQ(sched.order.size(), before + 1) << "not submitted: " << ex->body;
+        sched.finish(sched.last(), serve::FinishReason::kStop, 0);
+        ex->drain();
+        if (!nested) {
+          const std::string with = parsed(body(row.accepted, "")),
+                            without = parsed(body(row.accepted, row.name));
+          if (row.status == "honoured")
+            EXPECT_NE(with, without) << "an honoured parameter that changes nothing";
+          else
+            EXPECT_EQ(with, without) << "a " << row.status << " example that changes the request";
+        }
+      }
+      if (!row.refused.empty()) {
+        const size_t before = sched.order.size();
+        auto ex = call("POST", path, body(row.refused, ""));
+        EXPECT_EQ(ex->status, 400) << ex->body;
+        EXPECT_EQ(sched.order.size(), before);
+        std::string want = row.name;
+        if (size_t b = want.find("[]"); b != std::string::npos)
+          want.replace(b, 2, "[0]");
+        const std::string got = parseErr(*ex).param;
+        EXPECT_TRUE(got == want || got.rfind(want + "[", 0) == 0 || got.rfind(want + ".", 0) == 0)
+            << "param " << got << ": " << ex->body;
+      }
+    }
+    const std::vector<std::string> &known = requestParameters(ep);
+    EXPECT_EQ(documented, std::set<std::string>(known.begin(), known.end()))
+        << "docs/serving.md's table and requestParameters(" << epName << ") differ";
+  }
+}
+
 TEST_F(ApiFixture, OtherRoutes) {
   auto health = call("GET", "/health");
   EXPECT_EQ(health->status, 200);
@@ -910,6 +1441,223 @@ TEST_F(ApiFixture, OtherRoutes) {
   auto wrong = call("GET", "/v1/completions");
   EXPECT_EQ(wrong->status, 405);
   EXPECT_EQ(wrong->header("Allow"), "POST");
+}
+
+TEST_F(ApiFixture, ApiKey) {
+  configure = [](ApiOptions &o) { o.access.apiKey = "sk-right"; };
+  make(AdmissionOptions{});
+  auto none = call("GET", "/v1/models");
+  EXPECT_EQ(none->status, 401);
+  EXPECT_EQ(parseErr(*none).code, "invalid_api_key");
+  EXPECT_NE(parseErr(*none).message.find("Authorization: Bearer"), std::string::npos);
+  EXPECT_EQ(none->header("WWW-Authenticate"), "Bearer");
+  for (const char *bad : {"Bearer sk-wrong", "Bearer sk-righ", "Bearer sk-right2", "sk-right",
+                          "Basic sk-right", "Bearer "}) {
+    auto ex = call("GET", "/v1/models", "", {{"Authorization", bad}});
+    EXPECT_EQ(ex->status, 401) << bad;
+  }
+  auto post = call("POST", "/v1/completions", R"({"prompt":[1]})");
+  EXPECT_EQ(post->status, 401);
+  EXPECT_EQ(call("GET", "/v1/nope")->status, 401); // every /v1/ route
+  EXPECT_TRUE(sched.order.empty());
+  auto ok = call("GET", "/v1/models", "", {{"Authorization", "Bearer sk-right"}});
+  EXPECT_EQ(ok->status, 200);
+  auto okPost = call("POST", "/v1/completions", R"({"prompt":[1]})",
+                     {{"Authorization", "bearer  sk-right"}, {"Content-Type", "application/json"}});
+  EXPECT_EQ(okPost->status, 0) << okPost->body; // in flight
+  EXPECT_EQ(sched.order.size(), 1u);
+  // /health and /metrics stay open.
+  EXPECT_EQ(call("GET", "/health")->status, 200);
+  EXPECT_EQ(call("GET", "/metrics")->status, 200);
+}
+
+TEST(Access, ConstantTimeEqualsAndLists) {
+  EXPECT_TRUE(constantTimeEquals("abc", "abc"));
+  EXPECT_FALSE(constantTimeEquals("abc", "abd"));
+  EXPECT_FALSE(constantTimeEquals("abc", "ab"));
+  EXPECT_FALSE(constantTimeEquals("", "a"));
+  EXPECT_TRUE(constantTimeEquals("", ""));
+  EXPECT_EQ(splitList(" a, b ,,c "), (std::vector<std::string>{"a", "b", "c"}));
+  EXPECT_EQ(defaultAllowedHosts("127.0.0.1"),
+            (std::vector<std::string>{"localhost", "127.0.0.1", "::1"}));
+  EXPECT_EQ(defaultAllowedHosts("127.0.0.2"),
+            (std::vector<std::string>{"localhost", "127.0.0.1", "::1", "127.0.0.2"}));
+  EXPECT_EQ(defaultAllowedHosts("::1").size(), 3u);
+  EXPECT_EQ(defaultAllowedHosts("localhost").size(), 3u);
+  EXPECT_TRUE(defaultAllowedHosts("0.0.0.0").empty());
+  EXPECT_TRUE(defaultAllowedHosts("10.1.2.3").empty());
+}
+
+TEST_F(ApiFixture, HostAndOrigin) {
+  configure = [](ApiOptions &o) {
+    o.access.allowedHosts = defaultAllowedHosts("127.0.0.1");
+    o.access.allowedOrigins = {"https://app.example"};
+  };
+  make(AdmissionOptions{});
+  // DNS rebinding: a page at evil.example:8000, its name pointed at 127.0.0.1.
+  for (const char *host : {"evil.example:8000", "evil.example", "127.0.0.1.evil.example"}) {
+    auto ex = call("GET", "/v1/models", "", {{"Host", host}});
+    EXPECT_EQ(ex->status, 403) << host;
+    EXPECT_NE(parseErr(*ex).message.find("--allowed-hosts"), std::string::npos) << host;
+    EXPECT_EQ(call("GET", "/health", "", {{"Host", host}})->status, 403) << host;
+  }
+  for (const char *host : {"localhost:8000", "LOCALHOST", "127.0.0.1:1", "[::1]:8000", "localhost."})
+    EXPECT_EQ(call("GET", "/v1/models", "", {{"Host", host}})->status, 200) << host;
+  // Cross-site browser requests.
+  auto cross = call("POST", "/v1/completions", R"({"prompt":[1]})",
+                    {{"Host", "localhost:8000"}, {"Origin", "http://evil.example"},
+                     {"Content-Type", "application/json"}});
+  EXPECT_EQ(cross->status, 403);
+  EXPECT_NE(parseErr(*cross).message.find("--allowed-origins"), std::string::npos);
+  EXPECT_EQ(call("GET", "/v1/models", "", {{"Host", "localhost:8000"}, {"Origin", "null"}})->status,
+            403);
+  EXPECT_TRUE(sched.order.empty());
+  // Same origin, and a listed one (with CORS headers and a preflight).
+  EXPECT_EQ(call("GET", "/v1/models", "",
+                 {{"Host", "localhost:8000"}, {"Origin", "http://localhost:8000"}})
+                ->status,
+            200);
+  auto listed = call("GET", "/v1/models", "",
+                     {{"Host", "localhost:8000"}, {"Origin", "https://app.example"}});
+  EXPECT_EQ(listed->status, 200);
+  EXPECT_EQ(listed->header("Access-Control-Allow-Origin"), "https://app.example");
+  auto pre = call("OPTIONS", "/v1/chat/completions", "",
+                  {{"Host", "localhost:8000"}, {"Origin", "https://app.example"}});
+  EXPECT_EQ(pre->status, 204);
+  EXPECT_NE(pre->header("Access-Control-Allow-Headers").find("Authorization"), std::string::npos);
+  EXPECT_EQ(call("OPTIONS", "/v1/chat/completions", "",
+                 {{"Host", "localhost:8000"}, {"Origin", "https://other.example"}})
+                ->status,
+            403);
+}
+
+TEST_F(ApiFixture, JsonBodiesOnly) {
+  // A cross-site form or a fetch without preflight can only send these.
+  for (const char *ct : {"text/plain", "application/x-www-form-urlencoded",
+                         "multipart/form-data; boundary=x", "application/jsonx"}) {
+    auto ex = call("POST", "/v1/completions", R"({"prompt":[1]})", {{"Content-Type", ct}});
+    EXPECT_EQ(ex->status, 415) << ct;
+    EXPECT_NE(parseErr(*ex).message.find("application/json"), std::string::npos) << ct;
+  }
+  HttpRequest r;
+  r.method = "POST";
+  r.path = r.target = "/v1/chat/completions";
+  r.body = R"({"messages":[{"role":"user","content":"x"}]})";
+  auto bare = std::make_shared<FakeExchange>();
+  api->handle(r, bare); // no Content-Type at all
+  EXPECT_EQ(bare->status, 415);
+  EXPECT_TRUE(sched.order.empty());
+  auto ok = call("POST", "/v1/completions", R"({"prompt":[1]})",
+                 {{"Content-Type", "Application/JSON; charset=utf-8"}});
+  EXPECT_EQ(ok->status, 0) << ok->body;
+  EXPECT_EQ(sched.order.size(), 1u);
+}
+
+TEST_F(ApiFixture, PromptBytesAreLimitedBeforeTokenization) {
+  configure = [](ApiOptions &o) { o.maxPromptBytes = 64; };
+  make(AdmissionOptions{}, demoTokenizer());
+  auto big = call("POST", "/v1/completions",
+                  "{\"prompt\":\"" + std::string(65, 'a') + "\",\"max_tokens\":1}");
+  EXPECT_EQ(big->status, 413);
+  EXPECT_EQ(parseErr(*big).param, "prompt");
+  EXPECT_NE(parseErr(*big).message.find("65 bytes"), std::string::npos);
+  EXPECT_NE(parseErr(*big).message.find("--max-prompt-bytes"), std::string::npos);
+  auto chat = call("POST", "/v1/chat/completions",
+                   "{\"messages\":[{\"role\":\"user\",\"content\":\"" + std::string(40, 'a') +
+                       "\"},{\"role\":\"user\",\"content\":\"" + std::string(40, 'b') + "\"}]}");
+  EXPECT_EQ(chat->status, 413);
+  EXPECT_EQ(parseErr(*chat).param, "messages");
+  EXPECT_TRUE(sched.order.empty());
+  auto fits = call("POST", "/v1/completions",
+                   "{\"prompt\":\"" + std::string(64, 'a') + "\",\"max_tokens\":1}");
+  EXPECT_NE(fits->status, 413) << fits->body;
+}
+
+TEST_F(ApiFixture, LargeBodiesAreTokenizedOffTheIoThread) {
+  configure = [](ApiOptions &o) { o.inlineBodyBytes = 16; };
+  make(AdmissionOptions{}, demoTokenizer());
+  const std::thread::id io = std::this_thread::get_id();
+  auto ex = call("POST", "/v1/completions",
+                 R"({"prompt":"In the beginning","max_tokens":2,"stream":true})");
+  // handle() returned at once; the worker submits through the strand.
+  EXPECT_EQ(ex->status, 0);
+  EXPECT_TRUE(sched.order.empty());
+  EXPECT_EQ(api->inFlight(), 1);
+  ASSERT_TRUE(ex->waitForPost());
+  EXPECT_EQ(std::this_thread::get_id(), io);
+  ex->drain(); // the strand runs the submit
+  ASSERT_EQ(sched.order.size(), 1u);
+  EXPECT_EQ(sched.entries.at(sched.last()).req.promptIds,
+            (std::vector<int64_t>{1143, 259, 1796, 1239}));
+  EXPECT_TRUE(ex->streaming);
+  sched.finish(sched.last(), serve::FinishReason::kStop, 0);
+  ex->drain();
+  EXPECT_EQ(api->inFlight(), 0);
+  EXPECT_EQ(sse::parse(ex->body).back(), "[DONE]");
+  // A refusal from the worker is answered too.
+  auto bad = call("POST", "/v1/completions", R"({"prompt":"x","temperature":"hot"})");
+  for (int i = 0; i < 500 && bad->status == 0; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  EXPECT_EQ(bad->status, 400);
+  for (int i = 0; i < 500 && api->inFlight() > 0; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  EXPECT_EQ(api->inFlight(), 0);
+}
+
+TEST_F(ApiFixture, DrainRefusesNewRequestsAndEndsTheRestWithAnError) {
+  auto stream = call("POST", "/v1/completions", R"({"prompt":[5],"max_tokens":20,"stream":true})");
+  const std::string streamId = sched.last();
+  auto whole = call("POST", "/v1/completions", R"({"prompt":[5],"max_tokens":20})");
+  const std::string wholeId = sched.last();
+  auto done = call("POST", "/v1/completions", R"({"prompt":[5],"max_tokens":20,"stream":true})");
+  const std::string doneId = sched.last();
+  EXPECT_EQ(api->inFlight(), 3);
+  api->beginDrain();
+  EXPECT_EQ(call("GET", "/health")->status, 503);
+  auto late = call("POST", "/v1/completions", R"({"prompt":[5]})");
+  EXPECT_EQ(late->status, 503);
+  EXPECT_NE(parseErr(*late).message.find("shutting down"), std::string::npos);
+  EXPECT_EQ(call("GET", "/v1/models")->status, 503);
+  EXPECT_EQ(call("GET", "/metrics")->status, 200);
+  EXPECT_EQ(sched.order.size(), 3u);
+  // One finishes within the drain, as usual.
+  sched.token(doneId, 1, "a");
+  sched.finish(doneId, serve::FinishReason::kLength, 1);
+  done->drain();
+  EXPECT_EQ(sse::parse(done->body).back(), "[DONE]");
+  EXPECT_EQ(api->inFlight(), 2);
+  // The timeout: the rest are cancelled and end with an error.
+  api->cancelAll();
+  std::sort(sched.cancelled.begin(), sched.cancelled.end());
+  std::vector<std::string> want{streamId, wholeId};
+  std::sort(want.begin(), want.end());
+  EXPECT_EQ(sched.cancelled, want);
+  sched.token(streamId, 1, "a");
+  sched.finish(streamId, serve::FinishReason::kCancelled, 1);
+  sched.finish(wholeId, serve::FinishReason::kCancelled, 0);
+  stream->drain();
+  whole->drain();
+  std::vector<std::string> events = sse::parse(stream->body);
+  ASSERT_GE(events.size(), 3u) << stream->body;
+  EXPECT_EQ(events.back(), "[DONE]");
+  json::Value err = parseJson(events[events.size() - 2]);
+  ASSERT_TRUE(err.find("error")) << stream->body;
+  EXPECT_NE(err.find("error")->find("message")->asString().find("shut down"), std::string::npos);
+  EXPECT_TRUE(stream->ended);
+  EXPECT_EQ(whole->status, 503);
+  EXPECT_NE(parseErr(*whole).message.find("--shutdown-timeout"), std::string::npos);
+  EXPECT_EQ(api->inFlight(), 0);
+  EXPECT_EQ(admission->snapshot().inFlight, 0);
+}
+
+TEST_F(ApiFixture, ModelsShowNoPath) {
+  json::Value m = call("GET", "/v1/models")->bodyJson();
+  for (const json::Value &card : m.find("data")->items())
+    EXPECT_EQ(card.find("root")->asString(), card.find("id")->asString());
+  auto head = call("HEAD", "/v1/models");
+  EXPECT_EQ(head->status, 200);
+  auto wrong = call("PUT", "/health");
+  EXPECT_EQ(wrong->header("Allow"), "GET, HEAD");
 }
 
 // ---------------------------------------------------------------------------
@@ -978,7 +1726,14 @@ struct TransportFixture : ::testing::Test {
   std::mutex mu;
   std::condition_variable cv;
   int closes = 0;
-  std::vector<std::shared_ptr<HttpExchange>> streams;
+  std::vector<std::shared_ptr<HttpExchange>> streams, later;
+  std::vector<std::string> seen; // requests answered 404
+
+  /// Waits until `n` exchanges wait in `list`.
+  bool waitFor(std::vector<std::shared_ptr<HttpExchange>> &list, size_t n) {
+    std::unique_lock<std::mutex> lock(mu);
+    return cv.wait_for(lock, std::chrono::seconds(5), [&] { return list.size() >= n; });
+  }
 
   void start(HttpServerOptions o = {}) {
     o.host = "127.0.0.1";
@@ -997,7 +1752,21 @@ struct TransportFixture : ::testing::Test {
         std::lock_guard<std::mutex> lock(mu);
         streams.push_back(ex);
         cv.notify_all();
+      } else if (r.path == "/empty") {
+        ex->respond(204, "", "ignored");
+      } else if (r.path == "/later") {
+        // Answered by the test, from its thread, whenever it likes.
+        ex->onClose([this]() {
+          std::lock_guard<std::mutex> lock(mu);
+          ++closes;
+          cv.notify_all();
+        });
+        std::lock_guard<std::mutex> lock(mu);
+        later.push_back(ex);
+        cv.notify_all();
       } else {
+        std::lock_guard<std::mutex> lock(mu);
+        seen.push_back(r.method + " " + r.target);
         ex->respond(404, "text/plain", "no");
       }
     });
@@ -1087,8 +1856,10 @@ TEST_F(TransportFixture, StreamAndDisconnect) {
   EXPECT_NE(r.find("Transfer-Encoding: chunked"), std::string::npos) << r;
   EXPECT_NE(r.find("Content-Type: text/event-stream"), std::string::npos) << r;
   EXPECT_NE(r.find("data: {\"n\":1}\n\n"), std::string::npos) << r;
-  // The client goes away mid-stream: noticed at once, without a write.
+  // The client goes away mid-stream: its FIN alone could be a half-close,
+  // so the next write (refused by the client's kernel) tells.
   ::close(fd);
+  streams[0]->write(sse::event("{\"n\":3}"));
   {
     std::unique_lock<std::mutex> lock(mu);
     EXPECT_TRUE(cv.wait_for(lock, std::chrono::seconds(2), [&] { return closes == 1; }));
@@ -1168,6 +1939,245 @@ TEST_F(TransportFixture, ManyConcurrentStreams) {
     ::close(fd);
   }
   EXPECT_EQ(complete, kConns);
+}
+
+/// Everything the server sends until it closes the connection (or the
+/// timeout); `closed` says whether it did.
+std::string recvToEof(int fd, bool *closed, int timeoutMs = 3000) {
+  std::string buf;
+  *closed = false;
+  auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeoutMs);
+  while (true) {
+    int left = int(std::chrono::duration_cast<std::chrono::milliseconds>(
+                       end - std::chrono::steady_clock::now())
+                       .count());
+    if (left <= 0)
+      return buf;
+    pollfd p{fd, POLLIN, 0};
+    if (::poll(&p, 1, left) <= 0)
+      return buf;
+    char tmp[4096];
+    ssize_t n = ::recv(fd, tmp, sizeof tmp, 0);
+    if (n <= 0) {
+      *closed = true;
+      return buf;
+    }
+    buf.append(tmp, size_t(n));
+  }
+}
+
+size_t count(const std::string &s, const std::string &what) {
+  size_t n = 0;
+  for (size_t p = s.find(what); p != std::string::npos; p = s.find(what, p + 1))
+    ++n;
+  return n;
+}
+
+TEST_F(TransportFixture, TransferEncodingOtherThanChunkedIsRefused) {
+  // RFC 9112 6.1/6.3: a Transfer-Encoding whose final coding is not chunked,
+  // or one beside Content-Length, leaves the body's length unknown: 400,
+  // then close, so that the body can never be read as a second request.
+  start();
+  const std::string smuggled = "GET /smuggled HTTP/1.1\r\nHost: x\r\n\r\n";
+  const std::string cl = "Content-Length: " + std::to_string(smuggled.size());
+  // {HTTP version, framing headers}
+  const std::vector<std::pair<std::string, std::string>> framings = {
+      {"1.1", "Transfer-Encoding: chunked, identity"},
+      {"1.1", "Transfer-Encoding: identity\r\n" + cl},
+      {"1.1", "Transfer-Encoding: gzip, chunked"},
+      {"1.1", "Transfer-Encoding: xchunked"},
+      {"1.1", "Transfer-Encoding: chunked\r\nTransfer-Encoding: chunked"},
+      {"1.1", "Transfer-Encoding: chunked\r\n" + cl},
+      {"1.1", cl + "\r\nTransfer-Encoding: chunked"},
+      {"1.1", "Transfer-Encoding: identity"},
+      {"1.0", "Transfer-Encoding: chunked"}, // HTTP/1.0 has no transfer codings
+  };
+  for (const auto &[version, f] : framings) {
+    int fd = connectTo(server->port());
+    ASSERT_GE(fd, 0);
+    sendAll(fd, "POST /echo HTTP/" + version + "\r\nHost: x\r\n" + f + "\r\n\r\n" + smuggled);
+    bool closed = false;
+    std::string r = recvToEof(fd, &closed);
+    ::close(fd);
+    EXPECT_EQ(r.rfind("HTTP/1.1 400 ", 0), 0u) << f << "\n" << r;
+    EXPECT_NE(r.find("Transfer-Encoding"), std::string::npos) << f << "\n" << r;
+    EXPECT_NE(r.find("Connection: close"), std::string::npos) << f << "\n" << r;
+    EXPECT_EQ(count(r, "HTTP/1.1 "), 1u) << f << "\n" << r;
+    EXPECT_TRUE(closed) << f;
+  }
+  std::lock_guard<std::mutex> lock(mu);
+  EXPECT_TRUE(seen.empty()) << seen.front();
+
+  // Exactly chunked (any case) is read as a chunked body.
+  int fd = connectTo(server->port());
+  sendAll(fd, "POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: Chunked\r\n\r\n"
+              "5\r\nhello\r\n0\r\n\r\n");
+  std::string ok = recvUntil(fd, haveWholeResponse);
+  ::close(fd);
+  EXPECT_EQ(ok.rfind("HTTP/1.1 200 OK", 0), 0u) << ok;
+  EXPECT_NE(ok.find("\r\n\r\nPOST hello"), std::string::npos) << ok;
+}
+
+TEST_F(TransportFixture, Http11WithoutHostIs400) {
+  start();
+  int fd = connectTo(server->port());
+  sendAll(fd, "GET /echo HTTP/1.1\r\n\r\n");
+  bool closed = false;
+  std::string r = recvToEof(fd, &closed);
+  ::close(fd);
+  EXPECT_EQ(r.rfind("HTTP/1.1 400 ", 0), 0u) << r;
+  EXPECT_NE(r.find("Host"), std::string::npos) << r;
+  // HTTP/1.0 needs none.
+  fd = connectTo(server->port());
+  sendAll(fd, "GET /echo HTTP/1.0\r\n\r\n");
+  r = recvToEof(fd, &closed);
+  ::close(fd);
+  EXPECT_NE(r.find(" 200 OK"), std::string::npos) << r;
+}
+
+TEST_F(TransportFixture, HeadHasNoBody) {
+  start();
+  int fd = connectTo(server->port());
+  // Pipelined: if HEAD's answer carried a body, it would be read as the
+  // start of the GET's answer.
+  sendAll(fd, "HEAD /echo HTTP/1.1\r\nHost: x\r\n\r\nGET /echo HTTP/1.1\r\nHost: x\r\n\r\n");
+  std::string r = recvUntil(fd, [](const std::string &b) {
+    return b.find("\r\n\r\nGET ") != std::string::npos;
+  });
+  ::close(fd);
+  size_t end = r.find("\r\n\r\n");
+  ASSERT_NE(end, std::string::npos) << r;
+  EXPECT_EQ(r.rfind("HTTP/1.1 200 OK", 0), 0u) << r;
+  EXPECT_NE(r.substr(0, end).find("Content-Length: 5"), std::string::npos) << r; // "HEAD "
+  EXPECT_EQ(r.compare(end + 4, 9, "HTTP/1.1 "), 0) << r;
+  EXPECT_EQ(r.find("HEAD "), std::string::npos) << r;
+  EXPECT_NE(r.find("\r\n\r\nGET "), std::string::npos) << r;
+}
+
+TEST_F(TransportFixture, NoContentHasNoBodyNorLength) {
+  start();
+  int fd = connectTo(server->port());
+  sendAll(fd, "GET /empty HTTP/1.1\r\nHost: x\r\n\r\nGET /echo HTTP/1.1\r\nHost: x\r\n\r\n");
+  std::string r = recvUntil(fd, [](const std::string &b) {
+    return b.find("\r\n\r\nGET ") != std::string::npos;
+  });
+  ::close(fd);
+  size_t end = r.find("\r\n\r\n");
+  ASSERT_NE(end, std::string::npos) << r;
+  EXPECT_EQ(r.rfind("HTTP/1.1 204 ", 0), 0u) << r;
+  EXPECT_EQ(r.substr(0, end).find("Content-Length"), std::string::npos) << r;
+  EXPECT_EQ(r.compare(end + 4, 13, "HTTP/1.1 200 "), 0) << r;
+}
+
+TEST_F(TransportFixture, HalfClosedClientGetsItsResponse) {
+  // shutdown(SHUT_WR) after the request: the client still reads. Its EOF is
+  // not a cancel; only a write that fails is.
+  start();
+  int whole = connectTo(server->port());
+  sendAll(whole, "POST /later HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\nhi");
+  ::shutdown(whole, SHUT_WR);
+  int stream = connectTo(server->port());
+  sendAll(stream, "GET /stream HTTP/1.1\r\nHost: x\r\n\r\n");
+  ::shutdown(stream, SHUT_WR);
+  ASSERT_TRUE(waitFor(later, 1));
+  ASSERT_TRUE(waitFor(streams, 1));
+  std::this_thread::sleep_for(std::chrono::milliseconds(300)); // the EOFs arrive
+  EXPECT_TRUE(later[0]->isOpen());
+  EXPECT_TRUE(streams[0]->isOpen());
+  std::thread producer([&]() {
+    later[0]->respond(200, "text/plain", "done");
+    streams[0]->startStream(200, sse::kContentType);
+    streams[0]->write(sse::event("x"));
+    streams[0]->write(sse::done());
+    streams[0]->endStream();
+  });
+  producer.join();
+  bool closed = false;
+  std::string r = recvToEof(whole, &closed);
+  EXPECT_NE(r.find("HTTP/1.1 200 OK"), std::string::npos) << r;
+  EXPECT_NE(r.find("\r\n\r\ndone"), std::string::npos) << r;
+  EXPECT_TRUE(closed); // nothing more can come on it
+  std::string s = recvToEof(stream, &closed);
+  EXPECT_NE(s.find("data: [DONE]"), std::string::npos) << s;
+  EXPECT_TRUE(closed);
+  ::close(whole);
+  ::close(stream);
+  std::lock_guard<std::mutex> lock(mu);
+  EXPECT_EQ(closes, 0);
+}
+
+TEST_F(TransportFixture, ClientThatClosedIsNoticedWhileItsAnswerIsPending) {
+  // A whole response has nothing to write until the end; the server probes
+  // the client (an interim 100 Continue) once it sees EOF, and a client that
+  // closed both ways refuses it: the exchange is closed (cancelled) at once.
+  start();
+  int fd = connectTo(server->port());
+  sendAll(fd, "GET /later HTTP/1.1\r\nHost: x\r\n\r\n");
+  ASSERT_TRUE(waitFor(later, 1));
+  auto t0 = std::chrono::steady_clock::now();
+  ::close(fd);
+  {
+    std::unique_lock<std::mutex> lock(mu);
+    EXPECT_TRUE(cv.wait_for(lock, std::chrono::seconds(3), [&] { return closes == 1; }));
+  }
+  double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_LT(took, 2.0);
+  EXPECT_FALSE(later[0]->isOpen());
+  // A close callback registered after that (a handler on another thread
+  // that got here late) runs at once.
+  std::promise<void> ran;
+  later[0]->onClose([&ran]() { ran.set_value(); });
+  EXPECT_EQ(ran.get_future().wait_for(std::chrono::seconds(2)), std::future_status::ready);
+}
+
+TEST_F(TransportFixture, DrainClosesAfterEachAnswerAndWaitsForIdle) {
+  start();
+  int fd = connectTo(server->port());
+  sendAll(fd, "GET /later HTTP/1.1\r\nHost: x\r\n\r\n");
+  ASSERT_TRUE(waitFor(later, 1));
+  EXPECT_EQ(server->busyConnections(), 1);
+  server->beginDrain();
+  EXPECT_FALSE(server->waitIdle(std::chrono::milliseconds(50))); // a request in flight
+  later[0]->respond(200, "text/plain", "last");
+  EXPECT_TRUE(server->waitIdle(std::chrono::seconds(2)));
+  bool closed = false;
+  std::string r = recvToEof(fd, &closed);
+  ::close(fd);
+  EXPECT_NE(r.find("Connection: close"), std::string::npos) << r;
+  EXPECT_NE(r.find("\r\n\r\nlast"), std::string::npos) << r;
+  EXPECT_TRUE(closed);
+  // New connections are still read (the handler answers them).
+  fd = connectTo(server->port());
+  sendAll(fd, "GET /echo HTTP/1.1\r\nHost: x\r\n\r\n");
+  r = recvToEof(fd, &closed);
+  ::close(fd);
+  EXPECT_EQ(r.rfind("HTTP/1.1 200 OK", 0), 0u) << r;
+  EXPECT_NE(r.find("Connection: close"), std::string::npos) << r;
+  EXPECT_TRUE(server->waitIdle(std::chrono::seconds(2)));
+  EXPECT_EQ(server->busyConnections(), 0);
+}
+
+TEST_F(TransportFixture, SignalsAreCountedNotLost) {
+  start();
+  EXPECT_FALSE(server->waitForSignal(std::chrono::milliseconds(20))); // installs the handler
+  ::raise(SIGTERM); // between two waits: queued
+  EXPECT_TRUE(server->waitForSignal(std::chrono::seconds(2)));
+  EXPECT_FALSE(server->waitForSignal(std::chrono::milliseconds(20)));
+  std::thread later([&]() {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    ::raise(SIGINT);
+  });
+  EXPECT_TRUE(server->waitForSignal(std::chrono::seconds(2)));
+  later.join();
+  // stop() from another thread ends a wait without a signal.
+  std::thread stopper([&]() {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    server->stop();
+  });
+  auto t0 = std::chrono::steady_clock::now();
+  server->waitForSignal();
+  stopper.join();
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 2.0);
 }
 
 } // namespace

@@ -67,6 +67,17 @@ void printUsage() {
       "  --admission-ttft-target <s>  p95 time to first token the admission\n"
       "                           limit aims at (default 10; 0: off)\n"
       "  --io-threads <N>         HTTP IO threads (default 2)\n"
+      "  --shutdown-timeout <s>   on SIGTERM/SIGINT, how long requests in flight may\n"
+      "                           finish before they end with an error (default 30)\n"
+      "  --api-key <key>          /v1/ requests need 'Authorization: Bearer <key>'\n"
+      "                           (default: $ACCEL_API_KEY; none when unset)\n"
+      "  --allowed-hosts <a,b>    Host header names accepted ('*': any; default on a\n"
+      "                           loopback --host: localhost,127.0.0.1,::1; else any)\n"
+      "  --allowed-origins <o,p>  browser origins allowed cross-site, with CORS\n"
+      "                           (e.g. https://app.example; '*': any; default none)\n"
+      "  --max-prompt-bytes <size>  longest prompt text tokenized; 413 beyond it\n"
+      "                           (default 16 B per token of context, >= 1MiB)\n"
+      "  --max-request-bytes <size> longest request body; 413 beyond it (default 8MiB)\n"
       "\n"
       "Common:\n"
       "  --max-model-len <N>      longest sequence (default: the model's positions)\n"
@@ -407,8 +418,39 @@ int main(int argc, char **argv) {
     } else if (arg == "--enable-prefix-caching") {
       f.serve.scheduler.enablePrefixCaching = true;
       f.anyServeFlag = true;
+    } else if (arg == "--api-key" || arg == "--allowed-hosts" || arg == "--allowed-origins") {
+      if (!value(v))
+        return needValue();
+      f.anyServeFlag = true;
+      std::vector<std::string> list = server::splitList(v);
+      if (arg == "--api-key") {
+        if (std::string(v).empty())
+          return usageError("option '--api-key' needs a non-empty key");
+        f.serve.apiKey = v;
+      } else if (list.empty()) {
+        return usageError("option '" + arg + "' needs a comma-separated list, got '" +
+                          std::string(v) + "'");
+      } else if (arg == "--allowed-hosts") {
+        f.serve.allowedHosts = list;
+      } else {
+        for (const std::string &o : list)
+          if (o != "*" && o.find("://") == std::string::npos)
+            return usageError("option '--allowed-origins': '" + o +
+                              "' is not an origin (scheme://host[:port], or '*')");
+        f.serve.allowedOrigins = list;
+      }
+    } else if (arg == "--shutdown-timeout") {
+      if (!value(v))
+        return needValue();
+      double d;
+      if (!parseDouble(v, d) || !(d >= 0) || d > 1e6)
+        return usageError("option '--shutdown-timeout' must be a number of seconds >= 0, got '" +
+                          std::string(v) + "'");
+      f.serve.shutdownTimeout = d;
+      f.anyServeFlag = true;
     } else if (arg == "--host" || arg == "--served-model-name" || arg == "--chat-template" ||
-               arg == "--kv-cache-memory") {
+               arg == "--kv-cache-memory" || arg == "--max-prompt-bytes" ||
+               arg == "--max-request-bytes") {
       if (!value(v))
         return needValue();
       f.anyServeFlag = true;
@@ -422,8 +464,17 @@ int main(int argc, char **argv) {
         StatusOr<int64_t> bytes = server::parseByteSize(v);
         if (!bytes)
           return usageError("option '" + arg + "': " + bytes.status().message());
-        f.serve.scheduler.kvCacheBytes = *bytes;
-        f.kvSizeGiven = true;
+        if (arg == "--kv-cache-memory") {
+          f.serve.scheduler.kvCacheBytes = *bytes;
+          f.kvSizeGiven = true;
+        } else if (*bytes < 1) {
+          return usageError("option '" + arg + "' must be at least 1 byte, got '" +
+                            std::string(v) + "'");
+        } else if (arg == "--max-prompt-bytes") {
+          f.serve.maxPromptBytes = *bytes;
+        } else {
+          f.serve.http.maxBodyBytes = size_t(*bytes);
+        }
       }
     } else if (arg == "--port" || arg == "--max-num-seqs" || arg == "--max-num-batched-tokens" ||
                arg == "--max-waiting" || arg == "--num-kv-blocks" || arg == "--io-threads" ||
@@ -506,6 +557,13 @@ int main(int argc, char **argv) {
     return usageError("--chunk goes with --score");
   if (f.anyServeFlag && (scoring || generating || f.describe))
     return usageError("serving options go without --score, --prompt and --describe");
+  if (f.serve.maxPromptBytes > int64_t(f.serve.http.maxBodyBytes))
+    return usageError("--max-prompt-bytes (" + std::to_string(f.serve.maxPromptBytes) +
+                      ") is above --max-request-bytes (" +
+                      std::to_string(f.serve.http.maxBodyBytes) +
+                      "): no such prompt could arrive; raise --max-request-bytes too");
+  if (f.serve.apiKey.empty())
+    f.serve.apiKey = env().apiKey;
   // One process per tensor-parallel rank: the rank from the flag or from
   // the launcher's environment (mpirun, srun, torchrun-style RANK).
   if (!f.tpMaster.empty() && f.tpRank < 0)

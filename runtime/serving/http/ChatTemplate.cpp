@@ -40,25 +40,31 @@ const char *ChatTemplate::name() const {
 }
 
 std::string ChatTemplate::render(const std::vector<ChatMessage> &messages,
-                                 bool addGenerationPrompt) const {
+                                 bool addGenerationPrompt, bool continueFinalMessage) const {
   std::string out;
+  // The last message without its end marker when it is to be continued.
+  auto end = [&](size_t i, const char *marker) {
+    return continueFinalMessage && i + 1 == messages.size() ? "" : marker;
+  };
   switch (format_) {
   case Format::kChatML:
-    for (const ChatMessage &m : messages)
-      out += "<|im_start|>" + m.role + "\n" + m.content + "<|im_end|>\n";
+    for (size_t i = 0; i < messages.size(); ++i)
+      out += "<|im_start|>" + messages[i].role + "\n" + messages[i].content +
+             end(i, "<|im_end|>\n");
     if (addGenerationPrompt)
       out += "<|im_start|>assistant\n";
     break;
   case Format::kLlama3:
     out += "<|begin_of_text|>";
-    for (const ChatMessage &m : messages)
-      out += "<|start_header_id|>" + m.role + "<|end_header_id|>\n\n" + m.content + "<|eot_id|>";
+    for (size_t i = 0; i < messages.size(); ++i)
+      out += "<|start_header_id|>" + messages[i].role + "<|end_header_id|>\n\n" +
+             messages[i].content + end(i, "<|eot_id|>");
     if (addGenerationPrompt)
       out += "<|start_header_id|>assistant<|end_header_id|>\n\n";
     break;
   case Format::kPlain:
-    for (const ChatMessage &m : messages)
-      out += m.role + ": " + m.content + "\n";
+    for (size_t i = 0; i < messages.size(); ++i)
+      out += messages[i].role + ": " + messages[i].content + end(i, "\n");
     if (addGenerationPrompt)
       out += "assistant:";
     break;

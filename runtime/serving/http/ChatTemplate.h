@@ -57,8 +57,11 @@ public:
   Format format() const { return format_; }
   const char *name() const;
   /// The prompt text; with addGenerationPrompt it ends where the
-  /// assistant's reply begins.
-  std::string render(const std::vector<ChatMessage> &messages, bool addGenerationPrompt) const;
+  /// assistant's reply begins. With continueFinalMessage (vLLM's
+  /// continue_final_message) the last message is left open: the text ends
+  /// with its content, so that the model continues it.
+  std::string render(const std::vector<ChatMessage> &messages, bool addGenerationPrompt,
+                     bool continueFinalMessage = false) const;
   /// Whether to encode the rendered prompt with the tokenizer's special
   /// tokens (BOS ...).
   bool addSpecialTokens() const { return format_ == Format::kPlain; }

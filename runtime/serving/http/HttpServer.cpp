@@ -8,9 +8,15 @@
 //===----------------------------------------------------------------------===//
 #include "runtime/serving/http/HttpServer.h"
 
+#include "core/Json.h"
+
 #include <boost/asio.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
+
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
 
 #include <atomic>
 #include <cctype>
@@ -78,8 +84,8 @@ std::string head(int status, const std::string &contentType, const Headers &extr
 
 /// A tiny error body for the transport's own answers (413, 431, 400, 503).
 std::string transportError(int status, const std::string &message) {
-  std::string body = "{\"error\":{\"message\":\"" + message +
-                     "\",\"type\":\"invalid_request_error\",\"param\":null,\"code\":null}}";
+  std::string body = "{\"error\":{\"message\":" + json::write(json::Value(message)) +
+                     ",\"type\":\"invalid_request_error\",\"param\":null,\"code\":null}}";
   return head(status, "application/json", {}, true) +
          "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
 }
@@ -102,6 +108,9 @@ public:
   std::shared_ptr<Connection> conn_;
   bool ended_ = false;
   bool streaming_ = false;
+  bool cut_ = false;    // closed before it ended (client gone, stall)
+  bool head_ = false;   // HEAD: headers only
+  bool http11_ = true;  // HTTP/1.1 (interim responses allowed)
   std::function<void()> onClose_;
   std::atomic<bool> open_{true};
 };
@@ -114,14 +123,24 @@ struct HttpServer::Impl {
   HttpServerOptions opts;
   Handler handler;
   std::atomic<int64_t> connections{0};
+  std::atomic<int64_t> busy{0}; // connections answering or writing
   std::atomic<bool> stopping{false};
+  std::atomic<bool> draining{false};
   net::io_context ioc;
   tcp::acceptor acceptor{ioc};
   net::steady_timer acceptRetry{ioc};
   std::optional<net::executor_work_guard<net::io_context::executor_type>> work;
   std::vector<std::thread> threads;
+  // SIGINT/SIGTERM: one signal_set for the server's life, so that a signal
+  // between two waitForSignal calls is queued, not fatal.
+  struct Signals {
+    net::io_context ioc;
+    net::signal_set set{ioc, SIGINT, SIGTERM};
+    int pending = 0;
+    bool armed = false;
+  };
   std::mutex sigMu;
-  net::io_context *sigIoc = nullptr;
+  std::unique_ptr<Signals> signals;
   bool sigStopRequested = false;
 
   void accept();
@@ -129,12 +148,48 @@ struct HttpServer::Impl {
 
 namespace {
 
+/// Why a request's framing is refused (RFC 9112 6.1, 6.3, 3.2), or "".
+std::string framingError(const http::request_parser<http::string_body> &parser) {
+  const auto &msg = parser.get();
+  int te = 0;
+  bool cl = false;
+  std::string coding;
+  for (const auto &f : msg) {
+    if (f.name() == http::field::transfer_encoding) {
+      ++te;
+      coding = std::string(f.value());
+    } else if (f.name() == http::field::content_length) {
+      cl = true;
+    }
+  }
+  if (te > 0) {
+    size_t b = coding.find_first_not_of(" \t"), e = coding.find_last_not_of(" \t");
+    std::string c = b == std::string::npos ? "" : coding.substr(b, e - b + 1);
+    if (te > 1 || !beast::iequals(c, "chunked"))
+      return "Transfer-Encoding '" + coding + "'" + (te > 1 ? " (given twice)" : "") +
+             " is refused: this server reads only 'chunked' alone, and no other framing tells "
+             "where the body ends";
+    if (cl)
+      return "Transfer-Encoding and Content-Length are both given: the body's length is "
+             "ambiguous";
+    if (msg.version() < 11)
+      return "Transfer-Encoding in an HTTP/1.0 request is refused (RFC 9112 6.1)";
+  }
+  if (msg.version() >= 11 && msg.find(http::field::host) == msg.end())
+    return "an HTTP/1.1 request needs a Host header";
+  return "";
+}
+
 class Connection : public std::enable_shared_from_this<Connection> {
 public:
   Connection(tcp::socket socket, HttpServer::Impl &srv)
       : socket_(std::move(socket)), idleTimer_(socket_.get_executor()),
-        writeTimer_(socket_.get_executor()), srv_(srv) {}
-  ~Connection() { srv_.connections.fetch_sub(1, std::memory_order_relaxed); }
+        writeTimer_(socket_.get_executor()), peerTimer_(socket_.get_executor()), srv_(srv) {}
+  ~Connection() {
+    if (busy_)
+      srv_.busy.fetch_sub(1, std::memory_order_relaxed);
+    srv_.connections.fetch_sub(1, std::memory_order_relaxed);
+  }
 
   void start(bool overLimit) {
     beast::error_code ec;
@@ -151,7 +206,7 @@ public:
 
   // --- reading ------------------------------------------------------------
   void doRead() {
-    if (closed_ || reading_)
+    if (closed_ || reading_ || peerEof_)
       return;
     parser_.emplace();
     parser_->header_limit(uint32_t(srv_.opts.maxHeaderBytes));
@@ -168,6 +223,11 @@ public:
       return;
     if (ec)
       return onRead(ec);
+    if (std::string why = framingError(*parser_); !why.empty()) {
+      // Read no further: whatever follows has no known boundary.
+      reading_ = false;
+      return refuse(transportError(400, why));
+    }
     // curl sends "Expect: 100-continue" for bodies over 1 KiB and waits for
     // it (1 s) before sending the body.
     auto &msg = parser_->get();
@@ -180,31 +240,40 @@ public:
                      });
   }
 
+  /// Answers `response` (an error) and closes: after the exchange in
+  /// flight, if any.
+  void refuse(std::string response) {
+    if (exchange_) {
+      pendingError_ = std::move(response);
+      return;
+    }
+    keepAlive_ = false;
+    enqueue(std::move(response));
+    closeAfterFlush_ = true;
+    syncBusy();
+  }
+
   void onRead(beast::error_code ec) {
     reading_ = false;
     if (closed_)
       return;
     if (ec) {
-      if (exchange_) {
-        // The client went away while its request was being answered (or
-        // sent garbage after it): cancel, close.
-        if (ec == http::error::end_of_stream || ec == net::error::eof ||
-            ec == net::error::connection_reset || ec == net::error::broken_pipe ||
-            ec == net::error::operation_aborted) {
-          closeNow();
-        } else {
-          pendingError_ = errorFor(ec);
-        }
+      const bool eof = ec == http::error::end_of_stream || ec == net::error::eof;
+      if (exchange_ && eof) {
+        // The client sent all it will send: maybe a half-close, after which
+        // it still reads. Answer, then close; a client that closed both ways
+        // is noticed when a write fails (probePeer).
+        peerEof_ = true;
+        keepAlive_ = false;
+        probePeer();
         return;
       }
-      if (ec == http::error::end_of_stream || ec == net::error::eof ||
-          ec == net::error::operation_aborted || ec == net::error::connection_reset) {
-        closeNow();
+      if (eof || ec == net::error::operation_aborted || ec == net::error::connection_reset ||
+          ec == net::error::broken_pipe) {
+        closeNow(); // between requests, or the client reset the connection
         return;
       }
-      keepAlive_ = false;
-      enqueue(errorFor(ec));
-      closeAfterFlush_ = true;
+      refuse(errorFor(ec));
       return;
     }
     http::request<http::string_body> msg = parser_->release();
@@ -212,6 +281,7 @@ public:
     req.arrival = std::chrono::steady_clock::now();
     req.method = std::string(msg.method_string());
     req.target = std::string(msg.target());
+    req.version = msg.version();
     size_t q = req.target.find('?');
     req.path = req.target.substr(0, q);
     for (const auto &f : msg)
@@ -230,14 +300,23 @@ public:
       return transportError(413, "the request body is too large");
     if (ec == http::error::header_limit)
       return transportError(431, "the request headers are too large");
+    if (ec == http::error::bad_transfer_encoding)
+      return transportError(400, "the request's Transfer-Encoding is refused (given twice, or "
+                                 "beside Content-Length): its body's length is ambiguous");
+    if (ec == http::error::bad_content_length)
+      return transportError(400, "the request's Content-Length is invalid, repeated with another "
+                                 "value, or beside Transfer-Encoding");
     return transportError(400, "malformed HTTP request: " + ec.message());
   }
 
   void dispatch(HttpRequest req, bool keepAlive) {
-    keepAlive_ = keepAlive && !srv_.stopping.load();
+    keepAlive_ = keepAlive && !srv_.stopping.load() && !srv_.draining.load() && !peerEof_;
     idleTimer_.cancel();
     exchange_ = std::make_shared<Exchange>(shared_from_this());
-    // Keep reading: an EOF or reset now means the client went away.
+    exchange_->head_ = req.method == "HEAD";
+    exchange_->http11_ = req.version >= 11;
+    syncBusy();
+    // Keep reading: a reset now means the client went away.
     doRead();
     std::shared_ptr<Exchange> ex = exchange_;
     try {
@@ -254,14 +333,25 @@ public:
     return !closed_ && exchange_.get() == ex && !ex->ended_;
   }
 
+  /// Whether this response closes the connection (draining closes all).
+  bool closing() {
+    if (srv_.draining.load())
+      keepAlive_ = false;
+    return !keepAlive_;
+  }
+
   void respond(Exchange *ex, int status, const std::string &ct, std::string body,
                const Headers &extra) {
     if (!current(ex) || ex->streaming_)
       return;
-    bool close = !keepAlive_;
-    std::string out = head(status, ct, extra, close);
-    out += "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n";
-    out += body;
+    std::string out = head(status, ct, extra, closing());
+    if (status == 204 || status == 304) {
+      out += "\r\n"; // no body, and no Content-Length (RFC 9110 8.6)
+    } else {
+      out += "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n";
+      if (!ex->head_)
+        out += body;
+    }
     enqueue(std::move(out));
     endExchange();
   }
@@ -270,14 +360,13 @@ public:
     if (!current(ex) || ex->streaming_)
       return;
     ex->streaming_ = true;
-    bool close = !keepAlive_;
-    std::string out = head(status, ct, extra, close);
+    std::string out = head(status, ct, extra, closing());
     out += "Cache-Control: no-cache\r\nTransfer-Encoding: chunked\r\n\r\n";
     enqueue(std::move(out));
   }
 
   void writeChunk(Exchange *ex, std::string data) {
-    if (!current(ex) || !ex->streaming_ || data.empty())
+    if (!current(ex) || !ex->streaming_ || data.empty() || ex->head_)
       return;
     char size[24];
     std::snprintf(size, sizeof size, "%zx\r\n", data.size());
@@ -292,7 +381,8 @@ public:
   void endStream(Exchange *ex) {
     if (!current(ex) || !ex->streaming_)
       return;
-    enqueue("0\r\n\r\n");
+    if (!ex->head_)
+      enqueue("0\r\n\r\n");
     endExchange();
   }
 
@@ -301,12 +391,15 @@ public:
     exchange_->open_.store(false, std::memory_order_release);
     exchange_->onClose_ = nullptr;
     exchange_.reset();
+    peerTimer_.cancel();
     if (closed_)
       return;
-    if (!keepAlive_) {
+    if (!keepAlive_ || srv_.draining.load()) {
+      keepAlive_ = false;
       closeAfterFlush_ = true;
       if (!writing_)
         closeNow();
+      syncBusy();
       return;
     }
     if (pendingError_) {
@@ -314,6 +407,7 @@ public:
       enqueue(std::move(*pendingError_));
       pendingError_.reset();
       closeAfterFlush_ = true;
+      syncBusy();
       return;
     }
     if (held_) {
@@ -322,8 +416,44 @@ public:
       dispatch(std::move(req), ka);
       return;
     }
+    syncBusy();
     armIdle();
     doRead();
+  }
+
+  // --- a client that sent EOF ----------------------------------------------
+  /// A whole response writes nothing until it is done: send an interim
+  /// 100 Continue (RFC 9110 15.2: HTTP/1.1 clients parse unexpected 1xx) so
+  /// that a client that closed both ways answers with a reset. A stream is
+  /// probed by its own chunks. Then check the socket until the exchange ends.
+  void probePeer() {
+    if (closed_ || !exchange_)
+      return;
+    if (!exchange_->streaming_ && exchange_->http11_)
+      enqueue("HTTP/1.1 100 Continue\r\n\r\n");
+    armPeerCheck();
+  }
+
+  void armPeerCheck() {
+    peerTimer_.expires_after(std::chrono::milliseconds(100));
+    peerTimer_.async_wait([self = shared_from_this()](beast::error_code ec) {
+      if (ec || self->closed_ || !self->exchange_)
+        return;
+      if (self->peerGone()) {
+        self->closeNow();
+        return;
+      }
+      self->armPeerCheck();
+    });
+  }
+
+  /// The peer reset the connection after its FIN (TCP state CLOSE).
+  bool peerGone() {
+    struct tcp_info ti {};
+    socklen_t len = sizeof ti;
+    if (::getsockopt(socket_.native_handle(), IPPROTO_TCP, TCP_INFO, &ti, &len) != 0)
+      return false;
+    return ti.tcpi_state == TCP_CLOSE;
   }
 
   // --- writing ------------------------------------------------------------
@@ -342,6 +472,7 @@ public:
 
   void doWrite() {
     writing_ = true;
+    syncBusy();
     inflight_.clear();
     std::vector<net::const_buffer> bufs;
     while (!pending_.empty() && inflight_.size() < 256) {
@@ -369,7 +500,7 @@ public:
     if (closed_)
       return;
     if (ec) {
-      closeNow();
+      closeNow(); // the client is gone: cancel what it asked for
       return;
     }
     if (!pending_.empty()) {
@@ -379,8 +510,40 @@ public:
     if (closeAfterFlush_) {
       beast::error_code ignored;
       socket_.shutdown(tcp::socket::shutdown_send, ignored);
-      closeNow();
+      if (reading_)
+        closeNow(); // a read is pending: nothing was refused mid-request
+      else
+        linger();
+      return;
     }
+    syncBusy();
+  }
+
+  /// After refusing a request (413, 400, 503) the client may still be
+  /// sending it; closing now would make its kernel drop our answer and see
+  /// a reset. Read and discard for a little while (or until its EOF), then
+  /// close: a lingering close, as nginx does.
+  void linger() {
+    peerTimer_.expires_after(std::chrono::seconds(2));
+    peerTimer_.async_wait([self = shared_from_this()](beast::error_code ec) {
+      if (!ec)
+        self->closeNow();
+    });
+    lingerRead();
+  }
+
+  void lingerRead() {
+    if (closed_)
+      return;
+    if (!scratch_)
+      scratch_ = std::make_unique<char[]>(kScratch);
+    socket_.async_read_some(net::buffer(scratch_.get(), kScratch),
+                            [self = shared_from_this()](beast::error_code ec, size_t) {
+                              if (ec)
+                                self->closeNow();
+                              else
+                                self->lingerRead();
+                            });
   }
 
   // --- closing ------------------------------------------------------------
@@ -400,6 +563,7 @@ public:
       std::shared_ptr<Exchange> ex = std::move(exchange_);
       ex->open_.store(false, std::memory_order_release);
       ex->ended_ = true;
+      ex->cut_ = true;
       std::function<void()> cb = std::move(ex->onClose_);
       ex->onClose_ = nullptr;
       if (cb)
@@ -412,6 +576,18 @@ public:
     socket_.close(ec);
     idleTimer_.cancel();
     writeTimer_.cancel();
+    peerTimer_.cancel();
+    syncBusy();
+  }
+
+  /// Counts this connection in HttpServer::busyConnections while it answers
+  /// a request or has output to write.
+  void syncBusy() {
+    bool b = !closed_ && (exchange_ || writing_ || !pending_.empty());
+    if (b != busy_) {
+      busy_ = b;
+      srv_.busy.fetch_add(b ? 1 : -1, std::memory_order_relaxed);
+    }
   }
 
   net::any_io_executor executor() { return socket_.get_executor(); }
@@ -420,7 +596,7 @@ public:
 
 private:
   tcp::socket socket_;
-  net::steady_timer idleTimer_, writeTimer_;
+  net::steady_timer idleTimer_, writeTimer_, peerTimer_;
   HttpServer::Impl &srv_;
   beast::flat_buffer buffer_;
   std::optional<http::request_parser<http::string_body>> parser_;
@@ -431,6 +607,10 @@ private:
   size_t pendingBytes_ = 0;
   bool reading_ = false, writing_ = false, closed_ = false;
   bool keepAlive_ = true, closeAfterFlush_ = false;
+  bool peerEof_ = false; // the client sent EOF (half-closed, or gone)
+  bool busy_ = false;
+  static constexpr size_t kScratch = 16 << 10;
+  std::unique_ptr<char[]> scratch_; // what linger() discards
 };
 
 void Exchange::respond(int status, std::string contentType, std::string body,
@@ -466,6 +646,8 @@ void Exchange::onClose(std::function<void()> fn) {
   net::dispatch(conn_->executor(), [self = shared_from_this(), f = std::move(fn)]() mutable {
     if (self->conn_->current(self.get()))
       self->onClose_ = std::move(f);
+    else if (self->cut_ && f)
+      f(); // it went away before the handler got here
   });
 }
 
@@ -554,8 +736,8 @@ void HttpServer::stop() {
   {
     std::lock_guard<std::mutex> lock(impl_->sigMu);
     impl_->sigStopRequested = true;
-    if (impl_->sigIoc)
-      impl_->sigIoc->stop();
+    if (impl_->signals)
+      impl_->signals->ioc.stop();
   }
   net::post(impl_->ioc, [i = impl_.get()]() {
     beast::error_code ec;
@@ -569,19 +751,62 @@ void HttpServer::stop() {
   impl_->threads.clear();
 }
 
-void HttpServer::waitForSignal() {
-  net::io_context sig;
-  net::signal_set signals(sig, SIGINT, SIGTERM);
-  signals.async_wait([&](beast::error_code, int) { sig.stop(); });
+namespace {
+/// Runs the signal context until a signal (or stop()), or `timeout` if given.
+bool waitSignal(HttpServer::Impl &impl, std::optional<std::chrono::milliseconds> timeout) {
+  HttpServer::Impl::Signals *s;
   {
-    std::lock_guard<std::mutex> lock(impl_->sigMu);
-    if (impl_->sigStopRequested)
-      return;
-    impl_->sigIoc = &sig;
+    std::lock_guard<std::mutex> lock(impl.sigMu);
+    if (impl.sigStopRequested)
+      return false;
+    if (!impl.signals)
+      impl.signals = std::make_unique<HttpServer::Impl::Signals>();
+    s = impl.signals.get();
+    if (s->pending == 0) {
+      if (!s->armed) {
+        s->armed = true;
+        s->set.async_wait([s](beast::error_code ec, int) {
+          s->armed = false;
+          if (!ec)
+            ++s->pending;
+        });
+      }
+      // Under the lock: a stop() from now on stops this run.
+      s->ioc.restart();
+    }
   }
-  sig.run();
-  std::lock_guard<std::mutex> lock(impl_->sigMu);
-  impl_->sigIoc = nullptr;
+  if (s->pending == 0) {
+    if (timeout)
+      s->ioc.run_for(*timeout);
+    else
+      s->ioc.run();
+  }
+  std::lock_guard<std::mutex> lock(impl.sigMu);
+  if (s->pending == 0)
+    return false;
+  --s->pending;
+  return true;
+}
+} // namespace
+
+void HttpServer::waitForSignal() { waitSignal(*impl_, std::nullopt); }
+
+bool HttpServer::waitForSignal(std::chrono::milliseconds timeout) {
+  return waitSignal(*impl_, timeout);
+}
+
+void HttpServer::beginDrain() { impl_->draining.store(true); }
+
+int64_t HttpServer::busyConnections() const { return impl_->busy.load(); }
+
+bool HttpServer::waitIdle(std::chrono::milliseconds timeout) {
+  auto end = std::chrono::steady_clock::now() + timeout;
+  while (impl_->busy.load() > 0) {
+    if (std::chrono::steady_clock::now() >= end)
+      return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return true;
 }
 
 } // namespace accel::rt::server

@@ -16,8 +16,23 @@
 //
 // Keep-alive and pipelining: requests on one connection are answered in
 // order. While a response is being produced the connection keeps reading,
-// so a client that goes away (EOF, reset) is noticed at once, not at the
-// next write: the exchange's close callback runs on the strand.
+// so a client that resets the connection is noticed at once. An EOF is not
+// a cancel: the client may have half-closed (shutdown(SHUT_WR)) and still
+// read. The connection then answers and closes; a client that closed both
+// ways is noticed when a write fails (its kernel refuses the data) or, for
+// a whole response that has nothing to write yet, by an interim
+// `100 Continue` probe (HTTP/1.1) that such a client refuses; either way
+// the exchange's close callback runs on the strand.
+//
+// Framing (RFC 9112): a Transfer-Encoding other than exactly `chunked`, or
+// one beside Content-Length, is answered 400 and the connection closed
+// (the body's length is unknown: reading on could take it for a second
+// request); so is an HTTP/1.1 request without Host. HEAD is answered with
+// the headers GET would get and no body.
+//
+// Draining (SIGTERM): beginDrain() makes every response from then on close
+// its connection; waitIdle() waits until no request is being answered and
+// no output is pending; stop() then closes what is left.
 //
 //===----------------------------------------------------------------------===//
 #ifndef ACCEL_RUNTIME_SERVING_HTTP_HTTPSERVER_H
@@ -43,6 +58,7 @@ struct HttpRequest {
   std::string path;   // target without the query
   Headers headers;    // as received
   std::string body;
+  unsigned version = 11; // 11: HTTP/1.1, 10: HTTP/1.0
   std::chrono::steady_clock::time_point arrival;
 
   /// The first header named `name` (case-insensitive), or "".
@@ -70,8 +86,9 @@ public:
   /// The handler's per-request state is only touched from there.
   virtual void post(std::function<void()> fn) = 0;
   /// `fn` runs once, on the strand, if the client goes away (or the
-  /// connection is closed for a stall) before the exchange ended. Set it
-  /// from the strand (the handler runs there).
+  /// connection is closed for a stall) before the exchange ended; at once
+  /// if that happened already (so a handler that registers it late, from
+  /// another thread, misses nothing).
   virtual void onClose(std::function<void()> fn) = 0;
   /// False once the client went away or the exchange ended.
   virtual bool isOpen() const = 0;
@@ -117,6 +134,20 @@ public:
   void stop();
   /// Blocks until SIGINT or SIGTERM (or stop() from another thread).
   void waitForSignal();
+  /// Waits up to `timeout` for SIGINT or SIGTERM: true when one came (each
+  /// signal is reported once; one that came between calls is not lost),
+  /// false on timeout or stop(). One thread at a time.
+  bool waitForSignal(std::chrono::milliseconds timeout);
+
+  /// From now on every response closes its connection (Connection: close).
+  /// New requests are still read and handed to the handler, which answers
+  /// them (503 while draining).
+  void beginDrain();
+  /// Waits up to `timeout` until no connection is answering a request or
+  /// has output pending; false on timeout.
+  bool waitIdle(std::chrono::milliseconds timeout);
+  /// Connections answering a request or writing (for tests and draining).
+  int64_t busyConnections() const;
 
   int64_t openConnections() const;
 

@@ -5,6 +5,7 @@
 #include "runtime/serving/http/Sse.h"
 #include "runtime/serving/tokenizer/Tokenizer.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <ctime>
@@ -66,6 +67,8 @@ struct Generation {
   size_t streamedBytes = 0;        // stream: text bytes sent
   std::vector<TokenLogprob> lps;   // whole response: logprobs so far
   std::atomic<int64_t> *active = nullptr;
+  InFlightRequests *inFlight = nullptr;
+  Headers extra; // on the response (CORS)
 
   std::string tokenText(int64_t id) const {
     if (tokenizer && tokenizer->isLoaded())
@@ -113,6 +116,10 @@ struct Generation {
     if (finished)
       return;
     finished = true;
+    {
+      std::lock_guard<std::mutex> lock(inFlight->mu);
+      inFlight->ids.erase(hdr.id);
+    }
     active->fetch_sub(1);
     admission->release();
     const char *reason = finishName(ev.reason);
@@ -129,10 +136,15 @@ struct Generation {
     error.status = 500;
     error.type = "server_error";
     error.message = ev.error.empty() ? "the request failed" : ev.error;
-    if (ev.reason == serve::FinishReason::kCancelled)
-      error.message = "the request was cancelled (the server is shutting down)";
+    if (ev.reason == serve::FinishReason::kCancelled) {
+      // With the client still there, only the server cancels: it is
+      // shutting down (--shutdown-timeout ran out).
+      error.status = 503;
+      error.message = "the server shut down before the request finished (--shutdown-timeout)";
+    }
     if (stream) {
-      if (ev.reason == serve::FinishReason::kError) {
+      if (ev.reason == serve::FinishReason::kError ||
+          ev.reason == serve::FinishReason::kCancelled) {
         if (!ev.textDelta.empty())
           ex->write(sse::event(streamChunk(hdr, ev.textDelta, "", nullptr, streamedBytes)));
         ex->write(sse::event(errorBody(error)));
@@ -149,16 +161,15 @@ struct Generation {
     }
     if (ev.reason == serve::FinishReason::kError ||
         ev.reason == serve::FinishReason::kCancelled) {
-      if (ev.reason == serve::FinishReason::kCancelled)
-        error.status = 503;
       metrics->httpResponse(error.status);
-      ex->respond(error.status, kJson, errorBody(error));
+      ex->respond(error.status, kJson, errorBody(error), extra);
       return;
     }
     text += ev.textDelta;
     metrics->httpResponse(200);
     ex->respond(200, kJson,
-                completeResponse(hdr, text, reason, usage, logprobs >= 0 ? &lps : nullptr));
+                completeResponse(hdr, text, reason, usage, logprobs >= 0 ? &lps : nullptr),
+                extra);
   }
 };
 
@@ -169,9 +180,11 @@ OpenAiApi::OpenAiApi(serve::Scheduler &scheduler, std::shared_ptr<const tok::Tok
                      std::function<int64_t()> openConnections)
     : scheduler_(scheduler), tokenizer_(std::move(tokenizer)), metrics_(metrics),
       admission_(admission), opts_(std::move(options)),
-      openConnections_(std::move(openConnections)), created_(int64_t(std::time(nullptr))) {
+      openConnections_(std::move(openConnections)), created_(int64_t(std::time(nullptr))),
+      access_(opts_.access) {
   if (opts_.modelNames.empty())
     opts_.modelNames.push_back("model");
+  opts_.limits.vocabSize = opts_.vocabSize;
   std::random_device rd;
   idSalt_ = (uint64_t(rd()) << 32) ^ rd();
 }
@@ -196,81 +209,160 @@ void OpenAiApi::fail(HttpExchange &ex, const ApiError &e, Headers extra) {
   reply(ex, e.status, kJson, errorBody(e), std::move(extra));
 }
 
+void OpenAiApi::cancelAll() {
+  std::vector<std::string> ids;
+  {
+    std::lock_guard<std::mutex> lock(inFlight_.mu);
+    inFlight_.cancelling = true;
+    ids.assign(inFlight_.ids.begin(), inFlight_.ids.end());
+  }
+  for (const std::string &id : ids)
+    scheduler_.cancel(id);
+}
+
 void OpenAiApi::handle(HttpRequest request, std::shared_ptr<HttpExchange> ex) {
   const std::string &path = request.path;
+  if (std::optional<ApiError> refused = access_.check(request)) {
+    Headers h;
+    if (refused->status == 401)
+      h.emplace_back("WWW-Authenticate", "Bearer");
+    return fail(*ex, *refused, std::move(h));
+  }
+  Headers extra = access_.responseHeaders(request);
+  if (access_.isPreflight(request)) {
+    extra.emplace_back("Access-Control-Allow-Methods", "GET, POST, OPTIONS");
+    extra.emplace_back("Access-Control-Allow-Headers", "Authorization, Content-Type");
+    extra.emplace_back("Access-Control-Max-Age", "600");
+    return reply(*ex, 204, "", "", std::move(extra));
+  }
   const bool get = request.method == "GET" || request.method == "HEAD";
   const bool post = request.method == "POST";
+  auto notAllowed = [&](const char *allow) {
+    Headers h = extra;
+    h.emplace_back("Allow", allow);
+    return fail(*ex, methodNotAllowed(request), std::move(h));
+  };
+  if (draining_.load() && path != "/metrics") {
+    ApiError e;
+    e.status = 503;
+    e.type = "service_unavailable";
+    e.message = "the server is shutting down and takes no new requests";
+    return fail(*ex, e, std::move(extra));
+  }
   if (path == "/health") {
     if (!get)
-      return fail(*ex, methodNotAllowed(request), {{"Allow", "GET"}});
+      return notAllowed("GET, HEAD");
     if (Status h = scheduler_.health(); !h.isOk()) {
       ApiError e;
       e.status = 503;
       e.message = h.message();
       e.type = "service_unavailable";
-      return fail(*ex, e);
+      return fail(*ex, e, std::move(extra));
     }
-    return reply(*ex, 200, "", "");
+    return reply(*ex, 200, "", "", std::move(extra));
   }
   if (path == "/metrics") {
     if (!get)
-      return fail(*ex, methodNotAllowed(request), {{"Allow", "GET"}});
+      return notAllowed("GET, HEAD");
     Metrics::ServerGauges g;
     g.openConnections = openConnections_ ? openConnections_() : 0;
     g.admission = admission_.snapshot();
     return reply(*ex, 200, "text/plain; version=0.0.4; charset=utf-8",
-                 metrics_.render(scheduler_.stats(), g));
+                 metrics_.render(scheduler_.stats(), g), std::move(extra));
   }
+  // No file path in any answer: "root" is the served name.
   auto modelCard = [&](const std::string &name) {
     json::Value m = json::Value::object();
     m.set("id", name);
     m.set("object", "model");
     m.set("created", created_);
     m.set("owned_by", "accel");
-    m.set("root", opts_.modelRoot.empty() ? name : opts_.modelRoot);
+    m.set("root", name);
     m.set("parent", json::Value());
     m.set("max_model_len", opts_.maxModelLen);
     return m;
   };
   if (path == "/v1/models") {
     if (!get)
-      return fail(*ex, methodNotAllowed(request), {{"Allow", "GET"}});
+      return notAllowed("GET, HEAD");
     json::Value list = json::Value::object();
     list.set("object", "list");
     json::Value data = json::Value::array();
     for (const std::string &n : opts_.modelNames)
       data.push(modelCard(n));
     list.set("data", std::move(data));
-    return reply(*ex, 200, kJson, json::write(list));
+    return reply(*ex, 200, kJson, json::write(list), std::move(extra));
   }
   if (path.rfind("/v1/models/", 0) == 0) {
     if (!get)
-      return fail(*ex, methodNotAllowed(request), {{"Allow", "GET"}});
+      return notAllowed("GET, HEAD");
     std::string name = path.substr(11);
     for (const std::string &n : opts_.modelNames)
       if (n == name)
-        return reply(*ex, 200, kJson, json::write(modelCard(n)));
-    return fail(*ex, notFound("The model `" + name + "` does not exist.", "model_not_found"));
+        return reply(*ex, 200, kJson, json::write(modelCard(n)), std::move(extra));
+    return fail(*ex, notFound("The model `" + name + "` does not exist.", "model_not_found"),
+                std::move(extra));
   }
   if (path == "/v1/completions" || path == "/v1/chat/completions") {
     if (!post)
-      return fail(*ex, methodNotAllowed(request), {{"Allow", "POST"}});
-    return generate(path == "/v1/completions" ? Endpoint::kCompletions : Endpoint::kChat,
-                    request, std::move(ex));
+      return notAllowed("POST");
+    // A cross-site form or fetch without a preflight can send text/plain:
+    // only JSON bodies are read.
+    if (std::optional<ApiError> ct = jsonBodyError(request))
+      return fail(*ex, *ct, std::move(extra));
+    const Endpoint endpoint =
+        path == "/v1/completions" ? Endpoint::kCompletions : Endpoint::kChat;
+    preparing_.fetch_add(1);
+    if (request.body.size() <= opts_.inlineBodyBytes) {
+      if (std::optional<Prepared> p = prepare(endpoint, request, *ex, extra))
+        start(*p, std::move(ex));
+      preparing_.fetch_sub(1);
+      return;
+    }
+    // Large: parse and tokenize off the IO threads; then submit from the
+    // exchange's strand (where the scheduler's events land, after it).
+    std::call_once(poolOnce_,
+                   [this]() { pool_ = std::make_unique<WorkerPool>(opts_.tokenizerThreads); });
+    auto req = std::make_shared<HttpRequest>(std::move(request));
+    pool_->post([this, endpoint, req, ex = std::move(ex), extra = std::move(extra)]() mutable {
+      std::optional<Prepared> p;
+      if (ex->isOpen()) // the client may have gone meanwhile
+        p = prepare(endpoint, *req, *ex, extra);
+      if (!p) {
+        preparing_.fetch_sub(1);
+        return;
+      }
+      auto prepared = std::make_shared<Prepared>(std::move(*p));
+      ex->post([this, prepared, ex]() {
+        if (ex->isOpen())
+          start(*prepared, ex);
+        preparing_.fetch_sub(1);
+      });
+    });
+    return;
   }
-  return fail(*ex, notFound("no route " + request.method + " " + path +
-                                " (this server has /v1/completions, /v1/chat/completions, "
-                                "/v1/models, /health, /metrics)",
-                            "not_found"));
+  return fail(*ex,
+              notFound("no route " + request.method + " " + path +
+                           " (this server has /v1/completions, /v1/chat/completions, "
+                           "/v1/models, /health, /metrics)",
+                       "not_found"),
+              std::move(extra));
 }
 
-void OpenAiApi::generate(Endpoint endpoint, HttpRequest &request,
-                         std::shared_ptr<HttpExchange> ex) {
+std::optional<OpenAiApi::Prepared> OpenAiApi::prepare(Endpoint endpoint, HttpRequest &request,
+                                                     HttpExchange &exchange,
+                                                     const Headers &extra) {
+  HttpExchange *ex = &exchange;
   const bool chat = endpoint == Endpoint::kChat;
   CompletionRequest cr;
   ApiError err;
+  auto fail = [this](HttpExchange &x, const ApiError &e, Headers h) {
+    this->fail(x, e, std::move(h));
+    return std::nullopt;
+  };
   if (!parseCompletionRequest(request.body, endpoint, opts_.limits, cr, err))
-    return fail(*ex, err);
+    return fail(*ex, err, extra);
+  request.body = std::string(); // the prompt is in `cr` now
   if (!cr.model.empty()) {
     bool known = false;
     for (const std::string &n : opts_.modelNames)
@@ -278,7 +370,7 @@ void OpenAiApi::generate(Endpoint endpoint, HttpRequest &request,
     if (!known) {
       ApiError e = notFound("The model `" + cr.model + "` does not exist.", "model_not_found");
       e.param = "model";
-      return fail(*ex, e);
+      return fail(*ex, e, extra);
     }
   }
 
@@ -289,49 +381,73 @@ void OpenAiApi::generate(Endpoint endpoint, HttpRequest &request,
     for (size_t i = 0; i < cr.promptIds.size(); ++i) {
       int64_t t = cr.promptIds[i];
       if (t < 0 || (opts_.vocabSize > 0 && t >= opts_.vocabSize))
-        return fail(*ex, badRequest("prompt[" + std::to_string(i) + "] = " + std::to_string(t) +
-                                        " is not a token id of this model (vocabulary of " +
-                                        std::to_string(opts_.vocabSize) + ")",
-                                    "prompt"));
+        return fail(*ex,
+                    badRequest("prompt[" + std::to_string(i) + "] = " + std::to_string(t) +
+                                   " is not a token id of this model (vocabulary of " +
+                                   std::to_string(opts_.vocabSize) + ")",
+                               "prompt"),
+                    extra);
     }
     ids = std::move(cr.promptIds);
   } else {
     if (!tokenizer_ || !tokenizer_->isLoaded())
-      return fail(*ex, badRequest(std::string("the plan carries no tokenizer, so this server "
-                                              "takes no text") +
-                                      (chat ? "; chat needs one"
-                                            : ": send the prompt as an array of token ids"),
-                                  promptField));
-    std::string text = chat ? opts_.chatTemplate.render(cr.messages, cr.addGenerationPrompt)
-                            : cr.prompt;
-    bool special = chat ? opts_.chatTemplate.addSpecialTokens() : true;
+      return fail(*ex,
+                  badRequest(std::string("the plan carries no tokenizer, so this server "
+                                         "takes no text") +
+                                 (chat ? "; chat needs one"
+                                       : ": send the prompt as an array of token ids"),
+                             promptField),
+                  extra);
+    // The byte limit, before any tokenization.
+    size_t bytes = 0;
+    if (chat)
+      for (const ChatMessage &m : cr.messages)
+        bytes += m.content.size();
+    else
+      bytes = cr.prompt.size();
+    if (bytes > opts_.maxPromptBytes) {
+      ApiError e;
+      e.status = 413;
+      e.param = promptField;
+      e.code = "prompt_too_large";
+      e.message = std::string(chat ? "the messages' contents are " : "the prompt is ") +
+                  std::to_string(bytes) + " bytes; this server tokenizes at most " +
+                  std::to_string(opts_.maxPromptBytes) + " (--max-prompt-bytes)";
+      return fail(*ex, e, extra);
+    }
+    std::string text =
+        chat ? opts_.chatTemplate.render(cr.messages, cr.addGenerationPrompt,
+                                         cr.continueFinalMessage)
+             : cr.prompt;
+    bool special = cr.addSpecialTokens.value_or(chat ? opts_.chatTemplate.addSpecialTokens()
+                                                     : true);
     StatusOr<std::vector<int32_t>> enc = tokenizer_->encode(text, special);
     if (!enc)
-      return fail(*ex, badRequest(enc.status().message(), promptField));
+      return fail(*ex, badRequest(enc.status().message(), promptField), extra);
     ids.assign(enc->begin(), enc->end());
   }
-  if (ids.empty())
-    return fail(*ex, badRequest("the prompt is empty (no tokens)", promptField));
-  const int64_t P = int64_t(ids.size()), L = opts_.maxModelLen;
-  if (P >= L)
-    return fail(*ex, badRequest("This model's maximum context length is " + std::to_string(L) +
-                                    " tokens, and your prompt has " + std::to_string(P) +
-                                    " tokens, which leaves no room for a completion. Please "
-                                    "shorten the prompt.",
-                                promptField, "context_length_exceeded"));
-  int64_t maxTokens = cr.maxTokens ? *cr.maxTokens
-                      : chat       ? L - P
-                                   : std::min(opts_.defaultCompletionMaxTokens, L - P);
-  if (P + maxTokens > L)
-    return fail(*ex, badRequest("This model's maximum context length is " + std::to_string(L) +
-                                    " tokens. However, you requested " +
-                                    std::to_string(P + maxTokens) + " tokens (" +
-                                    std::to_string(P) + " in the prompt, " +
-                                    std::to_string(maxTokens) +
-                                    " for the completion). Please reduce the prompt or "
-                                    "max_tokens.",
-                                chat && cr.maxTokens ? "max_completion_tokens" : "max_tokens",
-                                "context_length_exceeded"));
+  int64_t maxTokens = 0;
+  if (!fitContext(cr, opts_.maxModelLen, opts_.defaultCompletionMaxTokens, ids, maxTokens, err))
+    return fail(*ex, err, extra);
+  std::string echo;
+  if (!echoText(cr, ids, tokenizer_.get(), echo, err))
+    return fail(*ex, err, extra);
+  Prepared p;
+  p.endpoint = endpoint;
+  p.cr = std::move(cr);
+  p.ids = std::move(ids);
+  p.maxTokens = maxTokens;
+  p.echo = std::move(echo);
+  p.arrival = request.arrival;
+  p.extra = extra;
+  return p;
+}
+
+void OpenAiApi::start(Prepared &p, std::shared_ptr<HttpExchange> ex) {
+  const bool chat = p.endpoint == Endpoint::kChat;
+  const Endpoint endpoint = p.endpoint;
+  CompletionRequest &cr = p.cr;
+  const Headers &extra = p.extra;
 
   // Admission.
   serve::SchedulerStats st = scheduler_.stats();
@@ -348,17 +464,26 @@ void OpenAiApi::generate(Endpoint endpoint, HttpRequest &request,
     e.message = "the server is at its limit of " +
                 std::to_string(admission_.snapshot().limit) +
                 " requests in flight; retry after " + std::to_string(after) + " s";
-    return fail(*ex, e, {{"Retry-After", std::to_string(after)}});
+    Headers h = extra;
+    h.emplace_back("Retry-After", std::to_string(after));
+    return fail(*ex, e, std::move(h));
   }
 
   serve::Request r;
   r.id = newId(endpoint);
-  r.promptIds = std::move(ids);
-  r.maxTokens = maxTokens;
+  r.promptIds = std::move(p.ids);
+  r.maxTokens = p.maxTokens;
   r.sampling = cr.sampling;
   r.stop = cr.stop;
   r.ignoreEos = cr.ignoreEos;
   r.logprobs = cr.logprobs;
+  r.stopTokenIds = cr.stopTokenIds;
+  r.minTokens = cr.minTokens;
+  r.includeStopStrInOutput = cr.includeStopStrInOutput;
+  r.allowedTokenIds = cr.allowedTokenIds;
+  r.logitBias = cr.logitBias;
+  r.badWords = cr.badWords;
+  r.skipSpecialTokens = cr.skipSpecialTokens;
 
   auto g = std::make_shared<Generation>();
   g->api = this;
@@ -374,8 +499,12 @@ void OpenAiApi::generate(Endpoint endpoint, HttpRequest &request,
   g->includeUsage = cr.includeUsage;
   g->reportCached = opts_.reportCachedTokens;
   g->logprobs = cr.logprobs;
-  g->arrival = request.arrival;
+  g->arrival = p.arrival;
   g->active = &active_;
+  g->inFlight = &inFlight_;
+  g->extra = extra;
+  if (!cr.stream)
+    g->text = p.echo; // echo: the text starts with it
 
   serve::RequestCallbacks cb;
   cb.onToken = [g](const serve::TokenEvent &ev) { g->ex->post([g, ev]() { g->onToken(ev); }); };
@@ -383,9 +512,21 @@ void OpenAiApi::generate(Endpoint endpoint, HttpRequest &request,
     g->ex->post([g, ev]() { g->onFinish(ev); });
   };
   const std::string id = r.id;
-  metrics_.observeQueueTime(seconds(Clock::now() - request.arrival));
+  metrics_.observeQueueTime(seconds(Clock::now() - p.arrival));
   active_.fetch_add(1);
-  Status s = scheduler_.submit(std::move(r), std::move(cb));
+  Status s;
+  {
+    // Under the lock, so that cancelAll either sees this id or has made
+    // this submit refuse.
+    std::lock_guard<std::mutex> lock(inFlight_.mu);
+    if (inFlight_.cancelling)
+      s = Status(StatusCode::kUnavailable, "the server is shutting down and takes no new "
+                                           "requests");
+    else
+      s = scheduler_.submit(std::move(r), std::move(cb));
+    if (s.isOk())
+      inFlight_.ids.insert(id);
+  }
   if (!s.isOk()) {
     g->finished = true;
     active_.fetch_sub(1);
@@ -397,23 +538,36 @@ void OpenAiApi::generate(Endpoint endpoint, HttpRequest &request,
       e.type = "rate_limit_exceeded";
       e.code = "rate_limit_exceeded";
       e.message = s.message();
-      return fail(*ex, e, {{"Retry-After", std::to_string(admission_.retryAfterSeconds())}});
+      Headers h = extra;
+      h.emplace_back("Retry-After", std::to_string(admission_.retryAfterSeconds()));
+      return fail(*ex, e, std::move(h));
     }
-    if (s.code() == StatusCode::kInvalidArgument)
-      return fail(*ex, badRequest(s.message()));
+    if (s.code() == StatusCode::kInvalidArgument) {
+      // The scheduler's sentence starts with the parameter when one is at fault.
+      std::string param = s.message().substr(0, s.message().find(' '));
+      const std::vector<std::string> &known = requestParameters(endpoint);
+      if (std::find(known.begin(), known.end(), param.substr(0, param.find('['))) == known.end())
+        param.clear();
+      return fail(*ex, badRequest(s.message(), param), extra);
+    }
     ApiError e;
-    e.status = 500;
-    e.type = "server_error";
+    e.status = s.code() == StatusCode::kUnavailable ? 503 : 500;
+    e.type = s.code() == StatusCode::kUnavailable ? "service_unavailable" : "server_error";
     e.message = s.message();
-    return fail(*ex, e);
+    return fail(*ex, e, extra);
   }
-  // The client going away cancels the request at once.
+  // The client going away cancels the request at once (onClose runs at
+  // once if it went away already, e.g. while the prompt was tokenized).
   ex->onClose([this, id]() { scheduler_.cancel(id); });
   if (cr.stream) {
     metrics_.httpResponse(200);
-    ex->startStream(200, sse::kContentType);
+    ex->startStream(200, sse::kContentType, extra);
     if (chat)
       ex->write(sse::event(streamChunk(g->hdr, "", "", nullptr, 0, /*roleChunk=*/true)));
+    if (!p.echo.empty()) { // echo: the first chunk
+      ex->write(sse::event(streamChunk(g->hdr, p.echo, "", nullptr, 0)));
+      g->streamedBytes = p.echo.size();
+    }
   }
 }
 

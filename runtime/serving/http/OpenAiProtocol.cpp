@@ -1,7 +1,13 @@
 //===- OpenAiProtocol.cpp - OpenAI request parsing, response JSON ---------===//
 #include "runtime/serving/http/OpenAiProtocol.h"
 
+#include "runtime/serving/tokenizer/Tokenizer.h"
+
+#include <algorithm>
+#include <charconv>
 #include <cmath>
+#include <cstdio>
+#include <limits>
 
 namespace accel::rt::server {
 
@@ -48,6 +54,193 @@ std::string describe(const json::Value &v) {
   return "a value";
 }
 
+std::string fmtNumber(double v) {
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%.17g", v);
+  return buf;
+}
+
+// ---------------------------------------------------------------------------
+// The parameters (docs/serving.md, "Request parameters", has the same rows).
+// ---------------------------------------------------------------------------
+constexpr unsigned kOnCompletions = 1, kOnChat = 2, kOnBoth = 3;
+struct Param {
+  const char *name;
+  unsigned on;
+};
+const Param kParams[] = {
+    // OpenAI, both endpoints.
+    {"model", kOnBoth},
+    {"prompt", kOnCompletions},
+    {"messages", kOnChat},
+    {"max_tokens", kOnBoth},
+    {"max_completion_tokens", kOnChat},
+    {"temperature", kOnBoth},
+    {"top_p", kOnBoth},
+    {"n", kOnBoth},
+    {"best_of", kOnBoth},
+    {"stream", kOnBoth},
+    {"stream_options", kOnBoth},
+    {"stop", kOnBoth},
+    {"seed", kOnBoth},
+    {"presence_penalty", kOnBoth},
+    {"frequency_penalty", kOnBoth},
+    {"logit_bias", kOnBoth},
+    {"logprobs", kOnBoth},
+    {"top_logprobs", kOnChat},
+    {"echo", kOnBoth},
+    {"suffix", kOnCompletions},
+    {"response_format", kOnBoth},
+    {"user", kOnBoth},
+    // OpenAI, chat only.
+    {"tools", kOnChat},
+    {"tool_choice", kOnChat},
+    {"parallel_tool_calls", kOnChat},
+    {"functions", kOnChat},
+    {"function_call", kOnChat},
+    {"audio", kOnChat},
+    {"modalities", kOnChat},
+    {"prediction", kOnChat},
+    {"reasoning_effort", kOnChat},
+    {"verbosity", kOnChat},
+    {"web_search_options", kOnChat},
+    {"store", kOnChat},
+    {"metadata", kOnChat},
+    {"service_tier", kOnChat},
+    {"prompt_cache_key", kOnChat},
+    {"safety_identifier", kOnChat},
+    // vLLM's sampling parameters.
+    {"top_k", kOnBoth},
+    {"min_p", kOnBoth},
+    {"repetition_penalty", kOnBoth},
+    {"use_beam_search", kOnBoth},
+    {"length_penalty", kOnBoth},
+    {"stop_token_ids", kOnBoth},
+    {"include_stop_str_in_output", kOnBoth},
+    {"ignore_eos", kOnBoth},
+    {"min_tokens", kOnBoth},
+    {"skip_special_tokens", kOnBoth},
+    {"spaces_between_special_tokens", kOnBoth},
+    {"truncate_prompt_tokens", kOnBoth},
+    {"allowed_token_ids", kOnBoth},
+    {"bad_words", kOnBoth},
+    {"prompt_logprobs", kOnBoth},
+    // vLLM's other extensions.
+    {"add_special_tokens", kOnBoth},
+    {"add_generation_prompt", kOnChat},
+    {"continue_final_message", kOnChat},
+    {"documents", kOnChat},
+    {"chat_template", kOnChat},
+    {"chat_template_kwargs", kOnChat},
+    {"mm_processor_kwargs", kOnBoth},
+    {"media_io_kwargs", kOnChat},
+    {"include_reasoning", kOnChat},
+    {"prompt_embeds", kOnCompletions},
+    {"guided_json", kOnBoth},
+    {"guided_regex", kOnBoth},
+    {"guided_choice", kOnBoth},
+    {"guided_grammar", kOnBoth},
+    {"guided_decoding_backend", kOnBoth},
+    {"guided_whitespace_pattern", kOnBoth},
+    {"structural_tag", kOnBoth},
+    {"structured_outputs", kOnBoth},
+    {"priority", kOnBoth},
+    {"request_id", kOnBoth},
+    {"logits_processors", kOnBoth},
+    {"return_tokens_as_token_ids", kOnBoth},
+    {"return_token_ids", kOnBoth},
+    {"cache_salt", kOnBoth},
+    {"kv_transfer_params", kOnBoth},
+    {"vllm_xargs", kOnBoth},
+};
+
+bool takes(Endpoint ep, std::string_view name) {
+  const unsigned bit = ep == Endpoint::kChat ? kOnChat : kOnCompletions;
+  for (const Param &p : kParams)
+    if ((p.on & bit) && name == p.name)
+      return true;
+  return false;
+}
+
+constexpr const char *kConstrained =
+    "is not supported: constrained output (JSON schema, regex, choice, grammar) is not "
+    "implemented";
+
+/// Refused whenever given (not null), with why.
+struct Refused {
+  const char *name;
+  const char *why;
+};
+const Refused kRefused[] = {
+    {"suffix", "is not supported (no fill-in-the-middle)"},
+    {"prompt_logprobs",
+     "is not supported: the engine computes the logits of a prompt's last token only"},
+    {"guided_json", kConstrained},
+    {"guided_regex", kConstrained},
+    {"guided_choice", kConstrained},
+    {"guided_grammar", kConstrained},
+    {"guided_decoding_backend", kConstrained},
+    {"guided_whitespace_pattern", kConstrained},
+    {"structural_tag", kConstrained},
+    {"structured_outputs", kConstrained},
+    {"request_id", "is not supported: this server chooses the response ids"},
+    {"logits_processors", "is not supported: a request cannot load code"},
+    {"cache_salt", "is not supported"},
+    {"kv_transfer_params", "is not supported (no disaggregated prefill)"},
+    {"vllm_xargs", "is not supported (no custom extensions)"},
+    {"prompt_embeds", "is not supported: send text or token ids"},
+    {"mm_processor_kwargs", "is not supported (text-only models)"},
+    {"media_io_kwargs", "is not supported (text-only models)"},
+    {"documents", "is not supported: it needs a Jinja chat template, which accel does not run"},
+    {"chat_template", "is not supported: accel has no Jinja engine (see --chat-template)"},
+    {"chat_template_kwargs",
+     "is not supported: accel has no Jinja engine (see --chat-template)"},
+    {"audio", "is not supported (text output only)"},
+    {"prediction", "is not supported (no predicted outputs)"},
+    {"reasoning_effort", "is not supported (no reasoning controls)"},
+    {"verbosity", "is not supported"},
+    {"web_search_options", "is not supported (no web search)"},
+};
+
+/// Accepted only with one of a few values (JSON, compared by value), the
+/// ones that ask for nothing this server does not do.
+struct OnlyValues {
+  const char *name;
+  std::vector<const char *> values;
+  const char *why;
+};
+const OnlyValues kOnlyValues[] = {
+    {"use_beam_search", {"false"}, "beam search is not supported"},
+    {"length_penalty", {"1"}, "it applies to beam search, which is not supported"},
+    {"priority", {"0"}, "priority scheduling is not supported"},
+    {"return_tokens_as_token_ids", {"false"}, "it is not supported"},
+    {"return_token_ids", {"false"}, "it is not supported"},
+    {"tools", {"[]"}, "tool calling is not supported"},
+    {"functions", {"[]"}, "function calling is not supported"},
+    {"tool_choice", {"\"none\""}, "tool calling is not supported"},
+    {"function_call", {"\"none\""}, "function calling is not supported"},
+    {"modalities", {"[\"text\"]"}, "only text output is supported"},
+    {"store", {"false"}, "this server stores no completions"},
+    {"service_tier", {"\"auto\"", "\"default\""}, "this server has one service tier"},
+    {"include_reasoning",
+     {"true"},
+     "this server has no reasoning parser: reasoning text stays in the content"},
+};
+
+/// Accepted, with no effect (docs/serving.md says why), and their type.
+struct NoOp {
+  const char *name;
+  json::Type type;
+};
+const NoOp kNoOps[] = {
+    {"user", json::Type::kString},
+    {"safety_identifier", json::Type::kString},
+    {"prompt_cache_key", json::Type::kString},
+    {"metadata", json::Type::kObject},
+    {"parallel_tool_calls", json::Type::kBool},
+    {"spaces_between_special_tokens", json::Type::kBool},
+};
+
 struct Parser {
   const json::Value &root;
   ApiError &err;
@@ -76,22 +269,112 @@ struct Parser {
     }
     return true;
   }
+  /// An int64: 2.0 and 2e3 are accepted (Python clients), 2.5 and numbers
+  /// beyond int64 are not.
+  bool intValue(const std::string &field, const json::Value &v, int64_t &out) {
+    if (v.isInteger()) {
+      out = v.asInt();
+      return true;
+    }
+    if (!v.isNumber())
+      return wrongType(field, "an integer", v);
+    const double d = v.asDouble();
+    if (std::floor(d) != d)
+      return fail("'" + field + "' must be an integer, got " + fmtNumber(d), field);
+    if (!(d >= -9223372036854775808.0 && d < 9223372036854775808.0))
+      return fail("'" + field + "' must be an integer in [-9223372036854775808, "
+                  "9223372036854775807], got " + fmtNumber(d),
+                  field);
+    out = int64_t(d);
+    return true;
+  }
   bool integer(const char *field, std::optional<int64_t> &out) {
     if (const json::Value *v = get(field)) {
-      // 2.0 is accepted as 2 (Python clients), 2.5 is not.
-      if (!v->isNumber() || (!v->isInteger() && (std::floor(v->asDouble()) != v->asDouble() ||
-                                                 std::fabs(v->asDouble()) > 9e15)))
-        return wrongType(field, "an integer", *v);
-      out = v->asInt();
+      int64_t i = 0;
+      if (!intValue(field, *v, i))
+        return false;
+      out = i;
     }
     return true;
   }
-  bool number(const char *field, std::optional<double> &out) {
+  /// An integer in [lo, hi]; `what` describes the range in the message.
+  bool integerIn(const char *field, std::optional<int64_t> &out, int64_t lo, int64_t hi,
+                 const std::string &what) {
+    if (!integer(field, out))
+      return false;
+    if (out && (*out < lo || *out > hi))
+      return fail("'" + std::string(field) + "' must be " + what + ", got " +
+                      std::to_string(*out),
+                  field);
+    return true;
+  }
+  /// A number that must lie in the range `ok` accepts (`what` says it).
+  template <typename Ok>
+  bool numberIn(const char *field, std::optional<double> &out, Ok ok, const std::string &what) {
     if (const json::Value *v = get(field)) {
       if (!v->isNumber())
         return wrongType(field, "a number", *v);
-      out = v->asDouble();
+      const double d = v->asDouble();
+      if (!std::isfinite(d) || !ok(d))
+        return fail("'" + std::string(field) + "' must be " + what + ", got " + fmtNumber(d),
+                    field);
+      out = d;
     }
+    return true;
+  }
+  /// An array of integers in [0, vocab) (vocab 0: unbounded), at most
+  /// `maxItems`.
+  bool tokenIds(const char *field, std::vector<int64_t> &out, int64_t vocab, size_t maxItems) {
+    const json::Value *v = get(field);
+    if (!v)
+      return true;
+    if (!v->isArray())
+      return wrongType(field, "an array of token ids", *v);
+    if (v->items().size() > maxItems)
+      return fail("'" + std::string(field) + "' has " + std::to_string(v->items().size()) +
+                      " token ids; at most " + std::to_string(maxItems),
+                  field);
+    for (size_t i = 0; i < v->items().size(); ++i) {
+      const std::string at = std::string(field) + "[" + std::to_string(i) + "]";
+      int64_t t = 0;
+      if (!intValue(at, v->items()[i], t))
+        return false;
+      if (t < 0 || (vocab > 0 && t >= vocab))
+        return fail("'" + at + "' = " + std::to_string(t) + " is not a token id of this model" +
+                        (vocab > 0 ? " (vocabulary of " + std::to_string(vocab) + ")" : ""),
+                    at);
+      out.push_back(t);
+    }
+    return true;
+  }
+  /// An array of strings (a single string too when `single`), at most
+  /// `maxItems`, none empty (ignoring spaces when `blankIsEmpty`).
+  bool strings(const char *field, std::vector<std::string> &out, size_t maxItems, bool single,
+               bool blankIsEmpty) {
+    const json::Value *v = get(field);
+    if (!v)
+      return true;
+    if (single && v->isString()) {
+      out.push_back(v->asString());
+    } else if (v->isArray()) {
+      for (size_t i = 0; i < v->items().size(); ++i) {
+        const json::Value &s = v->items()[i];
+        if (!s.isString())
+          return wrongType(std::string(field) + "[" + std::to_string(i) + "]", "a string", s);
+        out.push_back(s.asString());
+      }
+    } else {
+      return wrongType(field, single ? "a string or an array of strings" : "an array of strings",
+                       *v);
+    }
+    if (out.size() > maxItems)
+      return fail("'" + std::string(field) + "' has " + std::to_string(out.size()) +
+                      " strings; at most " + std::to_string(maxItems),
+                  field);
+    for (const std::string &s : out)
+      if (s.empty() ||
+          (blankIsEmpty && s.find_first_not_of(' ') == std::string::npos))
+        return fail("'" + std::string(field) + "' strings must not be empty", field);
     return true;
   }
 };
@@ -119,6 +402,11 @@ bool parseContent(Parser &p, const json::Value &content, const std::string &wher
       const json::Value *text = part.find("text");
       if (!text || !text->isString())
         return p.fail("'" + at + ".text' must be a string", at + ".text");
+      for (const json::Member &m : part.members())
+        if (m.first != "type" && m.first != "text" && !m.second.isNull())
+          return p.fail("'" + at + "." + m.first + "' is not supported (a text part takes type "
+                        "and text)",
+                        at + "." + m.first);
       out += text->asString();
     }
     return true;
@@ -130,7 +418,77 @@ bool parseContent(Parser &p, const json::Value &content, const std::string &wher
   return p.wrongType(where, "a string or an array of content parts", content);
 }
 
+bool parseMessages(Parser &p, const RequestLimits &limits, CompletionRequest &out) {
+  const json::Value *messages = p.get("messages");
+  if (!messages)
+    return p.fail("'messages' is required", "messages");
+  if (!messages->isArray())
+    return p.wrongType("messages", "an array", *messages);
+  if (messages->items().empty())
+    return p.fail("'messages' is empty", "messages");
+  if (messages->items().size() > limits.maxMessages)
+    return p.fail("'messages' has more than " + std::to_string(limits.maxMessages) + " messages",
+                  "messages");
+  for (size_t i = 0; i < messages->items().size(); ++i) {
+    const json::Value &m = messages->items()[i];
+    std::string at = "messages[" + std::to_string(i) + "]";
+    if (!m.isObject())
+      return p.wrongType(at, "an object", m);
+    const json::Value *role = m.find("role");
+    if (!role || !role->isString())
+      return p.fail("'" + at + ".role' must be a string", at + ".role");
+    ChatMessage msg;
+    msg.role = role->asString();
+    if (msg.role == "developer")
+      msg.role = "system"; // OpenAI's newer name for it
+    if (msg.role != "system" && msg.role != "user" && msg.role != "assistant")
+      return p.fail("'" + at + ".role' is '" + msg.role +
+                        "'; supported roles are system, developer, user, assistant",
+                    at + ".role");
+    const json::Value *content = m.find("content");
+    if (!content)
+      return p.fail("'" + at + ".content' is required", at + ".content");
+    if (!parseContent(p, *content, at + ".content", msg.content))
+      return false;
+    // Anything else a message may carry (name, tool_calls, ...) changes
+    // the prompt in OpenAI's models; the templates here render neither, so
+    // it is refused unless null or empty (what clients echo back).
+    for (const json::Member &f : m.members()) {
+      if (f.first == "role" || f.first == "content" || f.second.isNull() ||
+          ((f.second.isArray() || f.second.isObject()) && f.second.size() == 0))
+        continue;
+      const bool tool = f.first == "tool_calls" || f.first == "tool_call_id" ||
+                        f.first == "function_call";
+      return p.fail("'" + at + "." + f.first + "' is not supported" +
+                        (tool ? ": tool calling is not supported"
+                              : " (the chat templates here render a message's role and "
+                                "content only)"),
+                    at + "." + f.first);
+    }
+    out.messages.push_back(std::move(msg));
+  }
+  return true;
+}
+
 } // namespace
+
+const std::vector<std::string> &requestParameters(Endpoint endpoint) {
+  static const std::vector<std::string> completions = [] {
+    std::vector<std::string> v;
+    for (const Param &p : kParams)
+      if (p.on & kOnCompletions)
+        v.push_back(p.name);
+    return v;
+  }();
+  static const std::vector<std::string> chat = [] {
+    std::vector<std::string> v;
+    for (const Param &p : kParams)
+      if (p.on & kOnChat)
+        v.push_back(p.name);
+    return v;
+  }();
+  return endpoint == Endpoint::kChat ? chat : completions;
+}
 
 bool parseCompletionRequest(std::string_view body, Endpoint endpoint, const RequestLimits &limits,
                             CompletionRequest &out, ApiError &err) {
@@ -148,6 +506,48 @@ bool parseCompletionRequest(std::string_view body, Endpoint endpoint, const Requ
   }
   Parser p{*doc, err};
   const bool chat = endpoint == Endpoint::kChat;
+  const char *where = chat ? "/v1/chat/completions" : "/v1/completions";
+
+  // Nothing is silently ignored: an unknown member is refused by name (at
+  // most 64 bytes of it, cut at a UTF-8 character boundary).
+  for (const json::Member &m : doc->members())
+    if (!takes(endpoint, m.first)) {
+      std::string name = m.first;
+      if (name.size() > 64) {
+        size_t cut = 64;
+        while (cut > 0 && (static_cast<unsigned char>(name[cut]) & 0xC0) == 0x80)
+          --cut;
+        name = name.substr(0, cut) + "...";
+      }
+      return p.fail("unknown parameter '" + name + "' for " + where +
+                        " (docs/serving.md lists the parameters this server takes)",
+                    name);
+    }
+  for (const Refused &r : kRefused)
+    if (p.get(r.name))
+      return p.fail("'" + std::string(r.name) + "' " + r.why, r.name);
+  for (const OnlyValues &o : kOnlyValues) {
+    const json::Value *v = p.get(o.name);
+    if (!v)
+      continue;
+    bool ok = false;
+    std::string allowed;
+    for (const char *text : o.values) {
+      ok = ok || *json::parse(text) == *v;
+      allowed += std::string(allowed.empty() ? "" : " or ") + text;
+    }
+    if (!ok)
+      return p.fail("'" + std::string(o.name) + "' must be " + allowed + " (or absent): " +
+                        o.why,
+                    o.name);
+  }
+  for (const NoOp &n : kNoOps)
+    if (const json::Value *v = p.get(n.name); v && v->type() != n.type)
+      return p.wrongType(n.name,
+                         n.type == json::Type::kString   ? "a string"
+                         : n.type == json::Type::kObject ? "an object"
+                                                         : "a boolean",
+                         *v);
 
   if (const json::Value *v = p.get("model")) {
     if (!v->isString())
@@ -159,10 +559,25 @@ bool parseCompletionRequest(std::string_view body, Endpoint endpoint, const Requ
   if (const json::Value *v = p.get("stream_options")) {
     if (!v->isObject())
       return p.wrongType("stream_options", "an object", *v);
-    if (const json::Value *u = v->find("include_usage"); u && !u->isNull()) {
-      if (!u->isBool())
-        return p.wrongType("stream_options.include_usage", "a boolean", *u);
-      out.includeUsage = u->asBool();
+    bool any = false;
+    for (const json::Member &m : v->members())
+      any = any || !m.second.isNull();
+    if (any && !out.stream)
+      return p.fail("'stream_options' needs 'stream': true", "stream_options");
+    for (const json::Member &m : v->members()) {
+      const std::string at = "stream_options." + m.first;
+      if (m.first != "include_usage" && m.first != "continuous_usage_stats")
+        return p.fail("'" + at + "' is not a known stream option (include_usage, "
+                      "continuous_usage_stats)",
+                      at);
+      if (m.second.isNull())
+        continue;
+      if (!m.second.isBool())
+        return p.wrongType(at, "a boolean", m.second);
+      if (m.first == "include_usage")
+        out.includeUsage = m.second.asBool();
+      else if (m.second.asBool())
+        return p.fail("'" + at + "' is not supported (usage comes in the last chunk)", at);
     }
   }
 
@@ -197,54 +612,34 @@ bool parseCompletionRequest(std::string_view body, Endpoint endpoint, const Requ
     if (out.prompt.empty() && out.promptIds.empty())
       return p.fail("'prompt' is empty", "prompt");
   } else {
-    const json::Value *messages = p.get("messages");
-    if (!messages)
-      return p.fail("'messages' is required", "messages");
-    if (!messages->isArray())
-      return p.wrongType("messages", "an array", *messages);
-    if (messages->items().empty())
-      return p.fail("'messages' is empty", "messages");
-    if (messages->items().size() > limits.maxMessages)
-      return p.fail("'messages' has more than " + std::to_string(limits.maxMessages) +
-                        " messages",
-                    "messages");
-    for (size_t i = 0; i < messages->items().size(); ++i) {
-      const json::Value &m = messages->items()[i];
-      std::string at = "messages[" + std::to_string(i) + "]";
-      if (!m.isObject())
-        return p.wrongType(at, "an object", m);
-      const json::Value *role = m.find("role");
-      if (!role || !role->isString())
-        return p.fail("'" + at + ".role' must be a string", at + ".role");
-      ChatMessage msg;
-      msg.role = role->asString();
-      if (msg.role == "developer")
-        msg.role = "system"; // OpenAI's newer name for it
-      if (msg.role != "system" && msg.role != "user" && msg.role != "assistant")
-        return p.fail("'" + at + ".role' is '" + msg.role +
-                          "'; supported roles are system, developer, user, assistant",
-                      at + ".role");
-      const json::Value *content = m.find("content");
-      if (!content)
-        return p.fail("'" + at + ".content' is required", at + ".content");
-      if (!parseContent(p, *content, at + ".content", msg.content))
-        return false;
-      out.messages.push_back(std::move(msg));
-    }
-    if (!p.boolean("add_generation_prompt", out.addGenerationPrompt))
+    if (!parseMessages(p, limits, out))
       return false;
-    for (const char *f : {"tools", "functions"})
-      if (const json::Value *v = p.get(f); v && !(v->isArray() && v->items().empty()))
-        return p.fail("'" + std::string(f) + "' (tool calling) is not supported", f);
-    if (const json::Value *v = p.get("response_format")) {
-      const json::Value *type = v->isObject() ? v->find("type") : nullptr;
-      if (!type || !type->isString() || type->asString() != "text")
-        return p.fail("'response_format' other than {\"type\": \"text\"} is not supported",
-                      "response_format");
+    std::optional<bool> addGen;
+    if (const json::Value *v = p.get("add_generation_prompt")) {
+      if (!v->isBool())
+        return p.wrongType("add_generation_prompt", "a boolean", *v);
+      addGen = v->asBool();
     }
+    if (!p.boolean("continue_final_message", out.continueFinalMessage))
+      return false;
+    if (out.continueFinalMessage && addGen.value_or(false))
+      return p.fail("'continue_final_message' and 'add_generation_prompt' cannot both be true",
+                    "continue_final_message");
+    out.addGenerationPrompt = addGen.value_or(!out.continueFinalMessage);
+  }
+  if (const json::Value *v = p.get("response_format")) {
+    const json::Value *type = v->isObject() ? v->find("type") : nullptr;
+    if (!type || !type->isString())
+      return p.fail("'response_format' must be an object with a string 'type'",
+                    "response_format");
+    if (type->asString() != "text")
+      return p.fail("'response_format' of type '" + type->asString() +
+                        "' is not supported (only {\"type\": \"text\"} is): constrained "
+                        "output (JSON schema, regex, choice, grammar) is not implemented",
+                    "response_format");
   }
 
-  // Length and sampling.
+  // Length.
   std::optional<int64_t> maxTokens;
   const char *maxField = "max_tokens";
   if (!p.integer("max_tokens", maxTokens))
@@ -261,36 +656,50 @@ bool parseCompletionRequest(std::string_view body, Endpoint endpoint, const Requ
                       std::to_string(*maxTokens),
                   maxField);
   out.maxTokens = maxTokens;
+  std::optional<int64_t> minTokens, truncate;
+  if (!p.integerIn("min_tokens", minTokens, 0, maxTokens.value_or(INT64_MAX),
+                   maxTokens ? "in [0, " + std::string(maxField) + " = " +
+                                   std::to_string(*maxTokens) + "]"
+                             : std::string("at least 0")) ||
+      !p.integerIn("truncate_prompt_tokens", truncate, 1, INT64_MAX, "at least 1"))
+    return false;
+  out.minTokens = minTokens.value_or(0);
+  out.truncatePromptTokens = truncate;
 
-  std::optional<int64_t> n;
-  if (!p.integer("n", n))
+  std::optional<int64_t> n, bestOf;
+  if (!p.integer("n", n) || !p.integer("best_of", bestOf))
     return false;
   if (n && *n != 1)
     return p.fail("'n' must be 1: this server returns one choice per request, got " +
                       std::to_string(*n),
                   "n");
-  if (!chat) {
-    std::optional<int64_t> bestOf;
-    if (!p.integer("best_of", bestOf))
-      return false;
-    if (bestOf && *bestOf != 1)
-      return p.fail("'best_of' must be 1, got " + std::to_string(*bestOf), "best_of");
-    bool echo = false;
-    if (!p.boolean("echo", echo))
-      return false;
-    if (echo)
-      return p.fail("'echo' is not supported", "echo");
-    if (p.get("suffix"))
-      return p.fail("'suffix' is not supported", "suffix");
-  }
+  if (bestOf && *bestOf != 1)
+    return p.fail("'best_of' must be 1: this server returns one choice per request, got " +
+                      std::to_string(*bestOf),
+                  "best_of");
 
+  // Sampling, in vLLM's ranges; float32 parameters must fit a float32.
+  constexpr double kMaxF = std::numeric_limits<float>::max();
   std::optional<double> temperature, topP, minP, repetition, presence, frequency;
   std::optional<int64_t> topK, seed;
-  if (!p.number("temperature", temperature) || !p.number("top_p", topP) ||
-      !p.number("min_p", minP) || !p.number("repetition_penalty", repetition) ||
-      !p.number("presence_penalty", presence) || !p.number("frequency_penalty", frequency) ||
+  if (!p.numberIn("temperature", temperature, [&](double v) { return v >= 0 && v <= kMaxF; },
+                  "a number >= 0 (0 means greedy) that a float32 holds") ||
+      !p.numberIn("top_p", topP, [](double v) { return v > 0 && v <= 1; },
+                  "in (0, 1] (1 means off)") ||
+      !p.numberIn("min_p", minP, [](double v) { return v >= 0 && v <= 1; },
+                  "in [0, 1] (0 means off)") ||
+      !p.numberIn("repetition_penalty", repetition,
+                  [&](double v) { return v > 0 && v <= kMaxF && float(v) > 0.0f; },
+                  "a number > 0 (1 means off) that a float32 holds: in [1.4e-45, 3.4e38]") ||
+      !p.numberIn("presence_penalty", presence, [](double v) { return v >= -2 && v <= 2; },
+                  "in [-2, 2]") ||
+      !p.numberIn("frequency_penalty", frequency, [](double v) { return v >= -2 && v <= 2; },
+                  "in [-2, 2]") ||
       !p.integer("top_k", topK) || !p.integer("seed", seed))
     return false;
+  if (topK && *topK < -1)
+    return p.fail("'top_k' must be -1 or 0 (off) or at least 1, got " + std::to_string(*topK),
+                  "top_k");
   if (temperature)
     out.sampling.temperature = float(*temperature);
   if (topP)
@@ -309,67 +718,157 @@ bool parseCompletionRequest(std::string_view body, Endpoint endpoint, const Requ
       return p.fail("'" + std::string(field) +
                         "' is not supported (use repetition_penalty); it must be 0",
                     field);
-  if (const json::Value *v = p.get("logit_bias"); v && !(v->isObject() && v->size() == 0))
-    return p.fail("'logit_bias' is not supported", "logit_bias");
   if (Status s = out.sampling.validate(); !s.isOk()) {
     std::string param = s.message().substr(0, s.message().find(' '));
     return p.fail(s.message(), param);
   }
 
-  if (const json::Value *v = p.get("stop")) {
-    if (v->isString()) {
-      out.stop.push_back(v->asString());
-    } else if (v->isArray()) {
-      for (size_t i = 0; i < v->items().size(); ++i) {
-        const json::Value &s = v->items()[i];
-        if (!s.isString())
-          return p.wrongType("stop[" + std::to_string(i) + "]", "a string", s);
-        out.stop.push_back(s.asString());
-      }
-    } else {
-      return p.wrongType("stop", "a string or an array of strings", *v);
-    }
-    if (out.stop.size() > limits.maxStop)
-      return p.fail("'stop' has " + std::to_string(out.stop.size()) +
-                        " strings; at most " + std::to_string(limits.maxStop),
-                    "stop");
-    for (const std::string &s : out.stop)
-      if (s.empty())
-        return p.fail("'stop' strings must not be empty", "stop");
-  }
-  if (!p.boolean("ignore_eos", out.ignoreEos))
+  // Stopping and what is generated.
+  if (!p.strings("stop", out.stop, limits.maxStop, /*single=*/true, /*blankIsEmpty=*/false) ||
+      !p.tokenIds("stop_token_ids", out.stopTokenIds, limits.vocabSize, limits.maxStopTokenIds) ||
+      !p.boolean("ignore_eos", out.ignoreEos) ||
+      !p.boolean("include_stop_str_in_output", out.includeStopStrInOutput) ||
+      !p.boolean("skip_special_tokens", out.skipSpecialTokens) ||
+      !p.strings("bad_words", out.badWords, limits.maxBadWords, /*single=*/false,
+                 /*blankIsEmpty=*/true))
     return false;
+  if (p.get("allowed_token_ids")) {
+    if (!p.tokenIds("allowed_token_ids", out.allowedTokenIds, limits.vocabSize,
+                    std::numeric_limits<size_t>::max()))
+      return false;
+    if (out.allowedTokenIds.empty())
+      return p.fail("'allowed_token_ids' is empty: no token could be generated",
+                    "allowed_token_ids");
+    std::sort(out.allowedTokenIds.begin(), out.allowedTokenIds.end());
+    out.allowedTokenIds.erase(std::unique(out.allowedTokenIds.begin(), out.allowedTokenIds.end()),
+                              out.allowedTokenIds.end());
+  }
+  if (const json::Value *v = p.get("add_special_tokens")) {
+    if (!v->isBool())
+      return p.wrongType("add_special_tokens", "a boolean", *v);
+    out.addSpecialTokens = v->asBool();
+  }
+  if (!p.boolean("echo", out.echo))
+    return false;
+  if (const json::Value *v = p.get("logit_bias")) {
+    // OpenAI's form: {"token id": bias}, the bias in [-100, 100].
+    if (!v->isObject())
+      return p.wrongType("logit_bias", "an object mapping token ids to biases", *v);
+    for (const json::Member &m : v->members()) {
+      const std::string at = "logit_bias." + m.first;
+      int64_t id = -1;
+      auto [end, ec] = std::from_chars(m.first.data(), m.first.data() + m.first.size(), id);
+      if (ec != std::errc() || end != m.first.data() + m.first.size() || id < 0 ||
+          (limits.vocabSize > 0 && id >= limits.vocabSize))
+        return p.fail("'logit_bias' key '" + m.first + "' is not a token id of this model" +
+                          (limits.vocabSize > 0
+                               ? " (vocabulary of " + std::to_string(limits.vocabSize) + ")"
+                               : ""),
+                      at);
+      if (!m.second.isNumber())
+        return p.wrongType(at, "a number", m.second);
+      const double b = m.second.asDouble();
+      if (!(b >= -100 && b <= 100))
+        return p.fail("'" + at + "' must be in [-100, 100], got " + fmtNumber(b), at);
+      out.logitBias.emplace_back(id, float(b));
+    }
+  }
 
   // Logprobs.
   if (!chat) {
     std::optional<int64_t> lp;
     if (const json::Value *v = p.get("logprobs"); v && v->isBool())
       return p.wrongType("logprobs", "an integer (the number of top alternatives)", *v);
-    if (!p.integer("logprobs", lp))
+    if (!p.integerIn("logprobs", lp, 0, limits.maxLogprobs,
+                     "in [0, " + std::to_string(limits.maxLogprobs) + "]"))
       return false;
     if (lp) {
-      if (*lp < 0 || *lp > limits.maxLogprobs)
-        return p.fail("'logprobs' must be in [0, " + std::to_string(limits.maxLogprobs) +
-                          "], got " + std::to_string(*lp),
-                      "logprobs");
       out.logprobs = *lp;
+      if (out.echo)
+        return p.fail("'echo' with 'logprobs' would need the prompt's logprobs, which this "
+                      "server does not compute",
+                      "echo");
     }
   } else {
     bool want = false;
     if (!p.boolean("logprobs", want))
       return false;
     std::optional<int64_t> top;
-    if (!p.integer("top_logprobs", top))
+    if (!p.integerIn("top_logprobs", top, 0, limits.maxLogprobs,
+                     "in [0, " + std::to_string(limits.maxLogprobs) + "]"))
       return false;
-    if (top && (*top < 0 || *top > limits.maxLogprobs))
-      return p.fail("'top_logprobs' must be in [0, " + std::to_string(limits.maxLogprobs) +
-                        "], got " + std::to_string(*top),
-                    "top_logprobs");
     if (top && *top > 0 && !want)
       return p.fail("'top_logprobs' needs 'logprobs': true", "top_logprobs");
     if (want)
       out.logprobs = top.value_or(0);
   }
+  return true;
+}
+
+bool fitContext(const CompletionRequest &req, int64_t maxModelLen,
+                int64_t defaultCompletionMaxTokens, std::vector<int64_t> &ids,
+                int64_t &maxTokens, ApiError &err) {
+  const bool chat = req.endpoint == Endpoint::kChat;
+  const char *promptField = chat ? "messages" : "prompt";
+  if (req.truncatePromptTokens && int64_t(ids.size()) > *req.truncatePromptTokens)
+    ids.erase(ids.begin(), ids.end() - *req.truncatePromptTokens);
+  const int64_t P = int64_t(ids.size()), L = maxModelLen;
+  if (P == 0) {
+    err = badRequest("the prompt is empty (no tokens)", promptField);
+    return false;
+  }
+  if (P >= L) {
+    err = badRequest("This model's maximum context length is " + std::to_string(L) +
+                         " tokens, and your prompt has " + std::to_string(P) +
+                         " tokens, which leaves no room for a completion. Please shorten the "
+                         "prompt.",
+                     promptField, "context_length_exceeded");
+    return false;
+  }
+  maxTokens = req.maxTokens ? *req.maxTokens
+              : chat        ? L - P
+                            : std::min(defaultCompletionMaxTokens, L - P);
+  const char *maxField = chat && req.maxTokens ? "max_completion_tokens" : "max_tokens";
+  if (maxTokens > L - P) { // not P + maxTokens > L: that can overflow
+    const std::string total = maxTokens <= INT64_MAX - P ? std::to_string(P + maxTokens)
+                                                         : "more than 9223372036854775807";
+    err = badRequest("This model's maximum context length is " + std::to_string(L) +
+                         " tokens. However, you requested " + total + " tokens (" +
+                         std::to_string(P) + " in the prompt, " + std::to_string(maxTokens) +
+                         " for the completion). Please reduce the prompt or max_tokens.",
+                     maxField, "context_length_exceeded");
+    return false;
+  }
+  if (req.minTokens > maxTokens) {
+    err = badRequest("'min_tokens' must be at most max_tokens (" + std::to_string(maxTokens) +
+                         " here), got " + std::to_string(req.minTokens),
+                     "min_tokens");
+    return false;
+  }
+  return true;
+}
+
+bool echoText(const CompletionRequest &req, const std::vector<int64_t> &ids,
+              const tok::Tokenizer *tokenizer, std::string &out, ApiError &err) {
+  out.clear();
+  if (!req.echo)
+    return true;
+  if (req.endpoint == Endpoint::kChat) {
+    if (!req.messages.empty() && req.messages.back().role == "assistant")
+      out = req.messages.back().content;
+    return true;
+  }
+  if (!req.promptIsIds && !req.truncatePromptTokens) {
+    out = req.prompt;
+    return true;
+  }
+  if (!tokenizer || !tokenizer->isLoaded()) {
+    err = badRequest("'echo' of a token-id or truncated prompt needs the model's tokenizer, and "
+                     "this plan carries none",
+                     "echo");
+    return false;
+  }
+  out = tokenizer->decode(std::vector<int32_t>(ids.begin(), ids.end()), req.skipSpecialTokens);
   return true;
 }
 

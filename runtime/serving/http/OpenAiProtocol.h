@@ -3,7 +3,10 @@
 // The wire format of /v1/completions and /v1/chat/completions, without any
 // IO: parse + validate a request body (every error names its field, as
 // OpenAI's `param`), and write the response objects, whole or as stream
-// chunks. What is accepted is in docs/serving.md ("API").
+// chunks. Every parameter a request may carry is honoured, accepted as a
+// listed no-op, or refused with 400 naming it; unknown ones are refused
+// too. docs/serving.md ("Request parameters") is the table, and
+// ServerTest's RequestParameterTable walks it against this code.
 //
 //===----------------------------------------------------------------------===//
 #ifndef ACCEL_RUNTIME_SERVING_HTTP_OPENAIPROTOCOL_H
@@ -18,6 +21,10 @@
 #include <string>
 #include <string_view>
 #include <vector>
+
+namespace accel::rt::tok {
+class Tokenizer;
+}
 
 namespace accel::rt::server {
 
@@ -38,6 +45,11 @@ struct RequestLimits {
   int64_t maxLogprobs = 20; // top alternatives per token
   size_t maxStop = 16;      // stop strings
   size_t maxMessages = 4096;
+  size_t maxStopTokenIds = 256; // stop_token_ids
+  size_t maxBadWords = 256;     // bad_words
+  /// Token ids (stop_token_ids, allowed_token_ids) must be below it; 0:
+  /// not checked here (the scheduler still does).
+  int64_t vocabSize = 0;
 };
 
 /// A validated request, before tokenization.
@@ -64,12 +76,49 @@ struct CompletionRequest {
   /// alternatives (completions: `logprobs: N`; chat: `logprobs: true`,
   /// `top_logprobs: N`).
   int64_t logprobs = -1;
+
+  // vLLM's extensions (serve::Request has their semantics).
+  std::vector<int64_t> stopTokenIds;
+  int64_t minTokens = 0;
+  bool includeStopStrInOutput = false;
+  std::vector<int64_t> allowedTokenIds; // sorted, distinct; empty: all
+  std::vector<std::pair<int64_t, float>> logitBias; // OpenAI's logit_bias
+  std::vector<std::string> badWords;
+  std::optional<int64_t> truncatePromptTokens; // keep the prompt's last N tokens
+  bool skipSpecialTokens = true;
+  std::optional<bool> addSpecialTokens; // unset: completions yes, chat the template's
+  bool echo = false;                    // the prompt / final message before the text
+  bool continueFinalMessage = false;    // chat: the last message left open
 };
+
+/// The request parameters `endpoint` takes (honoured, limited or no-op),
+/// in docs/serving.md's order; a body with any other member is refused.
+const std::vector<std::string> &requestParameters(Endpoint endpoint);
 
 /// Parses `body` for `endpoint`; false with `err` set (400, naming the
 /// field) when it is not a valid request.
 bool parseCompletionRequest(std::string_view body, Endpoint endpoint, const RequestLimits &limits,
                             CompletionRequest &out, ApiError &err);
+
+/// After tokenization (`ids`: the prompt the model would see): applies
+/// truncate_prompt_tokens (keeps the last N ids) and resolves max_tokens
+/// against a context of maxModelLen tokens: the request's, else
+/// defaultCompletionMaxTokens (completions) or the rest of the context
+/// (chat). False with `err` (400, context_length_exceeded, naming the
+/// field) when the prompt leaves no room or prompt + max_tokens exceed the
+/// context, or when min_tokens exceeds the resolved max_tokens. Every check
+/// is overflow-safe for any int64 the request holds.
+bool fitContext(const CompletionRequest &req, int64_t maxModelLen,
+                int64_t defaultCompletionMaxTokens, std::vector<int64_t> &ids,
+                int64_t &maxTokens, ApiError &err);
+
+/// The text `echo` puts before the generated text: completions, the prompt
+/// (as given, or decoded from `ids` when it came as token ids or was
+/// truncated); chat, the last message's content when it is the assistant's
+/// (vLLM's rule; nothing otherwise). "" without echo. False with `err` when
+/// ids must be decoded and there is no tokenizer.
+bool echoText(const CompletionRequest &req, const std::vector<int64_t> &ids,
+              const tok::Tokenizer *tokenizer, std::string &out, ApiError &err);
 
 /// One generated token's logprobs, resolved to text.
 struct TokenLogprob {

@@ -9,10 +9,13 @@
 
 #include <sys/resource.h>
 
+#include <algorithm>
 #include <cctype>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <thread>
 
 namespace accel::rt::server {
 
@@ -56,6 +59,19 @@ std::string defaultModelName(const std::string &planPath) {
   return name.empty() ? "model" : name;
 }
 
+StatusOr<int64_t> promptByteLimit(const ServeOptions &o, int64_t maxModelLen) {
+  const int64_t body = int64_t(o.http.maxBodyBytes);
+  if (o.maxPromptBytes > 0) {
+    if (o.maxPromptBytes > body)
+      return invalidArgument("--max-prompt-bytes (" + std::to_string(o.maxPromptBytes) +
+                             ") is above the request body limit, --max-request-bytes (" +
+                             std::to_string(body) +
+                             "): no such prompt could arrive; raise --max-request-bytes too");
+    return o.maxPromptBytes;
+  }
+  return std::min(body, std::max<int64_t>(int64_t(1) << 20, 16 * maxModelLen));
+}
+
 namespace {
 /// 1000 connections need more descriptors than the usual soft limit
 /// (1024): raise it to the hard limit.
@@ -65,6 +81,51 @@ void raiseFileLimit() {
     rl.rlim_cur = rl.rlim_max;
     setrlimit(RLIMIT_NOFILE, &rl);
   }
+}
+} // namespace
+
+namespace {
+/// Drains after the first signal (Serve.h).
+void drain(HttpServer &server, OpenAiApi &api, double timeoutSeconds) {
+  using Clock = std::chrono::steady_clock;
+  api.beginDrain();
+  server.beginDrain();
+  std::fprintf(stderr,
+               "accel-run: draining: %lld request(s) in flight, new ones get 503; waiting up to "
+               "%g s (--shutdown-timeout; a second signal ends them now)\n",
+               (long long)api.inFlight(), timeoutSeconds);
+  std::fflush(stderr);
+  const Clock::time_point deadline =
+      Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                         std::chrono::duration<double>(std::max(0.0, timeoutSeconds)));
+  bool interrupted = false;
+  while (api.inFlight() > 0) {
+    Clock::duration left = deadline - Clock::now();
+    if (left <= Clock::duration::zero())
+      break;
+    auto slice = std::min<Clock::duration>(left, std::chrono::milliseconds(20));
+    if (server.waitForSignal(
+            std::max(std::chrono::milliseconds(1),
+                     std::chrono::duration_cast<std::chrono::milliseconds>(slice)))) {
+      interrupted = true;
+      break;
+    }
+  }
+  // Always: a request that slipped in as the drain began is cancelled too.
+  const int64_t left = api.inFlight();
+  api.cancelAll();
+  if (left > 0) {
+    std::fprintf(stderr, "accel-run: ending %lld request(s) still in flight (%s)\n",
+                 (long long)left, interrupted ? "a second signal" : "--shutdown-timeout");
+    std::fflush(stderr);
+  }
+  // The cancelled requests' error events come from the scheduler's thread;
+  // a prompt still being tokenized finishes that first.
+  const Clock::time_point cutoff = Clock::now() + std::chrono::seconds(30);
+  while (api.inFlight() > 0 && Clock::now() < cutoff)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  // Then the answers reach the clients (one that does not read is cut).
+  server.waitIdle(std::chrono::seconds(5));
 }
 } // namespace
 
@@ -92,8 +153,12 @@ Status serve(const ServeOptions &o) {
   api.modelNames = o.servedModelNames;
   if (api.modelNames.empty())
     api.modelNames.push_back(defaultModelName(o.planPath));
-  api.modelRoot = o.planPath;
   api.maxModelLen = engine->maxModelLen();
+  ACCEL_RT_ASSIGN_OR_RETURN(int64_t promptBytes, promptByteLimit(o, api.maxModelLen));
+  api.maxPromptBytes = size_t(promptBytes);
+  api.access.apiKey = o.apiKey;
+  api.access.allowedHosts = o.allowedHosts ? *o.allowedHosts : defaultAllowedHosts(o.http.host);
+  api.access.allowedOrigins = o.allowedOrigins;
   api.vocabSize = engine->vocabSize();
   api.chatTemplate = chatTemplate;
   api.limits.maxLogprobs = o.scheduler.maxLogprobs;
@@ -129,10 +194,11 @@ Status serve(const ServeOptions &o) {
                unsigned(server->port()));
   std::fflush(stderr);
   server->waitForSignal();
+  drain(*server, handler, o.shutdownTimeout);
   std::fprintf(stderr, "accel-run: shutting down\n");
-  // Order: no more IO handlers run; then the scheduler stops and finishes
-  // what is left (its callbacks post to the stopped IO context, which is
-  // still alive); then the server goes.
+  // Every answer is written (or its client is gone): no more IO handlers
+  // run; then the scheduler stops (nothing is left in it); then the server
+  // goes.
   server->stop();
   scheduler->stop();
   scheduler.reset();

@@ -4,14 +4,22 @@
 // start the scheduler and the HTTP server, serve until SIGINT or SIGTERM.
 // Flags and defaults: docs/serving.md.
 //
+// SIGINT/SIGTERM drain the server: new requests get 503 (/health too) while
+// those in flight run on, up to `shutdownTimeout` seconds (a second signal
+// cuts it short); what is left then ends with an error (streams: an error
+// event and `data: [DONE]`; whole responses: a 503 JSON error); once the
+// answers are written, serve() returns ok.
+//
 //===----------------------------------------------------------------------===//
 #ifndef ACCEL_RUNTIME_SERVING_HTTP_SERVE_H
 #define ACCEL_RUNTIME_SERVING_HTTP_SERVE_H
 
 #include "runtime/engine/Engine.h"
 #include "runtime/serving/Scheduler.h"
+#include "runtime/serving/http/Access.h"
 #include "runtime/serving/http/HttpServer.h"
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -26,7 +34,19 @@ struct ServeOptions {
   std::vector<std::string> servedModelNames; // empty: the plan's file name without .plan
   std::string chatTemplate = "auto";  // --chat-template: auto|chatml|llama3|plain
   double admissionTtftTarget = 10.0;  // --admission-ttft-target (s); 0: off
+  double shutdownTimeout = 30.0;      // --shutdown-timeout (s): the drain's bound
+  std::string apiKey;                 // --api-key (or $ACCEL_API_KEY); "": none
+  /// --allowed-hosts; unset: defaultAllowedHosts(http.host).
+  std::optional<std::vector<std::string>> allowedHosts;
+  std::vector<std::string> allowedOrigins; // --allowed-origins
+  /// --max-prompt-bytes; 0: 16 bytes per token of the model's context, at
+  /// least 1 MiB, at most the request body limit (http.maxBodyBytes).
+  int64_t maxPromptBytes = 0;
 };
+
+/// The prompt byte limit `options` give for a context of `maxModelLen`
+/// tokens, or an error when it exceeds the body limit.
+StatusOr<int64_t> promptByteLimit(const ServeOptions &options, int64_t maxModelLen);
 
 /// Serves until a signal; errors (a plan that does not load, a port in
 /// use, no scheduler built) come back as a Status before serving starts.

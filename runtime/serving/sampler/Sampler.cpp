@@ -430,22 +430,25 @@ Status Step::prepare(const float *logits, int64_t vocab,
     penalised_.assign(logits, logits + vocab);
     if (int64_t(seen_.size()) != vocab)
       seen_.assign(size_t(vocab), 0);
-    // In float, as HF does on float32 logits.
+    // In float, as HF does on float32 logits. An extreme penalty (1e-45,
+    // 3e38) can push a finite logit past the float range: it saturates at
+    // +-FLT_MAX, keeping its order (a -inf logit stays masked).
     const float p = params_.repetitionPenalty;
+    constexpr float kMaxF = std::numeric_limits<float>::max();
     for (int32_t t : context) {
       if (seen_[size_t(t)])
         continue; // each distinct id is penalised once, as in HF
       seen_[size_t(t)] = 1;
       float &w = penalised_[size_t(t)];
+      if (w == -kInfF)
+        continue;
       w = w > 0.0f ? w / p : w * p;
+      w = std::min(std::max(w, -kMaxF), kMaxF);
     }
     for (int32_t t : context)
       seen_[size_t(t)] = 0;
     work_ = penalised_.data();
-    // A tiny penalty can push a large logit over the float range.
-    if (!finiteMax(work_, vocab, max))
-      return invalidArgument("sampler: repetition_penalty " + fmt(p) +
-                             " makes a logit +inf");
+    finiteMax(work_, vocab, max); // finite: the logits were, and the penalty saturates
   }
 
   max_ = max;
@@ -632,7 +635,7 @@ StatusOr<int32_t> Sampler::sample(const float *logits, int64_t vocab,
 StatusOr<SampleResult>
 Sampler::sampleWithLogprobs(const float *logits, int64_t vocab,
                             const std::vector<int32_t> &context,
-                            int64_t numTopLogprobs) {
+                            int64_t numTopLogprobs, const float *rawLogits) {
   ACCEL_RT_RETURN_IF_ERROR(paramsStatus_);
   if (numTopLogprobs < 0)
     return invalidArgument("top_logprobs must be >= 0, got " +
@@ -646,7 +649,7 @@ Sampler::sampleWithLogprobs(const float *logits, int64_t vocab,
     step.buildCandidates();
     out.token = step.pick(rng_.uniform());
   }
-  step.fillLogprobs(logits, out.token, numTopLogprobs, out);
+  step.fillLogprobs(rawLogits ? rawLogits : logits, out.token, numTopLogprobs, out);
   return out;
 }
 
@@ -668,7 +671,7 @@ void Step::fillLogprobs(const float *logits, int32_t token, int64_t numTop,
   if (params_.logprobMode == LogprobMode::kRaw) {
     float rawMax = max_;
     if (work_ != logits)
-      finiteMax(logits, vocab_, rawMax); // checked finite in prepare()
+      finiteMax(logits, vocab_, rawMax); // finite: checked in prepare() or by the caller
     shift = double(rawMax);
   } else {
     v = work_;

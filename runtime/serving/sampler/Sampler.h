@@ -136,10 +136,13 @@ public:
   /// sample(), plus the chosen token's logprob, its rank and the
   /// `numTopLogprobs` (>= 0) most likely alternatives (OpenAI `logprobs` /
   /// `top_logprobs`). Costs one or two extra passes over the vocabulary.
+  /// `rawLogits` (finite, or -inf), when given, are what LogprobMode::kRaw
+  /// reports on: the row before the caller masked tokens into `logits`
+  /// (vLLM's raw logprobs come before its logits processors).
   StatusOr<SampleResult>
   sampleWithLogprobs(const float *logits, int64_t vocab,
                      const std::vector<int32_t> &context,
-                     int64_t numTopLogprobs);
+                     int64_t numTopLogprobs, const float *rawLogits = nullptr);
   /// The final distribution sample() would draw from (greedy: the argmax
   /// with probability 1), most likely first, ties by lower id; tokens of
   /// probability 0 are left out. Draws no random number.

@@ -29,6 +29,10 @@ Status StopCriteria::validate() const {
   if (maxTokens == 0 || maxTokens < -1)
     return invalidArgument("max_tokens must be >= 1, got " +
                            std::to_string(maxTokens));
+  if (minTokens < 0 || (maxTokens > 0 && minTokens > maxTokens))
+    return invalidArgument("min_tokens must be between 0 and max_tokens (" +
+                           std::to_string(maxTokens) + "), got " +
+                           std::to_string(minTokens));
   return Status::ok();
 }
 
@@ -56,11 +60,17 @@ StopDecision checkStop(const StopCriteria &criteria, std::string_view text,
   StopDecision d;
   d.outputBytes = text.size();
   newBytes = std::min(newBytes, text.size());
+  if (numGenerated <= criteria.minTokens) { // vLLM v1: stops only after min_tokens
+    if (criteria.maxTokens > 0 && numGenerated >= criteria.maxTokens)
+      d.reason = FinishReason::kLength;
+    return d;
+  }
   if (std::find(criteria.stopTokenIds.begin(), criteria.stopTokenIds.end(),
                 lastToken) != criteria.stopTokenIds.end()) {
     d.reason = FinishReason::kStop;
     d.stopTokenId = lastToken;
-    d.outputBytes = text.size() - newBytes;
+    if (!criteria.includeStopStringInOutput)
+      d.outputBytes = text.size() - newBytes;
     return d;
   }
   if (std::optional<StopMatch> m =

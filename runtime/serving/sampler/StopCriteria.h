@@ -4,8 +4,10 @@
 // sequence is finished, and how much of its decoded text is output. The
 // checks run in vLLM's order:
 //
+//   0. at most minTokens tokens so far: only maxTokens can end it.
 //   1. the token is one of stopTokenIds (EOS belongs here unless the request
-//      sets ignore_eos): finish "stop"; the token's own text is not output.
+//      sets ignore_eos): finish "stop"; the token's own text is not output
+//      (it is with includeStopStringInOutput).
 //   2. a stop string occurs in the decoded text: finish "stop"; the output
 //      ends just before the earliest occurrence (OpenAI: the stop string is
 //      not returned), or just after it with includeStopStringInOutput.
@@ -49,11 +51,18 @@ struct StopCriteria {
   /// >= 1, or -1 for no limit here (the engine still stops at the model's
   /// maximum length).
   int64_t maxTokens = -1;
-  /// vLLM's include_stop_str_in_output: keep the matched stop string.
+  /// vLLM's include_stop_str_in_output: keep the matched stop string (and
+  /// a stop token's text).
   bool includeStopStringInOutput = false;
+  /// vLLM's min_tokens: the first minTokens tokens are never ended by a
+  /// stop token or a stop string (the engine also keeps stop tokens from
+  /// being sampled then); only a later token can stop the sequence, and a
+  /// stop string ending in the text of those first tokens is not looked for
+  /// later either, as in vLLM (v1).
+  int64_t minTokens = 0;
 
-  /// kInvalidArgument for an empty stop string, a negative stop token id or
-  /// a maxTokens of 0 or below -1.
+  /// kInvalidArgument for an empty stop string, a negative stop token id,
+  /// a maxTokens of 0 or below -1, or a minTokens below 0 or above maxTokens.
   Status validate() const;
 };
 

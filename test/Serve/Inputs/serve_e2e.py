@@ -220,6 +220,35 @@ def run_tests(base, prompt, hf_text, args):
         check(e.body.get("param") == "max_tokens",
               "prompt + max_tokens beyond the context -> 400 naming max_tokens")
 
+    # Issue 20: strict request parameters through the real server.
+    c = client.completions.create(model="demo", prompt=prompt, max_tokens=8, temperature=0,
+                                  extra_body={"repetition_penalty": 1e-45})
+    check(c.choices[0].finish_reason == "length",
+          "repetition_penalty 1e-45 -> 200 (saturates, no sampling failure)")
+    word = hf_text.split()[3]
+    kept = hf_text[:hf_text.index(word) + len(word)]
+    c = client.completions.create(model="demo", prompt=prompt, max_tokens=48, temperature=0,
+                                  stop=[word], extra_body={"include_stop_str_in_output": True})
+    check(c.choices[0].text == kept and c.choices[0].finish_reason == "stop",
+          f"include_stop_str_in_output keeps the stop string ({c.choices[0].text!r})")
+    c = client.completions.create(model="demo", prompt=prompt, max_tokens=8, temperature=0,
+                                  echo=True)
+    check(c.choices[0].text.startswith(prompt) and len(c.choices[0].text) > len(prompt) and
+          hf_text.startswith(c.choices[0].text[len(prompt):]), "echo: the prompt, then the text")
+    for extra, param in (({"max_tokens": 2**63 - 1}, "max_tokens"),
+                         ({"guided_json": {"type": "object"}}, "guided_json"),
+                         ({"response_format": {"type": "json_object"}}, "response_format"),
+                         ({"use_beam_search": True}, "use_beam_search"),
+                         ({"prompt_logprobs": 1}, "prompt_logprobs"),
+                         ({"stream_options": {"include_usage": True}}, "stream_options"),
+                         ({"max_token": 5}, "max_token")):
+        try:
+            client.completions.create(model="demo", prompt="x", extra_body=extra)
+            check(False, f"{extra} -> 400")
+        except openai.BadRequestError as e:
+            check(e.status_code == 400 and e.body.get("param") == param,
+                  f"{extra} -> 400 naming '{param}' ({e.body.get('message')})")
+
     # A client that disconnects mid-stream: cancelled at once, KV blocks freed.
     before = serve_load.metrics(base)
     aborted0 = before.get('accel:request_success_total{model_name="demo",finished_reason="abort"}', 0)
@@ -227,7 +256,8 @@ def run_tests(base, prompt, hf_text, args):
     sock = socket.create_connection((host, int(port)))
     body = json.dumps({"model": "demo", "prompt": prompt, "max_tokens": 400, "stream": True,
                        "ignore_eos": True, "temperature": 0}).encode()
-    sock.sendall(b"POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+    sock.sendall(b"POST /v1/completions HTTP/1.1\r\nHost: " + f"{host}:{port}".encode() +
+                 b"\r\nContent-Type: application/json\r\n"
                  b"Content-Length: " + str(len(body)).encode() + b"\r\n\r\n" + body)
     got = b""
     while got.count(b"data: ") < 3:
