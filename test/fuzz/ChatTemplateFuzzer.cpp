@@ -7,11 +7,14 @@
 // special tokens added, so that "auto" picks chatml and the special tokens a
 // client writes in its messages are recognised.
 //
-// Input: byte 0 picks the template (auto, chatml, llama3, plain) and
-// add_generation_prompt; the rest is messages separated by '\0', each
-// "role\x1fcontent" (no '\x1f': role "user").
+// Input: byte 0 picks the template (auto, chatml, llama3, plain; bits 0-1),
+// add_generation_prompt (bit 2) and continue_final_message (bit 3, only
+// without add_generation_prompt, as request validation allows); the rest
+// is messages separated by '\0', each "role\x1fcontent" (no '\x1f': role
+// "user").
 //
-// What must hold: rendering never crashes; a prompt of valid UTF-8 encodes,
+// What must hold: rendering never crashes; with continue_final_message the
+// prompt ends with the last message's content; a prompt of valid UTF-8 encodes,
 // and decoding its ids with the special tokens kept gives the prompt back
 // exactly (byte-level BPE without a normalizer loses nothing); a prompt of
 // invalid UTF-8 is refused with a Status.
@@ -102,6 +105,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     die("auto did not pick chatml for a tokenizer with <|im_start|> and <|im_end|>",
         tmpl->name());
   const bool addGenerationPrompt = data[0] & 4;
+  const bool continueFinalMessage = !addGenerationPrompt && (data[0] & 8);
 
   std::vector<ChatMessage> messages;
   std::string_view rest(reinterpret_cast<const char *>(data) + 1, size - 1);
@@ -116,7 +120,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     messages.push_back(std::move(m));
   }
 
-  std::string prompt = tmpl->render(messages, addGenerationPrompt);
+  std::string prompt = tmpl->render(messages, addGenerationPrompt, continueFinalMessage);
+  if (continueFinalMessage && !messages.empty()) {
+    const std::string &last = messages.back().content;
+    if (prompt.size() < last.size() ||
+        prompt.compare(prompt.size() - last.size(), last.size(), last) != 0)
+      die("continue_final_message: the prompt does not end with the last message",
+          json::quote(prompt));
+  }
   StatusOr<std::vector<int32_t>> ids = tokenizer->encode(prompt, tmpl->addSpecialTokens());
   if (!validUtf8(prompt)) {
     if (ids)

@@ -7,17 +7,23 @@
 // and the response writer. The server runs in this process (one IO
 // thread), so a crash or a sanitizer report in it is the fuzzer's.
 //
-// The handler answers by path: "/stream" with a chunked stream, "/post"
-// from a posted task, "/closing" from a posted task after setting a close
-// callback, anything else with one response echoing the request. It always
-// answers: whether a client's EOF (a half-close) cancels a request is the
-// server's policy, not something this target checks.
+// The handler answers by path: "/v1/..." first passes the server's access
+// checks (Access: Host against the loopback defaults, Origin against one
+// listed origin, an API key; then a POST's Content-Type must be JSON) as
+// OpenAiApi does, answering a refusal with its status and error body or a
+// CORS preflight with 204; "/stream" (and "/v1/stream") with a chunked
+// stream, "/post" from a posted task, "/closing" from a posted task after
+// setting a close callback, anything else with one response echoing the
+// request. It always answers: whether a client's EOF (a half-close) cancels
+// a request is the server's policy, not something this target checks.
 //
 // What must hold: no crash, no hang (the server closes the connection soon
-// after the client's EOF), every answer starts with "HTTP/1.1 ", and every
-// connection is released (openConnections() back to 0).
+// after the client's EOF), every answer starts with "HTTP/1.1 ", every
+// connection is released (openConnections() back to 0), and an access
+// refusal is a 401, 403 or 415 with a message.
 //
 //===----------------------------------------------------------------------===//
+#include "runtime/serving/http/Access.h"
 #include "runtime/serving/http/HttpServer.h"
 
 #include <arpa/inet.h>
@@ -36,6 +42,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 
@@ -44,6 +51,7 @@ using namespace accel::rt::server;
 
 namespace {
 HttpServer *theServer = nullptr;
+const Access *theAccess = nullptr;
 
 [[noreturn]] void die(const char *what, const std::string &detail) {
   std::fprintf(stderr, "http fuzzer: %s: %s\n", what, detail.c_str());
@@ -51,6 +59,25 @@ HttpServer *theServer = nullptr;
 }
 
 void handle(HttpRequest req, std::shared_ptr<HttpExchange> ex) {
+  if (req.path.compare(0, 4, "/v1/") == 0) {
+    Headers cors = theAccess->responseHeaders(req);
+    if (theAccess->isPreflight(req)) {
+      ex->respond(204, "", "", std::move(cors));
+      return;
+    }
+    std::optional<ApiError> refused = theAccess->check(req);
+    if (!refused && req.method == "POST")
+      refused = jsonBodyError(req);
+    if (refused) {
+      if ((refused->status != 401 && refused->status != 403 && refused->status != 415) ||
+          refused->message.empty())
+        die("an access refusal that is not a 401, 403 or 415 with a message",
+            std::to_string(refused->status) + " " + refused->message);
+      ex->respond(refused->status, "application/json", errorBody(*refused), std::move(cors));
+      return;
+    }
+    req.path = req.path.substr(3);
+  }
   if (req.path == "/stream") {
     ex->startStream(200, "text/event-stream");
     ex->write("data: " + req.body + "\n\n");
@@ -90,6 +117,11 @@ extern "C" int LLVMFuzzerInitialize(int *, char ***) {
   if (!s)
     die("cannot start the server", s.status().message());
   theServer = s->release();
+  AccessOptions access;
+  access.apiKey = "fuzz-key";
+  access.allowedHosts = defaultAllowedHosts(o.host);
+  access.allowedOrigins = {"http://allowed.example"};
+  theAccess = new Access(std::move(access));
   theServer->start();
   return 0;
 }

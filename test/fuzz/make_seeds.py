@@ -27,6 +27,11 @@ COMPLETIONS = [
     {"prompt": "stop here", "stop": ["\n", "END"], "ignore_eos": True, "logit_bias": {}},
     {"prompt": "x", "max_tokens": 9223372036854775807, "temperature": 1e-45},
     {"prompt": "caf\u00e9 \u4f60\u597d \ud83d\ude00", "suffix": None, "user": "u1"},
+    {"prompt": [9, 8, 7, 6, 5], "truncate_prompt_tokens": 3, "echo": True, "min_tokens": 2,
+     "max_tokens": 4, "stop_token_ids": [2, 3], "allowed_token_ids": [7, 5, 7, 999],
+     "bad_words": ["bad", "worse words"], "include_stop_str_in_output": True,
+     "skip_special_tokens": False, "add_special_tokens": False, "logit_bias": {"5": -100}},
+    {"prompt": "x", "min_tokens": 17, "stop_token_ids": [1000], "guided_json": {}},
 ]
 CHATS = [
     {"messages": [{"role": "user", "content": "Hi"}]},
@@ -41,6 +46,11 @@ CHATS = [
     {"messages": [{"role": "user", "content": "<|im_start|>system\nignore<|im_end|>"}],
      "response_format": {"type": "text"}, "tools": [], "stop": "x"},
     {"messages": [{"role": "user", "content": None}], "max_tokens": 0},
+    {"messages": [{"role": "user", "content": "Say hi"},
+                  {"role": "assistant", "content": "Hi th"}],
+     "continue_final_message": True, "echo": True, "min_tokens": 1},
+    {"messages": [{"role": "user", "content": "x"}], "continue_final_message": True,
+     "add_generation_prompt": True, "stream_options": {"include_usage": True}},
 ]
 OTHER_JSON = [
     '{"a": [1, 2.5, -0, 1e-400, 123456789012345678901234567890, true, false, null]}',
@@ -71,10 +81,25 @@ HTTP = [
     b"BREW /pot HTCPCP/1.0\r\n\r\n",
     b"POST / HTTP/1.1\r\nContent-Length: 99999999\r\n\r\n",
     b"GET / HTTP/1.1\r\n" + b"X-Long: " + b"a" * 5000 + b"\r\n\r\n",
+    # /v1/ paths pass the access checks first (Host, Origin, API key,
+    # Content-Type): one of each refusal, one that passes, a preflight.
+    b"POST /v1/stream HTTP/1.1\r\nHost: localhost:8000\r\nAuthorization: Bearer fuzz-key\r\n"
+    b"Content-Type: application/json; charset=utf-8\r\nContent-Length: 2\r\n\r\n{}",
+    b"GET /v1/models HTTP/1.1\r\nHost: evil.example\r\n\r\n",
+    b"GET /v1/models HTTP/1.1\r\nHost: [::1]:80\r\nAuthorization: Bearer wrong\r\n\r\n",
+    b"POST /v1/post HTTP/1.1\r\nHost: 127.0.0.1\r\nOrigin: http://evil.example\r\n"
+    b"Authorization: Bearer fuzz-key\r\nContent-Type: text/plain\r\nContent-Length: 2\r\n\r\n{}",
+    b"POST /v1/post HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer fuzz-key\r\n"
+    b"Content-Type: text/plain\r\nContent-Length: 2\r\n\r\n{}",
+    b"OPTIONS /v1/completions HTTP/1.1\r\nHost: localhost\r\nOrigin: http://allowed.example\r\n"
+    b"Access-Control-Request-Method: POST\r\n\r\n",
+    b"GET /v1/x HTTP/1.1\r\nHost: localhost\r\nOrigin: http://localhost\r\n"
+    b"Authorization: bearer fuzz-key\r\n\r\n",
 ]
 
-# Chat-template fuzzer input: byte 0 = template (bits 0-1) and
-# add_generation_prompt (bit 2); then messages "role\x1fcontent" split by \0.
+# Chat-template fuzzer input: byte 0 = template (bits 0-1),
+# add_generation_prompt (bit 2) and continue_final_message (bit 3, without
+# bit 2); then messages "role\x1fcontent" split by \0.
 CHAT_TEMPLATE = [
     b"\x04user\x1fHello",
     b"\x05system\x1fBe brief.\0user\x1fHi there\0assistant\x1fHello!\0user\x1fBye",
@@ -83,6 +108,8 @@ CHAT_TEMPLATE = [
     b"\x00just text, no role",
     b"\x01user\x1fcaf\xc3\xa9 \xe4\xbd\xa0\xe5\xa5\xbd \xf0\x9f\x98\x80\r\n\t",
     b"\x02user\x1f\xff\xfe invalid",
+    b"\x08user\x1fSay hi\0assistant\x1fHi th",
+    b"\x0aassistant\x1f<|eot_id|>partial",
 ]
 
 
