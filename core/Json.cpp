@@ -1,6 +1,7 @@
 //===- Json.cpp - a small JSON DOM, parser and writer ---------------------===//
 #include "core/Json.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
@@ -217,6 +218,45 @@ void appendUtf8(std::string &out, uint32_t cp) {
     out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
     out += static_cast<char>(0x80 | (cp & 0x3F));
   }
+}
+
+/// Whether the well-formed JSON number [first, last) is below 1 in
+/// magnitude: the decimal exponent of its first significant digit is
+/// negative. (A number out of double's range is then an underflow, else an
+/// overflow.)
+bool tinyMagnitude(const char *first, const char *last) {
+  const char *p = first;
+  if (p < last && *p == '-')
+    ++p;
+  int64_t leadingExp = 0; // decimal exponent of the first non-zero digit
+  bool found = false;
+  int64_t intDigits = 0;
+  for (; p < last && *p >= '0' && *p <= '9'; ++p) {
+    if (!found && *p != '0')
+      found = true;
+    if (found)
+      ++intDigits;
+  }
+  if (found) {
+    leadingExp = intDigits - 1;
+  } else if (p < last && *p == '.') {
+    int64_t zeros = 0;
+    for (++p; p < last && *p == '0'; ++p)
+      ++zeros;
+    leadingExp = -(zeros + 1);
+  }
+  while (p < last && *p != 'e' && *p != 'E')
+    ++p;
+  int64_t exp = 0;
+  bool negative = false;
+  if (p < last) {
+    ++p;
+    if (p < last && (*p == '+' || *p == '-'))
+      negative = *p++ == '-';
+    for (; p < last; ++p)
+      exp = std::min<int64_t>(exp * 10 + (*p - '0'), int64_t(1) << 40); // saturates
+  }
+  return leadingExp + (negative ? -exp : exp) < 0;
 }
 
 class Parser {
@@ -599,15 +639,10 @@ private:
     double d = 0;
     auto [dp, dec] = std::from_chars(first, last, d);
     if (dec == std::errc::result_out_of_range) {
-      // Underflow to zero is fine (1e-400 is 0); overflow is not.
-      bool tiny = false;
-      for (const char *q = first; q < last; ++q) {
-        if (*q == 'e' || *q == 'E') {
-          tiny = q + 1 < last && q[1] == '-';
-          break;
-        }
-      }
-      if (!tiny) {
+      // Underflow to zero is fine (1e-400 is 0); overflow is not. Which one
+      // it is goes by the decimal magnitude, not the exponent's sign alone
+      // ("1" and 400 zeros "e-1" overflows).
+      if (!tinyMagnitude(first, last)) {
         fail("number out of range", start);
         return false;
       }
@@ -695,6 +730,12 @@ void writeNumber(std::string &out, const Value &v) {
   double d = v.asDouble();
   if (!std::isfinite(d)) {
     out += "null";
+    return;
+  }
+  if (d == 0.0 && std::signbit(d)) {
+    // "-0" would read back as the integer 0: keep the sign (found by
+    // accel-json-fuzzer).
+    out += "-0.0";
     return;
   }
   char buf[64];

@@ -1,11 +1,12 @@
 //===- Npy.cpp - read and write numpy .npy files --------------------------===//
 #include "core/Npy.h"
 
+#include "core/RegularFile.h"
+
 #include <cerrno>
 #include <cstring>
 #include <fstream>
 #include <optional>
-#include <sstream>
 
 namespace accel::rt {
 
@@ -167,13 +168,11 @@ StatusOr<Tensor> parseNpy(const void *data, size_t size, std::string_view name) 
 }
 
 StatusOr<Tensor> readNpy(const std::string &path) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f)
-    return notFound("npy '" + path + "': cannot open: " + std::strerror(errno));
-  std::ostringstream ss;
-  ss << f.rdbuf();
-  const std::string bytes = ss.str();
-  return parseNpy(bytes.data(), bytes.size(), path);
+  // Only a regular file (a FIFO would block), read up to its size.
+  StatusOr<std::string> bytes = readRegularFile(path, "npy file");
+  if (!bytes)
+    return bytes.status();
+  return parseNpy(bytes->data(), bytes->size(), path);
 }
 
 StatusOr<std::string> encodeNpy(const Tensor &t) {

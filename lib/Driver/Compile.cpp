@@ -17,6 +17,7 @@
 #include "accel/Plan/PlanWriter.h"
 #include "accel/Target/Target.h"
 #include "accel/passes/Passes.h"
+#include "core/RegularFile.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/DialectRegistry.h"
@@ -146,14 +147,14 @@ std::string besideModel(const std::string &modelPath, llvm::StringRef name) {
   return llvm::sys::fs::exists(p) ? std::string(p) : std::string();
 }
 
-/// The bytes of `path`; `what` names the file in the message.
+/// The bytes of `path`, a regular file (a FIFO or a device is refused, not
+/// read: core/RegularFile.h); `what` names the file in the message.
 llvm::Expected<std::string> readFile(const std::string &path, const char *what) {
-  auto buf = llvm::MemoryBuffer::getFile(path, /*IsText=*/false);
-  if (!buf)
-    return compileError(CompileErrorKind::NotFound, "cannot read the " + llvm::Twine(what) +
-                                                        " '" + path +
-                                                        "': " + buf.getError().message());
-  return (*buf)->getBuffer().str();
+  accel::rt::StatusOr<std::string> bytes =
+      accel::rt::readRegularFile(path, "the " + std::string(what));
+  if (!bytes)
+    return compileError(CompileErrorKind::NotFound, bytes.status().message());
+  return std::move(*bytes);
 }
 
 /// Model facts from HF's config.json (and generation_config.json beside the

@@ -3,15 +3,35 @@
 // External data lives in files beside the model, named by a location
 // relative to the model's folder. A location that is absolute or that leads
 // out of that folder (through "..", or a symbolic link) is refused: a model
-// file must not make the compiler read arbitrary files.
+// file must not make the compiler read arbitrary files. Only regular files
+// are read (mapRegularFile): a FIFO or a device in the folder is refused.
 //
 //===----------------------------------------------------------------------===//
 #include "ImportState.h"
+
+#include "core/RegularFile.h"
 
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
 
 using namespace accel::import;
+
+std::unique_ptr<llvm::MemoryBuffer>
+accel::import::mapRegularFile(const std::string &path, llvm::StringRef what, std::string &why) {
+  accel::rt::StatusOr<accel::rt::RegularFile> file = accel::rt::openRegularFile(path, what);
+  if (!file) {
+    why = file.status().message();
+    return nullptr;
+  }
+  // The size the file had when it was opened bounds what is mapped or read.
+  auto buffer = llvm::MemoryBuffer::getOpenFile(file->fd(), path, file->size(),
+                                                /*RequiresNullTerminator=*/false);
+  if (!buffer) {
+    why = "cannot read " + what.str() + " '" + path + "': " + buffer.getError().message();
+    return nullptr;
+  }
+  return std::move(*buffer);
+}
 
 std::shared_ptr<llvm::MemoryBuffer>
 ExternalDataFiles::open(llvm::StringRef location, std::string &why) {
@@ -56,14 +76,11 @@ ExternalDataFiles::open(llvm::StringRef location, std::string &why) {
       return nullptr;
     }
   }
-  auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
-                                            /*RequiresNullTerminator=*/false);
-  if (!buffer) {
-    why = "cannot open external data file '" + path.str().str() +
-          "': " + buffer.getError().message();
+  std::unique_ptr<llvm::MemoryBuffer> buffer =
+      mapRegularFile(path.str().str(), "external data file", why);
+  if (!buffer)
     return nullptr;
-  }
-  std::shared_ptr<llvm::MemoryBuffer> shared(std::move(*buffer));
+  std::shared_ptr<llvm::MemoryBuffer> shared(std::move(buffer));
   files_[location] = shared;
   return shared;
 }

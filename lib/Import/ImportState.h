@@ -23,6 +23,13 @@
 
 namespace accel::import {
 
+/// Maps (or reads) the file at `path` if it is a regular file, up to the
+/// size it had when opened: a FIFO, a device (/dev/zero) or a directory is
+/// refused at once, never read (core/RegularFile.h). `what` names the file
+/// in `why`, one sentence, on failure.
+std::unique_ptr<llvm::MemoryBuffer> mapRegularFile(const std::string &path,
+                                                   llvm::StringRef what, std::string &why);
+
 /// External-data files, each mapped once and shared by every tensor (and
 /// every dense_resource blob) that points into it.
 class ExternalDataFiles {

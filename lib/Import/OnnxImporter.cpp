@@ -538,18 +538,20 @@ OwningOpRef<ModuleOp> accel::importOnnxFile(MLIRContext &context, StringRef path
                                             const OnnxImportOptions &options) {
   context.loadDialect<accel::onnx::OnnxDialect, func::FuncDialect>();
   Location fileLoc = FileLineColLoc::get(&context, path, 0, 0);
-  auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
-                                            /*RequiresNullTerminator=*/false);
+  // Only a regular file, read up to its size: a FIFO would block, and
+  // /dev/zero never ends.
+  std::string why;
+  std::unique_ptr<llvm::MemoryBuffer> buffer =
+      import::mapRegularFile(path.str(), "ONNX model", why);
   if (!buffer) {
-    emitError(fileLoc) << "cannot open '" << path << "': " << buffer.getError().message();
+    emitError(fileLoc) << why;
     return nullptr;
   }
-  auto model = parseModel(
-      context, reinterpret_cast<const uint8_t *>((*buffer)->getBufferStart()),
-      (*buffer)->getBufferSize(), path);
+  auto model = parseModel(context, reinterpret_cast<const uint8_t *>(buffer->getBufferStart()),
+                          buffer->getBufferSize(), path);
   if (!model)
     return nullptr;
-  buffer->reset(); // the protobuf now owns every byte it needs
+  buffer.reset(); // the protobuf now owns every byte it needs
   return importParsedModel(context, std::move(model), path,
                            ExternalDataFiles(llvm::sys::path::parent_path(path).str()), options);
 }

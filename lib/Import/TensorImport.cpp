@@ -89,14 +89,17 @@ static ElementsAttr inlineFromRaw(RankedTensorType type, int32_t dt,
 static bool typedFieldsToRaw(const ::onnx::TensorProto &t, int32_t dt, int64_t count,
                              std::vector<char> &raw, std::string &why) {
   int64_t eb = rawElementBytes(dt);
+  // The field must hold `count` values before anything is allocated: a
+  // corrupt model can declare any dims with no data behind them.
   auto want = [&](int64_t have, const char *field) {
-    if (have == count)
-      return true;
-    why = std::string(field) + " holds " + std::to_string(have) +
-          " values for " + std::to_string(count) + " elements";
-    return false;
+    if (have != count) {
+      why = std::string(field) + " holds " + std::to_string(have) + " values for " +
+            std::to_string(count) + " elements";
+      return false;
+    }
+    raw.assign(size_t(count * (eb ? eb : 1)), 0);
+    return true;
   };
-  raw.assign(count * (eb ? eb : 1), 0);
   switch (dt) {
   case kFloat:
     if (!want(t.float_data_size(), "float_data")) return false;

@@ -408,12 +408,12 @@ TEST(CApiCompile, BadOptions) {
 
   co.tokenizer_path = "/nonexistent-dir/tokenizer.json";
   expectError(accel_compile(&co), ACCEL_ERROR_NOT_FOUND,
-              {"cannot read the tokenizer '/nonexistent-dir/tokenizer.json'"});
+              {"cannot open the tokenizer '/nonexistent-dir/tokenizer.json'"});
   co.tokenizer_path = nullptr;
 
   co.model_config_path = "/nonexistent-dir/config.json";
   expectError(accel_compile(&co), ACCEL_ERROR_NOT_FOUND,
-              {"cannot read the model config '/nonexistent-dir/config.json'"});
+              {"cannot open the model config '/nonexistent-dir/config.json'"});
   co.model_config_path = nullptr;
 
   accel_compile_options stale = co;

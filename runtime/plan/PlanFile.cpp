@@ -1,6 +1,8 @@
 //===- PlanFile.cpp - open, check and map a plan file ----------------------===//
 #include "runtime/plan/PlanFile.h"
 
+#include "core/RegularFile.h"
+
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
@@ -41,31 +43,25 @@ std::string valueName(const pb::Schedule &s, int32_t id) {
 
 StatusOr<std::shared_ptr<const PlanFile>> PlanFile::open(const std::string &path,
                                                          const LoadOptions &options) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0)
-    return Status(errno == ENOENT ? StatusCode::kNotFound : StatusCode::kInvalidArgument,
-                  "cannot open plan '" + path + "': " + std::strerror(errno));
-  struct stat st;
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    ::close(fd);
-    return Status(StatusCode::kInvalidArgument, "'" + path + "' is not a regular file");
-  }
+  // Only a regular file: a FIFO would block, /dev/zero never ends.
+  StatusOr<RegularFile> file = openRegularFile(path, "plan");
+  if (!file)
+    return file.status();
+  const int fd = file->fd();
   auto plan = std::shared_ptr<PlanFile>(new PlanFile());
   plan->path_ = path;
-  plan->size_ = uint64_t(st.st_size);
+  plan->size_ = file->size();
   auto mapping = std::make_shared<Mapping>();
   if (plan->size_ > 0) {
     void *addr = ::mmap(nullptr, plan->size_, PROT_READ, MAP_PRIVATE, fd, 0);
     if (addr == MAP_FAILED) {
       int err = errno;
-      ::close(fd);
       return Status(StatusCode::kResourceExhausted,
                     "cannot map plan '" + path + "': " + std::strerror(err));
     }
     mapping->addr = addr;
     mapping->size = plan->size_;
   }
-  ::close(fd);
   plan->data_ = static_cast<const char *>(mapping->addr);
   plan->mapping_ = std::move(mapping);
   return finish(std::move(plan), options);

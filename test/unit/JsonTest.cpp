@@ -55,6 +55,15 @@ TEST(Json, Scalars) {
   EXPECT_EQ(big.asInt(), std::numeric_limits<int64_t>::max());
   // Underflow reads as zero.
   EXPECT_EQ(parseOk("1e-400").asDouble(), 0.0);
+  EXPECT_EQ(parseOk("0.0000000001e-320").asDouble(), 0.0);
+  EXPECT_EQ(parseOk("-1e-99999999999999999999999").asDouble(), 0.0);
+  // Overflow is an error whatever the exponent's sign: 10^400 / 10 is
+  // still far beyond double's range (it used to read as 0).
+  EXPECT_EQ(parseError("1" + std::string(400, '0') + "e-1"),
+            "invalid JSON: number out of range at byte 0 (line 1, column 1)");
+  EXPECT_EQ(parseError("-" + std::string(1, '9') + std::string(330, '0') + ".5e-20"),
+            "invalid JSON: number out of range at byte 0 (line 1, column 1)");
+  EXPECT_DOUBLE_EQ(parseOk("1" + std::string(300, '0') + "e-10").asDouble(), 1e290);
   EXPECT_EQ(parseOk("\"hi\"").asString(), "hi");
 }
 
@@ -201,6 +210,18 @@ TEST(Json, RoundTrip) {
   EXPECT_EQ(parseOk(json::write(v, 4)), v);
   EXPECT_EQ(json::write(parseOk("0.30000000000000004")), "0.30000000000000004");
   EXPECT_EQ(json::write(parseOk("123456789012345678")), "123456789012345678");
+  // Negative zero keeps its sign through a round trip, and writing what
+  // was read back gives the same text (accel-json-fuzzer found "-0", which
+  // reads back as the integer 0).
+  EXPECT_EQ(json::write(Value(-0.0)), "-0.0");
+  for (const char *t : {"-0.0", "-0e5", "-0.000"}) {
+    Value z = parseOk(t);
+    std::string w = json::write(z);
+    EXPECT_EQ(w, "-0.0") << t;
+    EXPECT_TRUE(std::signbit(parseOk(w).asDouble())) << t;
+    EXPECT_EQ(json::write(parseOk(w)), w) << t;
+  }
+  EXPECT_EQ(json::write(parseOk("-0")), "0"); // an integer: no negative zero
 }
 
 TEST(Json, BuildAndCompare) {

@@ -16,6 +16,9 @@
 #include <string>
 #include <vector>
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 using namespace accel::rt;
 using namespace accel::rt::tok;
 
@@ -441,8 +444,25 @@ TEST(TokenizerErrors, MissingFile) {
   StatusOr<Tokenizer> t = Tokenizer::fromFile("/nonexistent/dir/tokenizer.json");
   ASSERT_FALSE(t.isOk());
   EXPECT_EQ(t.status().code(), StatusCode::kNotFound);
-  EXPECT_NE(t.status().message().find("/nonexistent/dir/tokenizer.json: cannot open"),
-            std::string::npos);
+  EXPECT_EQ(t.status().message(),
+            "cannot open tokenizer '/nonexistent/dir/tokenizer.json': No such file or directory");
+}
+
+// A FIFO would block open() and read() until a writer comes; /dev/zero never
+// ends. Both are refused at once, in one sentence.
+TEST(TokenizerErrors, NotARegularFile) {
+  std::string fifo = ::testing::TempDir() + "tokenizer-fifo-" + std::to_string(::getpid());
+  ::unlink(fifo.c_str());
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  StatusOr<Tokenizer> t = Tokenizer::fromFile(fifo);
+  ::unlink(fifo.c_str());
+  ASSERT_FALSE(t.isOk());
+  EXPECT_EQ(t.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(t.status().message(), "tokenizer '" + fifo + "' is a FIFO, not a regular file");
+  StatusOr<Tokenizer> z = Tokenizer::fromFile("/dev/zero");
+  ASSERT_FALSE(z.isOk());
+  EXPECT_EQ(z.status().message(),
+            "tokenizer '/dev/zero' is a character device, not a regular file");
 }
 
 } // namespace

@@ -17,17 +17,14 @@
 #include "runtime/serving/tokenizer/Tokenizer.h"
 
 #include "core/Json.h"
+#include "core/RegularFile.h"
 #include "runtime/serving/tokenizer/Bpe.h"
 #include "runtime/serving/tokenizer/Split.h"
 #include "runtime/serving/tokenizer/Unicode.h"
 
 #include <algorithm>
-#include <cerrno>
-#include <cstring>
-#include <fstream>
 #include <initializer_list>
 #include <limits>
-#include <sstream>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -1053,14 +1050,11 @@ StatusOr<Tokenizer> Tokenizer::fromJson(std::string_view text, const std::string
 }
 
 StatusOr<Tokenizer> Tokenizer::fromFile(const std::string &path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    return notFound(path + ": cannot open (" + std::strerror(errno) + ")");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  if (in.bad())
-    return dataLoss(path + ": read error");
-  return fromJson(ss.str(), path);
+  // Only a regular file (a FIFO would block), read up to its size.
+  StatusOr<std::string> json = readRegularFile(path, "tokenizer");
+  if (!json)
+    return json.status();
+  return fromJson(*json, path);
 }
 
 StatusOr<std::vector<int32_t>> Tokenizer::encode(std::string_view text,

@@ -191,6 +191,17 @@ def huge_dims():
                  [t])
 
 
+def huge_no_data():
+    # Issue 20's 79-byte model: an initializer of 2^40 floats with no data
+    # at all. The importer must compare the data to the dims before it
+    # allocates anything for them.
+    X = vi("x", T.INT64, [1])
+    Y = vi("y", T.FLOAT, [1])
+    g = h.make_graph([h.make_node("Identity", ["w"], ["y"])], "g", [X], [Y],
+                     initializer=[onnx.TensorProto(name="w", data_type=1, dims=[1 << 40])])
+    return h.make_model(g, opset_imports=[h.make_opsetid("", 18)], ir_version=8)
+
+
 def exponential_functions():
     # f_i calls f_{i-1} twice: 24 levels inline to 2^24 nodes.
     fns = [h.make_function("pkg", "f0", ["X"], ["Y"], [h.make_node("Neg", ["X"], ["Y"])],
@@ -211,7 +222,7 @@ CASES = {
     "unsupported_op": unsupported_op, "unsupported_domain": unsupported_domain,
     "ms_domain": ms_domain, "local_function": local_function, "not_sorted": not_sorted,
     "old_opset": old_opset, "bad_shapes": bad_shapes, "optional_inputs": optional_inputs,
-    "wrong_data_size": wrong_data_size, "huge_dims": huge_dims,
+    "wrong_data_size": wrong_data_size, "huge_dims": huge_dims, "huge_no_data": huge_no_data,
     "qdq_no_value_info": qdq_no_value_info, "int4_short": int4_short, "exponential_functions": exponential_functions, "wrong_attr_kind": wrong_attr_kind,
 }
 
