@@ -748,6 +748,13 @@ llvm::Error accel::plan::writePlan(ModuleOp module, const PlanOptions &options,
   // Weights, rank by rank, with their CRC computed as they go out (padding
   // included).
   static const char zeros[fmt::kTensorAlignment] = {};
+  const uint64_t totalTensors = uint64_t(b.constants().size()) * weightSections.size();
+  uint64_t tensorsWritten = 0, bytesWritten = 0;
+  auto progress = [&] {
+    if (options.onProgress)
+      options.onProgress("writing weights", tensorsWritten, totalTensors, bytesWritten);
+  };
+  progress();
   for (size_t rank = 0; rank < weightSections.size(); ++rank) {
     pb::Section *weights = meta.mutable_sections(weightSections[rank]);
     if (!w.padTo(weights->offset()))
@@ -760,6 +767,9 @@ llvm::Error accel::plan::writePlan(ModuleOp module, const PlanOptions &options,
       if (!w.padTo(weights->offset() + c.offset) || !w.write(data.rawData(), data.byteSize()))
         return fail(std::strerror(errno));
       wcrc = fmt::crc32c(data.rawData(), data.byteSize(), wcrc);
+      ++tensorsWritten;
+      bytesWritten += data.byteSize();
+      progress();
     }
     uint64_t tail = weights->offset() + weights->size() - w.pos();
     wcrc = fmt::crc32c(zeros, size_t(tail), wcrc);
