@@ -1,5 +1,6 @@
 //===- TensorConversion.cpp - MLIR elements attributes ↔ runtime tensors ---===//
 #include "accel/Eval/Evaluator.h"
+#include "accel/Weights/Weights.h"
 
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
@@ -35,7 +36,8 @@ llvm::Expected<rt::Tensor> eval::toTensor(ElementsAttr attr) {
     if (!blob)
       return error("dense_resource '" + resource.getRawHandle().getKey() +
                    "' has no data (it was elided when the IR was printed)");
-    ArrayRef<char> bytes = blob->getData();
+    // A lazy weight (accel/Weights/Weights.h) is computed here.
+    ArrayRef<char> bytes = weights::isLazy(attr) ? *weights::bytes(attr) : blob->getData();
     size_t want = size_t(type.getNumElements()) * rt::dtypeSize(*dtype);
     if (bytes.size() != want)
       return error("dense_resource '" + resource.getRawHandle().getKey() + "' holds " +

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 #include "ImportState.h"
 
+#include "accel/Weights/Weights.h"
 #include "accel/dialects/Onnx/OnnxTypes.h"
 
 #include "mlir/IR/AsmState.h"
@@ -186,6 +187,7 @@ ElementsAttr accel::import::importTensor(ImportState &state,
   ArrayRef<char> bytes;
   std::shared_ptr<const void> owner;
   std::vector<char> converted;
+  bool fileBacked = false;
   if (t.data_location() == ::onnx::TensorProto_DataLocation_EXTERNAL) {
     std::string location;
     int64_t offset = 0, length = -1;
@@ -219,6 +221,7 @@ ElementsAttr accel::import::importTensor(ImportState &state,
       return {};
     }
     bytes = ArrayRef<char>(file->getBufferStart() + offset, length);
+    fileBacked = file->getBufferKind() == llvm::MemoryBuffer::MemoryBuffer_MMap;
     owner = file;
   } else if (t.has_raw_data()) {
     bytes = ArrayRef<char>(t.raw_data().data(), t.raw_data().size());
@@ -250,14 +253,13 @@ ElementsAttr accel::import::importTensor(ImportState &state,
   unsigned &uses = state.blobNames[name];
   if (uses++)
     name += "_" + std::to_string(uses);
-  AsmResourceBlob blob;
   if (misaligned) {
-    blob = HeapAsmResourceBlob::allocateAndCopyWithAlign(bytes, eb);
-  } else {
-    size_t align = eb > 0 ? eb : 1;
-    blob = AsmResourceBlob(bytes, align,
-                           [owner](void *, size_t, size_t) mutable { owner.reset(); },
-                           /*dataIsMutable=*/false);
+    AsmResourceBlob blob = HeapAsmResourceBlob::allocateAndCopyWithAlign(bytes, eb);
+    return DenseResourceElementsAttr::get(type, name, std::move(blob));
   }
-  return DenseResourceElementsAttr::get(type, name, std::move(blob));
+  // The weights' one representation (accel/Weights/Weights.h): a blob over
+  // the owner's bytes; those of an mmapped external file may have their
+  // pages dropped once read.
+  return weights::fromBytes(type, name, bytes, owner, eb > 0 ? size_t(eb) : 1,
+                            /*fileBacked=*/fileBacked);
 }

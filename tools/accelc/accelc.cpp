@@ -16,6 +16,7 @@
 #include "accel/Eval/Stepper.h"
 #include "accel/Import/OnnxImporter.h"
 #include "accel/Target/Target.h"
+#include "accel/Weights/Weights.h"
 #include "accel/dialects/Exec/ExecOps.h"
 #include "accel/dialects/Exec/ExecUtils.h"
 #include "accel/passes/Passes.h"
@@ -660,8 +661,14 @@ int main(int argc, char **argv) {
   if (!output)
     return fail(error);
   mlir::OpPrintingFlags flags;
-  if (!printWeights)
+  // Lazy weights (accel/Weights/Weights.h) have no bytes until computed:
+  // computed to be printed, elided otherwise as large blobs are.
+  if (!printWeights) {
     flags.elideLargeResourceString(64);
+    accel::weights::elideAll(*module);
+  } else {
+    accel::weights::materializeAll(*module);
+  }
   module->print(output->os(), flags);
   output->keep();
   return 0;
