@@ -22,6 +22,10 @@ MemoryUse accel::currentMemoryUse() {
       m.rss = kb * 1024;
     else if (std::sscanf(line, "VmHWM: %llu kB", &kb) == 1)
       m.peak = kb * 1024;
+    else if (std::sscanf(line, "RssAnon: %llu kB", &kb) == 1)
+      m.anon = kb * 1024;
+    else if (std::sscanf(line, "RssFile: %llu kB", &kb) == 1)
+      m.file = kb * 1024;
   }
   std::fclose(f);
   return m;
@@ -45,8 +49,11 @@ void PhaseTimer::end() {
   double t = std::chrono::duration<double>(now - total_).count();
   MemoryUse m = currentMemoryUse();
   char buf[512];
-  std::snprintf(buf, sizeof(buf), "accelc: %-36s %8.2f s (at %7.2f s)  rss %6.2f GB  peak %6.2f GB",
-                current_.c_str(), s, t, double(m.rss) / 1e9, double(m.peak) / 1e9);
+  std::snprintf(buf, sizeof(buf),
+                "accelc: %-36s %8.2f s (at %7.2f s)  rss %6.2f GB (heap %.2f, mapped %.2f)  "
+                "peak %6.2f GB",
+                current_.c_str(), s, t, double(m.rss) / 1e9, double(m.anon) / 1e9,
+                double(m.file) / 1e9, double(m.peak) / 1e9);
   sink_(buf);
   current_.clear();
 }

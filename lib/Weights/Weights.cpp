@@ -61,6 +61,10 @@ LazyWeight *lazyOf(Attribute attr) {
                                : nullptr;
 }
 
+/// How far around a page read the kernel may map pages of the page cache
+/// (Linux's fault_around_bytes, 64 KB by default).
+constexpr size_t kFaultAround = size_t(64) << 10;
+
 size_t pageSize() {
   static const size_t p = size_t(::sysconf(_SC_PAGESIZE));
   return p;
@@ -301,9 +305,15 @@ std::optional<Rows> weights::rowsOf(ElementsAttr attr) {
   if (!blob || blob->getData().size() != rows.bytes())
     return std::nullopt;
   const char *base = blob->getData().data();
-  rows.produce = [base, rb](int64_t b, int64_t e, char *out) {
+  const size_t total = rows.bytes();
+  rows.produce = [base, rb, total](int64_t b, int64_t e, char *out) {
     std::memcpy(out, base + size_t(b) * rb, size_t(e - b) * rb);
-    dropPages(base + size_t(b) * rb, size_t(e - b) * rb);
+    // The kernel maps up to 64 KB around each page read ("fault-around"),
+    // which can map again pages read and dropped before: drop those too.
+    size_t lo = size_t(b) * rb, hi = size_t(e) * rb;
+    lo = lo > kFaultAround ? lo - kFaultAround : 0;
+    hi = hi == total ? total : hi;
+    dropPages(base + lo, hi - lo);
   };
   return rows;
 }
@@ -456,9 +466,17 @@ ElementsAttr weights::transpose(ElementsAttr attr, RankedTensorType resultType, 
                           base + (size_t(i) * size_t(c) + size_t(b + j)) * w, w);
         }
       }
+      // Each row's pages up to the band's end: those of the band, and those
+      // before it that the kernel's fault-around mapped again (the bands of
+      // other chunks; a page another thread still reads is read again).
       if (mapped)
-        for (int64_t i = i0; i < i1; ++i)
-          dropPages(base + (size_t(i) * size_t(c) + size_t(b)) * w, size_t(n) * w);
+        for (int64_t i = i0; i < i1; ++i) {
+          size_t end = size_t(b + n) * w;
+          if (b + n == c)
+            end += kFaultAround; // into the next row, done long ago
+          const size_t rowStart = size_t(i) * size_t(c) * w;
+          dropPages(base + rowStart, std::min(end, size_t(r) * size_t(c) * w - rowStart));
+        }
     }
   };
   return lazy(resultType, name, std::move(produce), {attr});

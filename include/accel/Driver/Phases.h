@@ -23,6 +23,8 @@ namespace accel {
 struct MemoryUse {
   uint64_t rss = 0;
   uint64_t peak = 0;
+  uint64_t anon = 0; ///< of rss: anonymous (heap) memory
+  uint64_t file = 0; ///< of rss: pages of mapped files (the weights read)
 };
 MemoryUse currentMemoryUse();
 
