@@ -49,6 +49,15 @@ std::optional<SmallVector<char>> accel::fusion::rawBytes(ElementsAttr attr, size
     }
     return bytes;
   }
+  if (weights::isLazy(attr)) { // computed here, not cached
+    std::optional<weights::Rows> rows = weights::rowsOf(attr);
+    if (!rows || rows->bytes() != width * size_t(count))
+      return std::nullopt;
+    bytes.resize(rows->bytes());
+    if (rows->rows)
+      rows->produce(0, rows->rows, bytes.data());
+    return bytes;
+  }
   std::optional<ArrayRef<char>> data = weights::bytes(attr);
   if (!data || data->size() != width * size_t(count))
     return std::nullopt;

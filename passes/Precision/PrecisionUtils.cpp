@@ -84,7 +84,17 @@ std::optional<ArrayRef<float>> precision::readF32(ElementsAttr attr,
     }
     return ArrayRef<float>(storage);
   }
-  // A blob's bytes, or a lazy weight's computed (accel/Weights/Weights.h).
+  // A lazy weight (accel/Weights/Weights.h) is computed into `storage`,
+  // not cached.
+  if (weights::isLazy(attr)) {
+    std::optional<weights::Rows> rows = weights::rowsOf(attr);
+    if (!rows || rows->bytes() != size_t(n) * sizeof(float))
+      return std::nullopt;
+    storage.resize(size_t(n));
+    if (rows->rows)
+      rows->produce(0, rows->rows, reinterpret_cast<char *>(storage.data()));
+    return ArrayRef<float>(storage);
+  }
   std::optional<ArrayRef<char>> bytes = weights::bytes(attr);
   if (!bytes || bytes->size() != size_t(n) * sizeof(float))
     return std::nullopt;
