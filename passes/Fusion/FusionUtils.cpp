@@ -214,26 +214,41 @@ FailureOr<Value> accel::fusion::insertZeros(RewriterBase &rewriter, Value v, int
           if (source == -1)
             source = from + at;
           char *dst = out + size_t(r - b) * outRow;
-          if (source < 0 || source >= along)
+          if (source < 0 || source >= along) {
             std::memset(dst, 0, outRow);
-          else
-            src->produce(source, source + 1, dst);
+            continue;
+          }
+          // A run of consecutive source rows in one call.
+          int64_t run = 1;
+          while (r + run < e && run < along - source) {
+            // The next output row continues the run unless an insert starts.
+            bool insertHere = false;
+            for (auto [position, count] : ins)
+              insertHere |= count > 0 && position == source + run;
+            if (insertHere)
+              break;
+            ++run;
+          }
+          src->produce(source, source + run, dst);
+          r += run - 1;
         }
         return;
       }
-      std::vector<char> row(size_t(cols) * width);
+      // The source's rows [b, e) in one call, then zeros inserted in each.
+      std::vector<char> rowsIn(size_t(e - b) * size_t(cols) * width);
+      src->produce(b, e, rowsIn.data());
       for (int64_t r = b; r < e; ++r) {
-        src->produce(r, r + 1, row.data());
+        const char *row = rowsIn.data() + size_t(r - b) * size_t(cols) * width;
         char *dst = out + size_t(r - b) * outRow;
         int64_t from = 0;
         for (auto [position, count] : ins) {
-          std::memcpy(dst, row.data() + from * width, size_t(position - from) * width);
+          std::memcpy(dst, row + from * width, size_t(position - from) * width);
           dst += (position - from) * width;
           std::memset(dst, 0, size_t(count) * width);
           dst += count * width;
           from = position;
         }
-        std::memcpy(dst, row.data() + from * width, size_t(along - from) * width);
+        std::memcpy(dst, row + from * width, size_t(along - from) * width);
       }
     };
     std::string key = cast<DenseResourceElementsAttr>(attr).getRawHandle().getKey().str();

@@ -137,13 +137,16 @@ FailureOr<Value> accel::partition::shardConstant(Context &ctx, Operation *user, 
           }
           return;
         }
-        std::vector<char> row(size_t(cols) * width);
+        // The source's rows [b, e) in one call (a lazy source computes a
+        // band of rows at once), then each row's column ranges.
+        std::vector<char> rowsIn(size_t(e - b) * size_t(cols) * width);
+        src->produce(b, e, rowsIn.data());
         for (int64_t i = b; i < e; ++i) {
-          src->produce(i, i + 1, row.data());
+          const char *row = rowsIn.data() + size_t(i - b) * size_t(cols) * width;
           char *dst = out + size_t(i - b) * rowBytes;
           for (Range range : mine) {
             const size_t n = size_t(range.second - range.first) * width;
-            std::memcpy(dst, row.data() + size_t(range.first) * width, n);
+            std::memcpy(dst, row + size_t(range.first) * width, n);
             dst += n;
           }
         }

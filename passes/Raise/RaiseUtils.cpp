@@ -265,9 +265,18 @@ FailureOr<Value> accel::raise::permuteRows(RewriterBase &rewriter, Value value,
       // Rows read from the source when the plan writer reads them.
       std::vector<int64_t> rows(order.begin(), order.end());
       weights::RowFn produce = [attr, rows, rowBytes](int64_t b, int64_t e, char *out) {
-        std::optional<weights::Rows> src = weights::rowsOf(attr);
+        // The span of source rows these come from, in one call (a lazy
+        // source computes a band at once), then each row picked.
+        int64_t lo = rows[size_t(b)], hi = lo;
+        for (int64_t i = b; i < e; ++i) {
+          lo = std::min(lo, rows[size_t(i)]);
+          hi = std::max(hi, rows[size_t(i)]);
+        }
+        std::vector<char> span(size_t(hi + 1 - lo) * rowBytes);
+        weights::rowsOf(attr)->produce(lo, hi + 1, span.data());
         for (int64_t i = b; i < e; ++i)
-          src->produce(rows[size_t(i)], rows[size_t(i)] + 1, out + size_t(i - b) * rowBytes);
+          std::memcpy(out + size_t(i - b) * rowBytes,
+                      span.data() + size_t(rows[size_t(i)] - lo) * rowBytes, rowBytes);
       };
       permuted = weights::lazy(type, key, std::move(produce), {attr});
     } else if (std::optional<ArrayRef<char>> src = getRawData(attr)) {
