@@ -10,6 +10,7 @@
 
 #include "accel/Codegen/Codegen.h"
 #include "accel/Driver/Diagnostics.h"
+#include "accel/Driver/Phases.h"
 
 #include "accel/Driver/Pipeline.h"
 #include "accel/Import/CheckpointImporter.h"
@@ -269,6 +270,10 @@ llvm::Error accel::compileToPlan(const CompileOptions &options) {
   if (llvm::Error e = readModelConfig(options, opts))
     return e;
 
+  std::function<void(const std::string &)> started;
+  if (options.onProgress)
+    started = [&](const std::string &name) { options.onProgress(name, 0, 0, 0); };
+  PhaseTimer phases(options.onPhase, started);
   registerPipelinePasses();
   mlir::DialectRegistry registry;
   accel::registerAccelDialects(registry);
@@ -288,10 +293,12 @@ llvm::Error accel::compileToPlan(const CompileOptions &options) {
   const bool modelExists = llvm::sys::fs::exists(options.onnxPath);
   CheckpointImportOptions checkpointOptions;
   checkpointOptions.inlineConstantBytes = options.inlineConstantBytes;
+  phases.begin("import");
   mlir::OwningOpRef<mlir::ModuleOp> module =
       accel::isCheckpointDir(options.onnxPath)
           ? accel::importCheckpointDir(context, options.onnxPath, checkpointOptions)
           : accel::importOnnxFile(context, options.onnxPath, importOptions);
+  phases.end();
   if (!module)
     return diagnosticError(modelExists ? CompileErrorKind::InvalidModel
                                        : CompileErrorKind::NotFound,
@@ -331,6 +338,7 @@ llvm::Error accel::compileToPlan(const CompileOptions &options) {
   std::string pipelineError;
   if (mlir::failed(accel::buildCompilePipeline(pm, pipeline, Phase::Exec, pipelineError)))
     return compileError(CompileErrorKind::InvalidArgument, pipelineError);
+  phases.instrument(pm);
   if (mlir::failed(pm.run(*module)))
     return diagnosticError(CompileErrorKind::InvalidModel,
                            "compiling '" + options.onnxPath + "' failed");
@@ -338,7 +346,9 @@ llvm::Error accel::compileToPlan(const CompileOptions &options) {
   // The kernels accel-exec-select-kernels declared, built for the target.
   codegen::GeneratedKernels kernels;
   if (codegen) {
+    phases.begin("generate kernels");
     llvm::Expected<codegen::GeneratedKernels> k = codegen::generateKernels(*module, cg);
+    phases.end();
     if (!k)
       return compileError(CompileErrorKind::Internal,
                           "kernel generation failed: " + llvm::toString(k.takeError()));
@@ -348,7 +358,11 @@ llvm::Error accel::compileToPlan(const CompileOptions &options) {
     opts.kernels = &kernels;
   }
 
-  if (llvm::Error e = plan::writePlan(*module, opts, options.outputPath)) {
+  opts.onProgress = options.onProgress;
+  phases.begin("write plan");
+  llvm::Error written = plan::writePlan(*module, opts, options.outputPath);
+  phases.end();
+  if (llvm::Error e = std::move(written)) {
     std::string msg =
         "cannot build a plan from '" + options.onnxPath + "': " + llvm::toString(std::move(e));
     if (diagnostics.hasErrors())

@@ -1,5 +1,6 @@
 //===- TensorConversion.cpp - MLIR elements attributes ↔ runtime tensors ---===//
 #include "accel/Eval/Evaluator.h"
+#include "accel/Weights/Weights.h"
 
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
@@ -35,6 +36,21 @@ llvm::Expected<rt::Tensor> eval::toTensor(ElementsAttr attr) {
     if (!blob)
       return error("dense_resource '" + resource.getRawHandle().getKey() +
                    "' has no data (it was elided when the IR was printed)");
+    // A lazy weight (accel/Weights/Weights.h) is computed into a tensor of
+    // its own, not cached: the evaluator frees it after its last use, so
+    // that running a model (calibration) holds one weight at a time.
+    if (weights::isLazy(attr)) {
+      std::optional<weights::Rows> rows = weights::rowsOf(attr);
+      rt::StatusOr<rt::Tensor> t = rt::Tensor::allocate(*dtype, shape);
+      if (!t)
+        return error(t.status().message());
+      if (rows->bytes() != t->byteSize())
+        return error("lazy weight '" + resource.getRawHandle().getKey() +
+                     "' does not match its type");
+      if (rows->rows)
+        rows->produce(0, rows->rows, static_cast<char *>(t->rawData()));
+      return std::move(*t);
+    }
     ArrayRef<char> bytes = blob->getData();
     size_t want = size_t(type.getNumElements()) * rt::dtypeSize(*dtype);
     if (bytes.size() != want)

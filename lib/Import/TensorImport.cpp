@@ -9,6 +9,7 @@
 #include "ImportState.h"
 #include "WeightElements.h"
 
+#include "accel/Weights/Weights.h"
 #include "accel/dialects/Onnx/OnnxTypes.h"
 
 #include "mlir/IR/AsmState.h"
@@ -190,6 +191,7 @@ ElementsAttr accel::import::importTensor(ImportState &state,
   ArrayRef<char> bytes;
   std::shared_ptr<const void> owner;
   std::vector<char> converted;
+  bool fileBacked = false;
   if (t.data_location() == ::onnx::TensorProto_DataLocation_EXTERNAL) {
     std::string location;
     int64_t offset = 0, length = -1;
@@ -223,6 +225,7 @@ ElementsAttr accel::import::importTensor(ImportState &state,
       return {};
     }
     bytes = ArrayRef<char>(file->getBufferStart() + offset, length);
+    fileBacked = file->getBufferKind() == llvm::MemoryBuffer::MemoryBuffer_MMap;
     owner = file;
   } else if (t.has_raw_data()) {
     bytes = ArrayRef<char>(t.raw_data().data(), t.raw_data().size());
@@ -252,5 +255,5 @@ ElementsAttr accel::import::importTensor(ImportState &state,
   unsigned &uses = state.blobNames[name];
   if (uses++)
     name += "_" + std::to_string(uses);
-  return weightElements(type, name, bytes, std::move(owner), eb);
+  return weightElements(type, name, bytes, std::move(owner), eb, fileBacked);
 }

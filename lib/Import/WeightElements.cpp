@@ -1,6 +1,8 @@
 //===- WeightElements.cpp - the one maker of weight attributes ------------===//
 #include "WeightElements.h"
 
+#include "accel/Weights/Weights.h"
+
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/BuiltinDialect.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
@@ -12,17 +14,14 @@ using namespace mlir;
 ElementsAttr accel::import::weightElements(RankedTensorType type, llvm::StringRef name,
                                            llvm::ArrayRef<char> bytes,
                                            std::shared_ptr<const void> owner,
-                                           int64_t elementBytes) {
+                                           int64_t elementBytes, bool fileBacked) {
   const size_t align = elementBytes > 0 ? size_t(elementBytes) : 1;
   const bool misaligned = reinterpret_cast<uintptr_t>(bytes.data()) % align != 0;
-  AsmResourceBlob blob;
-  if (misaligned || !owner)
-    blob = HeapAsmResourceBlob::allocateAndCopyWithAlign(bytes, align);
-  else
-    blob = AsmResourceBlob(bytes, align,
-                           [owner](void *, size_t, size_t) mutable { owner.reset(); },
-                           /*dataIsMutable=*/false);
-  return DenseResourceElementsAttr::get(type, name, std::move(blob));
+  if (misaligned || !owner) {
+    AsmResourceBlob blob = HeapAsmResourceBlob::allocateAndCopyWithAlign(bytes, align);
+    return DenseResourceElementsAttr::get(type, name, std::move(blob));
+  }
+  return weights::fromBytes(type, name, bytes, std::move(owner), align, fileBacked);
 }
 
 ElementsAttr accel::import::weightElements(RankedTensorType type, llvm::StringRef name,

@@ -15,6 +15,7 @@
 #include "accel/Codegen/Codegen.h"
 
 #include "accel/Eval/Evaluator.h"
+#include "accel/Weights/Weights.h"
 #include "accel/dialects/Exec/ExecOps.h"
 #include "accel/dialects/Exec/ExecUtils.h"
 #include "accel/dialects/Transformer/TransformerDialect.h"
@@ -28,13 +29,23 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <atomic>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
+#include <fcntl.h>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <unistd.h>
 
 using namespace mlir;
 namespace ex = accel::exec;
 namespace tf = accel::transformer;
 namespace pb = accel::plan;
 namespace fmt = accel::rt::plan;
+namespace weights = accel::weights;
+using accel::plan::PlanOptions;
 
 namespace {
 
@@ -144,14 +155,20 @@ public:
     return llvm::Error::success();
   }
 
-  /// A weight: its bytes (one tensor, or one per rank) at `offset`.
-  void weight(pb::Value &pv, uint64_t offset, std::vector<accel::rt::Tensor> shards) {
+  /// A weight: its bytes (one tensor, or one per rank) at `offset`. The
+  /// attributes are read when the plan is written (lazy weights are
+  /// computed then, accel/Weights/Weights.h).
+  void weight(pb::Value &pv, uint64_t offset, std::vector<ElementsAttr> shards, uint64_t bytes) {
     pv.set_is_constant(true);
     pv.set_placement(pb::Value::CONSTANT);
     pv.set_section(0);
     pv.set_offset(offset);
-    pv.set_size(shards.front().byteSize());
-    constants_.push_back({offset, std::move(shards)});
+    pv.set_size(bytes);
+    Constant c;
+    c.offset = offset;
+    c.bytes = bytes;
+    c.shards = std::move(shards);
+    constants_.push_back(std::move(c));
   }
 
   /// A constant of an ONNX attribute, after the exec weights.
@@ -165,20 +182,28 @@ public:
     weightsSize_ = fmt::alignUp(weightsSize_, fmt::kTensorAlignment);
     uint64_t at = weightsSize_;
     weightsSize_ += t.byteSize();
-    std::vector<accel::rt::Tensor> one;
-    one.push_back(std::move(t));
-    weight(*pv, at, std::move(one));
+    pv->set_is_constant(true);
+    pv->set_placement(pb::Value::CONSTANT);
+    pv->set_section(0);
+    pv->set_offset(at);
+    pv->set_size(t.byteSize());
+    Constant c;
+    c.offset = at;
+    c.bytes = t.byteSize();
+    c.owned.push_back(std::make_shared<accel::rt::Tensor>(std::move(t)));
+    constants_.push_back(std::move(c));
     return pv->id();
   }
 
   struct Constant {
-    uint64_t offset;
-    std::vector<accel::rt::Tensor> shards; // one per rank, or one for all
-    const accel::rt::Tensor &forRank(size_t rank) const {
-      return shards.size() == 1 ? shards.front() : shards[rank];
-    }
+    uint64_t offset = 0;
+    uint64_t bytes = 0;
+    std::vector<ElementsAttr> shards; // one per rank, or one for all
+    /// Bytes held here instead (attribute constants, sub-byte weights).
+    std::vector<std::shared_ptr<accel::rt::Tensor>> owned;
+    size_t count() const { return shards.empty() ? owned.size() : shards.size(); }
   };
-  const std::vector<Constant> &constants() const { return constants_; }
+  std::vector<Constant> &constants() { return constants_; }
   uint64_t weightsSize() const { return weightsSize_; }
 
 private:
@@ -465,28 +490,179 @@ llvm::Error stepOperands(ScheduleBuilder &b, pb::Step &st, Operation *o) {
   return llvm::Error::success();
 }
 
-class FileWriter {
+/// The weights sections, written by all cores: each tensor is cut into
+/// chunks of rows (at most kChunkBytes), every chunk is computed (lazy
+/// weights: transposed, narrowed, quantised, sliced... on the fly), given
+/// its CRC and written at its offset with pwrite; the section's CRC is the
+/// chunks' combined in file order, with the zero padding between them. At
+/// most one chunk per thread is in memory.
+class WeightsWriter {
 public:
-  explicit FileWriter(std::FILE *f) : f_(f) {}
-  bool write(const void *data, size_t n) {
-    if (n && std::fwrite(data, 1, n, f_) != n)
-      return false;
-    pos_ += n;
-    return true;
+  static constexpr size_t kChunkBytes = size_t(16) << 20;
+
+  struct Job {
+    const ScheduleBuilder::Constant *constant;
+    size_t shard;
+    int64_t begin, end; // rows; or bytes of an owned tensor (rowBytes 1)
+    uint64_t fileOffset;
+    uint64_t length;
+    uint32_t crc = 0;
+  };
+
+  WeightsWriter(int fd, const std::vector<ScheduleBuilder::Constant> &constants,
+                const PlanOptions &options)
+      : fd_(fd), constants_(constants), options_(options) {}
+
+  /// Plans the chunks of one weights section (rank `rank`) at `base`.
+  void addSection(size_t rank, uint64_t base, uint64_t size) {
+    Section sec;
+    sec.base = base;
+    sec.size = size;
+    sec.firstJob = jobs_.size();
+    for (const auto &c : constants_) {
+      size_t shard = c.count() == 1 ? 0 : rank;
+      uint64_t at = base + c.offset;
+      if (!c.shards.empty()) {
+        std::optional<weights::Rows> rows = weights::rowsOf(c.shards[shard]);
+        const int64_t step =
+            std::max<int64_t>(1, int64_t(kChunkBytes / std::max<size_t>(rows->rowBytes, 1)));
+        for (int64_t r = 0; r < rows->rows; r += step) {
+          int64_t e = std::min(rows->rows, r + step);
+          jobs_.push_back({&c, shard, r, e, at, uint64_t(e - r) * rows->rowBytes});
+          at += uint64_t(e - r) * rows->rowBytes;
+        }
+      } else {
+        const int64_t n = int64_t(c.owned[shard]->byteSize());
+        for (int64_t r = 0; r < n; r += int64_t(kChunkBytes)) {
+          int64_t e = std::min(n, r + int64_t(kChunkBytes));
+          jobs_.push_back({&c, shard, r, e, at, uint64_t(e - r)});
+          at += uint64_t(e - r);
+        }
+      }
+      ++sec.tensors;
+    }
+    sec.endJob = jobs_.size();
+    sections_.push_back(sec);
+    totalTensors_ += sec.tensors;
   }
-  bool padTo(uint64_t offset) {
-    static const char zeros[4096] = {};
-    while (pos_ < offset)
-      if (!write(zeros, size_t(std::min<uint64_t>(sizeof(zeros), offset - pos_))))
-        return false;
-    return true;
+
+  /// Computes and writes every chunk; the sections' CRCs in order. Empty
+  /// `error` on success.
+  std::vector<uint32_t> run(std::string &error) {
+    unsigned threads = std::max(1u, std::min(std::thread::hardware_concurrency(), 64u));
+    std::atomic<size_t> next{0};
+    std::atomic<bool> failed{false};
+    std::mutex mu;
+    uint64_t tensorsDone = 0, bytesDone = 0;
+    auto report = [&] {
+      if (options_.onProgress)
+        options_.onProgress("writing weights", tensorsDone, totalTensors_, bytesDone);
+    };
+    report();
+    auto work = [&] {
+      std::vector<char> buf;
+      while (!failed) {
+        size_t i = next++;
+        if (i >= jobs_.size())
+          return;
+        Job &job = jobs_[i];
+        const char *data;
+        if (!job.constant->shards.empty()) {
+          ElementsAttr attr = job.constant->shards[job.shard];
+          std::optional<weights::Rows> rows = weights::rowsOf(attr);
+          buf.resize(job.length);
+          rows->produce(job.begin, job.end, buf.data());
+          data = buf.data();
+        } else {
+          data = static_cast<const char *>(job.constant->owned[job.shard]->rawData()) + job.begin;
+        }
+        job.crc = fmt::crc32c(data, job.length);
+        for (uint64_t done = 0; done < job.length;) {
+          ssize_t n = ::pwrite(fd_, data + done, size_t(job.length - done),
+                               off_t(job.fileOffset + done));
+          if (n < 0 && errno == EINTR)
+            continue;
+          if (n <= 0) {
+            std::lock_guard<std::mutex> lock(mu);
+            error = std::strerror(n < 0 ? errno : ENOSPC);
+            failed = true;
+            return;
+          }
+          done += uint64_t(n);
+        }
+        std::lock_guard<std::mutex> lock(mu);
+        bytesDone += job.length;
+        // A tensor is done when its last chunk is (chunks finish in any
+        // order; counting last chunks is close enough for a progress line).
+        if (i + 1 == jobs_.size() || jobs_[i + 1].constant != job.constant ||
+            jobs_[i + 1].shard != job.shard || jobs_[i + 1].begin == 0)
+          ++tensorsDone;
+        report();
+      }
+    };
+    std::vector<std::thread> pool;
+    for (unsigned t = 1; t < threads; ++t)
+      pool.emplace_back(work);
+    work();
+    for (std::thread &t : pool)
+      t.join();
+    std::vector<uint32_t> crcs;
+    if (failed)
+      return crcs;
+    // Each section's CRC: its chunks' combined with the zeros between them.
+    std::vector<char> zeros(fmt::kSectionAlignment, 0);
+    auto zeroCrc = [&](uint32_t crc, uint64_t n) {
+      while (n) {
+        size_t k = size_t(std::min<uint64_t>(n, zeros.size()));
+        crc = fmt::crc32c(zeros.data(), k, crc);
+        n -= k;
+      }
+      return crc;
+    };
+    for (const Section &sec : sections_) {
+      uint32_t crc = 0;
+      uint64_t pos = sec.base;
+      for (size_t j = sec.firstJob; j < sec.endJob; ++j) {
+        const Job &job = jobs_[j];
+        crc = zeroCrc(crc, job.fileOffset - pos);
+        crc = fmt::crc32cCombine(crc, job.crc, job.length);
+        pos = job.fileOffset + job.length;
+      }
+      crc = zeroCrc(crc, sec.base + sec.size - pos);
+      crcs.push_back(crc);
+    }
+    return crcs;
   }
-  uint64_t pos() const { return pos_; }
 
 private:
-  std::FILE *f_;
-  uint64_t pos_ = 0;
+  struct Section {
+    uint64_t base = 0, size = 0;
+    size_t firstJob = 0, endJob = 0;
+    uint64_t tensors = 0;
+  };
+  int fd_;
+  const std::vector<ScheduleBuilder::Constant> &constants_;
+  const PlanOptions &options_;
+  std::vector<Job> jobs_;
+  std::vector<Section> sections_;
+  uint64_t totalTensors_ = 0;
 };
+
+/// pwrite of all of `n` bytes at `offset`.
+bool writeAt(int fd, const void *data, size_t n, uint64_t offset) {
+  const char *p = static_cast<const char *>(data);
+  while (n) {
+    ssize_t k = ::pwrite(fd, p, n, off_t(offset));
+    if (k < 0 && errno == EINTR)
+      continue;
+    if (k <= 0)
+      return false;
+    p += k;
+    n -= size_t(k);
+    offset += uint64_t(k);
+  }
+  return true;
+}
 
 } // namespace
 
@@ -590,30 +766,47 @@ llvm::Error accel::plan::writePlan(ModuleOp module, const PlanOptions &options,
       llvm::Expected<pb::Value *> v = b.define(w.getResult(), w.getName().str());
       if (!v)
         return error(describeOp(&op) + ": " + llvm::toString(v.takeError()));
-      std::vector<rt::Tensor> shards;
+      std::vector<ElementsAttr> shards;
       if (std::optional<ArrayAttr> parts = w.getShards()) {
         if (int64_t(parts->size()) != tpSize)
           return error(describeOp(&op) + " has " + llvm::Twine(parts->size()) +
                        " tensor-parallel shards in a plan of " + llvm::Twine(tpSize) + " ranks");
-        for (mlir::Attribute a : *parts) {
-          llvm::Expected<rt::Tensor> t = eval::toTensor(cast<ElementsAttr>(a));
-          if (!t)
-            return error(describeOp(&op) + ": " + llvm::toString(t.takeError()));
-          shards.push_back(std::move(*t));
-        }
+        for (mlir::Attribute a : *parts)
+          shards.push_back(cast<ElementsAttr>(a));
       } else if (std::optional<ElementsAttr> value = w.getValue()) {
-        llvm::Expected<rt::Tensor> t = eval::toTensor(*value);
-        if (!t)
-          return error(describeOp(&op) + ": " + llvm::toString(t.takeError()));
-        shards.push_back(std::move(*t));
+        shards.push_back(*value);
       } else {
         return error(describeOp(&op) + " (weight '" + w.getName() +
                      "') has no bytes: it was printed with its weights elided");
       }
-      if (uint64_t(w.getOffset()) + shards.front().byteSize() > b.weightsSize())
+      // Checked now, computed when written: a runtime dtype, values present.
+      uint64_t bytes = 0;
+      bool holdBytes = false;
+      for (ElementsAttr a : shards) {
+        auto type = cast<ShapedType>(a.getType());
+        std::optional<rt::DType> dt = eval::toDType(type.getElementType());
+        if (!dt || !type.hasStaticShape())
+          return error(describeOp(&op) + ": constant of a type that has no runtime representation");
+        if (!weights::hasValues(a) && !isa<DenseElementsAttr>(a))
+          return error(describeOp(&op) + " (weight '" + w.getName() +
+                       "') has no bytes: it was printed with its weights elided");
+        holdBytes |= !weights::rowsOf(a);
+        bytes = uint64_t(type.getNumElements()) * rt::dtypeSize(*dt);
+      }
+      if (uint64_t(w.getOffset()) + bytes > b.weightsSize())
         return error(describeOp(&op) + " (weight '" + w.getName() +
                      "') does not fit the weights arena");
-      b.weight(**v, uint64_t(w.getOffset()), std::move(shards));
+      b.weight(**v, uint64_t(w.getOffset()), shards, bytes);
+      if (holdBytes) { // sub-byte and boolean weights: as the evaluator reads them
+        auto &c = b.constants().back();
+        for (ElementsAttr a : shards) {
+          llvm::Expected<rt::Tensor> t = eval::toTensor(a);
+          if (!t)
+            return error(describeOp(&op) + ": " + llvm::toString(t.takeError()));
+          c.owned.push_back(std::make_shared<rt::Tensor>(std::move(*t)));
+        }
+        c.shards.clear();
+      }
       continue;
     }
     if (auto slice = dyn_cast<ex::SliceOp>(op)) {
@@ -746,61 +939,51 @@ llvm::Error accel::plan::writePlan(ModuleOp module, const PlanOptions &options,
   }
 
   std::string tmp = path + ".tmp";
-  std::FILE *f = std::fopen(tmp.c_str(), "wb");
-  if (!f)
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0)
     return error("cannot write '" + tmp + "': " + std::strerror(errno));
-  FileWriter w(f);
   auto fail = [&](const std::string &what) {
-    std::fclose(f);
+    ::close(fd);
     std::remove(tmp.c_str());
     return error("cannot write '" + path + "': " + what);
   };
-  // Weights, rank by rank, with their CRC computed as they go out (padding
-  // included).
-  static const char zeros[fmt::kTensorAlignment] = {};
-  for (size_t rank = 0; rank < weightSections.size(); ++rank) {
-    pb::Section *weights = meta.mutable_sections(weightSections[rank]);
-    if (!w.padTo(weights->offset()))
-      return fail(std::strerror(errno));
-    uint32_t wcrc = 0;
-    for (const auto &c : b.constants()) {
-      const rt::Tensor &data = c.forRank(rank);
-      uint64_t pad = weights->offset() + c.offset - w.pos();
-      wcrc = fmt::crc32c(zeros, size_t(pad), wcrc);
-      if (!w.padTo(weights->offset() + c.offset) || !w.write(data.rawData(), data.byteSize()))
-        return fail(std::strerror(errno));
-      wcrc = fmt::crc32c(data.rawData(), data.byteSize(), wcrc);
+  // Weights, every rank's section, on all cores (WeightsWriter); the
+  // padding between tensors is left as holes, which read as zeros.
+  {
+    WeightsWriter ww(fd, b.constants(), options);
+    for (size_t rank = 0; rank < weightSections.size(); ++rank) {
+      const pb::Section &weights = meta.sections(weightSections[rank]);
+      ww.addSection(rank, weights.offset(), weights.size());
     }
-    uint64_t tail = weights->offset() + weights->size() - w.pos();
-    wcrc = fmt::crc32c(zeros, size_t(tail), wcrc);
-    if (!w.padTo(weights->offset() + weights->size()))
-      return fail(std::strerror(errno));
-    weights->set_crc32c(wcrc);
+    std::string why;
+    std::vector<uint32_t> crcs = ww.run(why);
+    if (!why.empty())
+      return fail(why);
+    for (size_t rank = 0; rank < weightSections.size(); ++rank)
+      meta.mutable_sections(weightSections[rank])->set_crc32c(crcs[rank]);
   }
-  if (tokenizer && (!w.padTo(tokenizer->offset()) ||
-                    !w.write(options.tokenizerJson.data(), options.tokenizerJson.size())))
+  if (tokenizer && !writeAt(fd, options.tokenizerJson.data(), options.tokenizerJson.size(),
+                            tokenizer->offset()))
     return fail(std::strerror(errno));
   for (const Image &img : images)
-    if (!w.padTo(img.section->offset()) || !w.write(img.bytes->data(), img.bytes->size()))
+    if (!writeAt(fd, img.bytes->data(), img.bytes->size(), img.section->offset()))
       return fail(std::strerror(errno));
-  if (!w.padTo(offset))
-    return fail(std::strerror(errno));
   std::string metaBytes;
   if (!meta.SerializeToString(&metaBytes))
     return fail("the metadata does not serialise");
   fmt::Header h;
-  h.metadataOffset = w.pos();
+  h.metadataOffset = offset;
   h.metadataSize = metaBytes.size();
   h.metadataCrc = fmt::crc32c(metaBytes.data(), metaBytes.size());
   h.target = options.target;
   h.tpSize = uint32_t(tpSize);
-  if (!w.write(metaBytes.data(), metaBytes.size()))
+  if (!writeAt(fd, metaBytes.data(), metaBytes.size(), offset))
     return fail(std::strerror(errno));
-  h.fileSize = w.pos();
+  h.fileSize = offset + metaBytes.size();
   std::string header = fmt::encodeHeader(h);
-  if (std::fseek(f, 0, SEEK_SET) != 0 || std::fwrite(header.data(), 1, header.size(), f) != header.size())
+  if (!writeAt(fd, header.data(), header.size(), 0))
     return fail(std::strerror(errno));
-  if (std::fclose(f) != 0) {
+  if (::close(fd) != 0) {
     std::remove(tmp.c_str());
     return error("cannot write '" + path + "': " + std::strerror(errno));
   }

@@ -1,6 +1,7 @@
 //===- FusionUtils.cpp - helpers shared by the fusion passes --------------===//
 #include "FusionUtils.h"
 
+#include "accel/Weights/Weights.h"
 #include "accel/dialects/Onnx/OnnxOps.h"
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/BuiltinDialect.h"
@@ -48,12 +49,19 @@ std::optional<SmallVector<char>> accel::fusion::rawBytes(ElementsAttr attr, size
     }
     return bytes;
   }
-  auto resource = cast<DenseResourceElementsAttr>(attr);
-  AsmResourceBlob *blob = resource.getRawHandle().getBlob();
-  if (!blob || blob->getData().size() != width * size_t(count))
+  if (weights::isLazy(attr)) { // computed here, not cached
+    std::optional<weights::Rows> rows = weights::rowsOf(attr);
+    if (!rows || rows->bytes() != width * size_t(count))
+      return std::nullopt;
+    bytes.resize(rows->bytes());
+    if (rows->rows)
+      rows->produce(0, rows->rows, bytes.data());
+    return bytes;
+  }
+  std::optional<ArrayRef<char>> data = weights::bytes(attr);
+  if (!data || data->size() != width * size_t(count))
     return std::nullopt;
-  ArrayRef<char> data = blob->getData();
-  bytes.assign(data.begin(), data.end());
+  bytes.assign(data->begin(), data->end());
   return bytes;
 }
 
@@ -112,6 +120,20 @@ FailureOr<Value> accel::fusion::concatConstants(RewriterBase &rewriter,
   }
   auto type = RankedTensorType::get(shape, elem);
   size_t width = elem.getIntOrFloatBitWidth() / 8;
+  std::string key;
+  for (ElementsAttr attr : attrs)
+    if (auto resource = dyn_cast<DenseResourceElementsAttr>(attr)) {
+      key = resource.getRawHandle().getKey().str();
+      break;
+    }
+  Location loc = suffixed(parts.front().getLoc(), suffix);
+  // Weights of a blob: concatenated when the plan writer reads them.
+  if (anyResource && llvm::all_of(attrs, [](ElementsAttr a) { return weights::streamable(a); })) {
+    ElementsAttr value = weights::concat(attrs, type, key + suffix.str());
+    return onnx::ConstantOp::create(rewriter, loc, type, value, FloatAttr(), DenseF32ArrayAttr(),
+                                    IntegerAttr(), DenseI64ArrayAttr())
+        .getResult();
+  }
 
   // The bytes, part after part; none when any part's blob is elided.
   std::optional<SmallVector<char>> bytes = SmallVector<char>();
@@ -126,15 +148,8 @@ FailureOr<Value> accel::fusion::concatConstants(RewriterBase &rewriter,
     bytes->append(part->begin(), part->end());
   }
 
-  std::string key;
-  for (ElementsAttr attr : attrs)
-    if (auto resource = dyn_cast<DenseResourceElementsAttr>(attr)) {
-      key = resource.getRawHandle().getKey().str();
-      break;
-    }
   ElementsAttr value = makeValue(rewriter.getContext(), type, anyResource, key + suffix.str(),
                                  bytes);
-  Location loc = suffixed(parts.front().getLoc(), suffix);
   auto constant = onnx::ConstantOp::create(rewriter, loc, type, value, FloatAttr(),
                                            DenseF32ArrayAttr(), IntegerAttr(),
                                            DenseI64ArrayAttr());
@@ -170,6 +185,79 @@ FailureOr<Value> accel::fusion::insertZeros(RewriterBase &rewriter, Value v, int
   shape[size_t(axis)] += added;
   auto padded = RankedTensorType::get(shape, type.getElementType());
   const size_t width = type.getElementType().getIntOrFloatBitWidth() / 8;
+  if (isa<DenseResourceElementsAttr>(attr) && weights::streamable(attr)) {
+    // Padded when the plan writer reads it: each output row is a source row
+    // with zeros inserted (axis 1), or a source row or zeros (axis 0).
+    std::vector<std::pair<int64_t, int64_t>> ins(inserts.begin(), inserts.end());
+    const size_t outRow = weights::rowBytes(padded);
+    weights::RowFn produce = [attr, ins, axis, along, cols, width, outRow](int64_t b, int64_t e,
+                                                                         char *out) {
+      std::optional<weights::Rows> src = weights::rowsOf(attr);
+      if (axis == 0) {
+        // Output row → source row or -1 (zeros).
+        for (int64_t r = b; r < e; ++r) {
+          int64_t at = r, source = -1;
+          int64_t from = 0;
+          for (auto [position, count] : ins) {
+            if (at < position - from) {
+              source = from + at;
+              break;
+            }
+            at -= position - from;
+            from = position;
+            if (at < count) {
+              source = -2;
+              break;
+            }
+            at -= count;
+          }
+          if (source == -1)
+            source = from + at;
+          char *dst = out + size_t(r - b) * outRow;
+          if (source < 0 || source >= along) {
+            std::memset(dst, 0, outRow);
+            continue;
+          }
+          // A run of consecutive source rows in one call.
+          int64_t run = 1;
+          while (r + run < e && run < along - source) {
+            // The next output row continues the run unless an insert starts.
+            bool insertHere = false;
+            for (auto [position, count] : ins)
+              insertHere |= count > 0 && position == source + run;
+            if (insertHere)
+              break;
+            ++run;
+          }
+          src->produce(source, source + run, dst);
+          r += run - 1;
+        }
+        return;
+      }
+      // The source's rows [b, e) in one call, then zeros inserted in each.
+      std::vector<char> rowsIn(size_t(e - b) * size_t(cols) * width);
+      src->produce(b, e, rowsIn.data());
+      for (int64_t r = b; r < e; ++r) {
+        const char *row = rowsIn.data() + size_t(r - b) * size_t(cols) * width;
+        char *dst = out + size_t(r - b) * outRow;
+        int64_t from = 0;
+        for (auto [position, count] : ins) {
+          std::memcpy(dst, row + from * width, size_t(position - from) * width);
+          dst += (position - from) * width;
+          std::memset(dst, 0, size_t(count) * width);
+          dst += count * width;
+          from = position;
+        }
+        std::memcpy(dst, row + from * width, size_t(along - from) * width);
+      }
+    };
+    std::string key = cast<DenseResourceElementsAttr>(attr).getRawHandle().getKey().str();
+    ElementsAttr value = weights::lazy(padded, key + suffix.str(), std::move(produce), {attr});
+    return onnx::ConstantOp::create(rewriter, suffixed(v.getLoc(), suffix), padded, value,
+                                    FloatAttr(), DenseF32ArrayAttr(), IntegerAttr(),
+                                    DenseI64ArrayAttr())
+        .getResult();
+  }
   std::optional<SmallVector<char>> bytes = rawBytes(attr, width, type.getNumElements());
   std::optional<SmallVector<char>> out;
   if (bytes) {

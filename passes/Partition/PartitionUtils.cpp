@@ -1,6 +1,8 @@
 //===- PartitionUtils.cpp - shared by the tensor-parallel rules -----------===//
 #include "PartitionUtils.h"
 
+#include "accel/Weights/Weights.h"
+
 #include "../Fusion/FusionUtils.h"
 
 #include "accel/dialects/Onnx/OnnxOps.h"
@@ -82,7 +84,15 @@ FailureOr<Value> accel::partition::shardConstant(Context &ctx, Operation *user, 
                                  << " reaches outside it",
                failure();
   size_t width = type.getElementType().getIntOrFloatBitWidth() / 8;
-  std::optional<SmallVector<char>> bytes = fusion::rawBytes(attr, width, type.getNumElements());
+  // A blob's shards are sliced when the plan writer reads them (lazy
+  // weights, accel/Weights/Weights.h); an inline constant's, or a stacked
+  // rank-3 one's (transformer.moe's experts), now.
+  const bool lazy = isa<DenseResourceElementsAttr>(attr) && weights::streamable(attr) &&
+                    type.getRank() <= 2;
+  std::optional<SmallVector<char>> bytes =
+      lazy ? std::nullopt : fusion::rawBytes(attr, width, type.getNumElements());
+  const int64_t rows = type.getDimSize(0);
+  const int64_t cols = type.getRank() == 2 ? type.getDimSize(1) : 1;
   // The constant as [outer, along, inner] around `axis` (a stacked [E, rows,
   // cols] weight of transformer.moe is cut along axis 1 or 2 per expert).
   const int64_t along = type.getDimSize(axis);
@@ -109,6 +119,52 @@ FailureOr<Value> accel::partition::shardConstant(Context &ctx, Operation *user, 
                                << " differ in shape",
              failure();
     shardType = t;
+    if (lazy) {
+      std::vector<Range> mine(ranges[r].begin(), ranges[r].end());
+      const size_t rowBytes = weights::rowBytes(t);
+      weights::RowFn produce = [attr, mine, axis, rows, cols, width, rowBytes](
+                                   int64_t b, int64_t e, char *out) {
+        std::optional<weights::Rows> src = weights::rowsOf(attr);
+        if (axis == 0) {
+          // Output row i is the i-th row of the ranges, one after another;
+          // rows past the source's last are padding (zeros).
+          int64_t at = 0;
+          for (Range range : mine) {
+            const int64_t n = range.second - range.first;
+            const int64_t lo = std::max(b, at), hi = std::min(e, at + n);
+            for (int64_t i = lo; i < hi;) {
+              const int64_t row = range.first + (i - at);
+              char *dst = out + size_t(i - b) * rowBytes;
+              if (row >= rows) {
+                std::memset(dst, 0, size_t(hi - i) * rowBytes);
+                break;
+              }
+              const int64_t take = std::min(hi - i, rows - row);
+              src->produce(row, row + take, dst);
+              i += take;
+            }
+            at += n;
+          }
+          return;
+        }
+        // The source's rows [b, e) in one call (a lazy source computes a
+        // band of rows at once), then each row's column ranges.
+        std::vector<char> rowsIn(size_t(e - b) * size_t(cols) * width);
+        src->produce(b, e, rowsIn.data());
+        for (int64_t i = b; i < e; ++i) {
+          const char *row = rowsIn.data() + size_t(i - b) * size_t(cols) * width;
+          char *dst = out + size_t(i - b) * rowBytes;
+          for (Range range : mine) {
+            const size_t n = size_t(range.second - range.first) * width;
+            std::memcpy(dst, row + size_t(range.first) * width, n);
+            dst += n;
+          }
+        }
+      };
+      shards.push_back(weights::lazy(t, key + ".tp" + std::to_string(r), std::move(produce),
+                                     {attr}));
+      continue;
+    }
     std::optional<SmallVector<char>> out;
     if (bytes) {
       out.emplace();

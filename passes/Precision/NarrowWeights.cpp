@@ -47,30 +47,34 @@ struct NarrowWeightsPass : accel::impl::NarrowWeightsBase<NarrowWeightsPass> {
     const bool bf16 = target.isBF16();
     DenseMap<void *, unsigned> holders = countBlobHolders(func);
     auto weights = selectF32Weights(func, WeightSelection());
-    SmallVector<float> storage;
     for (auto &[c, uses] : weights) {
       ElementsAttr old = c.getValueAttr();
       auto type = cast<RankedTensorType>(old.getType());
-      std::optional<ArrayRef<float>> src = readF32(old, storage);
       auto narrowType = RankedTensorType::get(type.getShape(), target);
+      const int64_t perRow = type.getRank() == 0 ? 1 : type.getNumElements() / std::max<int64_t>(type.getDimSize(0), 1);
+      // f16 overflows are counted now (one streamed read), so that the
+      // warning names the weight; the values are made when the plan writer
+      // reads them (a lazy weight over the f32 one).
       std::atomic<int64_t> overflow{0};
-      ElementsAttr value =
-          makeElements(narrowType, old, bf16 ? ".bf16" : ".f16", [&](MutableArrayRef<char> out) {
-            auto *dst = reinterpret_cast<uint16_t *>(out.data());
-            const float *s = src->data();
-            parallelChunks(ctx, int64_t(src->size()), [&](int64_t b, int64_t e) {
-              if (bf16)
-                for (int64_t i = b; i < e; ++i)
-                  dst[i] = rt::f32ToBf16(s[i]);
-              else {
-                int64_t n = 0;
-                for (int64_t i = b; i < e; ++i) {
-                  dst[i] = rt::f32ToF16(s[i]);
-                  n += (dst[i] & 0x7FFF) == 0x7C00 && std::isfinite(s[i]);
-                }
-                overflow += n;
-              }
-            });
+      if (!bf16)
+        forEachF32Rows(old, [&](int64_t b, int64_t e, const float *s) {
+          int64_t n = 0;
+          for (int64_t i = 0, m = (e - b) * perRow; i < m; ++i)
+            n += (rt::f32ToF16(s[i]) & 0x7FFF) == 0x7C00 && std::isfinite(s[i]);
+          overflow += n;
+        });
+      ElementsAttr value = mapWeightRows(
+          narrowType, old, bf16 ? ".bf16" : ".f16",
+          [bf16, perRow](int64_t b, int64_t e, const char *in, char *out) {
+            const auto *s = reinterpret_cast<const float *>(in);
+            auto *dst = reinterpret_cast<uint16_t *>(out);
+            const int64_t n = (e - b) * perRow;
+            if (bf16)
+              for (int64_t i = 0; i < n; ++i)
+                dst[i] = rt::f32ToBf16(s[i]);
+            else
+              for (int64_t i = 0; i < n; ++i)
+                dst[i] = rt::f32ToF16(s[i]);
           });
       if (overflow > 0)
         c.emitWarning() << overflow.load() << " weight values beyond the f16 range (65504) became "

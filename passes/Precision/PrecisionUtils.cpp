@@ -2,6 +2,7 @@
 #include "PrecisionUtils.h"
 
 #include "accel/Eval/Stepper.h"
+#include "accel/Weights/Weights.h"
 #include "accel/dialects/Transformer/TransformerOps.h"
 #include "core/Npy.h"
 #include "mlir/IR/AsmState.h"
@@ -94,11 +95,21 @@ std::optional<ArrayRef<float>> precision::readF32(ElementsAttr attr,
     }
     return ArrayRef<float>(storage);
   }
-  auto resource = cast<DenseResourceElementsAttr>(attr);
-  AsmResourceBlob *blob = resource.getRawHandle().getBlob();
-  if (!blob || blob->getData().size() != size_t(n) * sizeof(float))
+  // A lazy weight (accel/Weights/Weights.h) is computed into `storage`,
+  // not cached.
+  if (weights::isLazy(attr)) {
+    std::optional<weights::Rows> rows = weights::rowsOf(attr);
+    if (!rows || rows->bytes() != size_t(n) * sizeof(float))
+      return std::nullopt;
+    storage.resize(size_t(n));
+    if (rows->rows)
+      rows->produce(0, rows->rows, reinterpret_cast<char *>(storage.data()));
+    return ArrayRef<float>(storage);
+  }
+  std::optional<ArrayRef<char>> bytes = weights::bytes(attr);
+  if (!bytes || bytes->size() != size_t(n) * sizeof(float))
     return std::nullopt;
-  ArrayRef<char> data = blob->getData();
+  ArrayRef<char> data = *bytes;
   if (reinterpret_cast<uintptr_t>(data.data()) % alignof(float) != 0) {
     storage.resize(size_t(n));
     std::memcpy(storage.data(), data.data(), data.size());
@@ -124,6 +135,32 @@ ElementsAttr precision::makeElements(RankedTensorType type, ElementsAttr like, S
   SmallVector<char> raw(bytes);
   fill(raw);
   return DenseElementsAttr::getFromRawBuffer(type, raw);
+}
+
+ElementsAttr precision::mapWeightRows(
+    RankedTensorType type, ElementsAttr like, StringRef suffix,
+    std::function<void(int64_t, int64_t, const char *, char *)> map) {
+  if (isa<DenseResourceElementsAttr>(like) && weights::streamable(like))
+    return weights::mapRows(like, type, weights::derivedName(like, suffix), std::move(map));
+  const size_t outRow = weights::rowBytes(type);
+  return makeElements(type, like, suffix, [&](MutableArrayRef<char> out) {
+    std::optional<weights::Rows> rows = weights::rowsOf(like);
+    if (!rows)
+      return;
+    std::vector<char> in(rows->bytes());
+    rows->produce(0, rows->rows, in.data());
+    if (rows->rows)
+      map(0, rows->rows, in.data(), out.data());
+    (void)outRow;
+  });
+}
+
+bool precision::forEachF32Rows(ElementsAttr attr,
+                               const std::function<void(int64_t, int64_t, const float *)> &fn) {
+  return weights::parallelRowChunks(attr, size_t(16) << 20,
+                                  [&](int64_t b, int64_t e, const char *rows) {
+                                    fn(b, e, reinterpret_cast<const float *>(rows));
+                                  });
 }
 
 Value precision::createConstant(Operation *before, Location loc, ElementsAttr value) {
@@ -155,7 +192,10 @@ void precision::releaseBlob(ElementsAttr attr, const DenseMap<void *, unsigned> 
 }
 
 void precision::replaceWeight(onnx::ConstantOp c, ArrayRef<OpOperand *> uses, ElementsAttr value,
-                              const DenseMap<void *, unsigned> &holders) {
+                              const DenseMap<void *, unsigned> &holders_) {
+  // A lazy value reads the old one when the plan is written: keep it.
+  DenseMap<void *, unsigned> none;
+  const DenseMap<void *, unsigned> &holders = weights::isLazy(value) ? none : holders_;
   Value result = c.getResult();
   bool exclusive = llvm::all_of(result.getUses(), [&](OpOperand &u) {
     return llvm::is_contained(uses, &u);

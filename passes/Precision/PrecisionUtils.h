@@ -58,6 +58,20 @@ mlir::ElementsAttr makeElements(mlir::RankedTensorType type, mlir::ElementsAttr 
                                 llvm::StringRef suffix,
                                 llvm::function_ref<void(llvm::MutableArrayRef<char>)> fill);
 
+/// A weight of `type` whose rows `map(begin, end, in, out)` computes from
+/// the same rows of `like` (row-major bytes, along dimension 0): a lazy
+/// weight, computed when the plan writer reads it (accel/Weights/Weights.h),
+/// when `like` is a blob with values; made now otherwise (as makeElements).
+mlir::ElementsAttr
+mapWeightRows(mlir::RankedTensorType type, mlir::ElementsAttr like, llvm::StringRef suffix,
+              std::function<void(int64_t begin, int64_t end, const char *in, char *out)> map);
+
+/// Runs `fn(begin, end, rows)` over the f32 rows of `attr` a bounded chunk
+/// at a time (the pages read dropped as it goes), the chunks on all cores:
+/// `fn` must be thread-safe. False when elided.
+bool forEachF32Rows(mlir::ElementsAttr attr,
+                    const std::function<void(int64_t begin, int64_t end, const float *rows)> &fn);
+
 /// A new onnx.Constant of `value` built before `before`.
 mlir::Value createConstant(mlir::Operation *before, mlir::Location loc, mlir::ElementsAttr value);
 

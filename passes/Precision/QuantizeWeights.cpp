@@ -17,6 +17,8 @@
 //===----------------------------------------------------------------------===//
 #include "PrecisionUtils.h"
 
+#include "accel/Weights/Weights.h"
+
 #include "accel/dialects/Onnx/OnnxDialect.h"
 #include "accel/dialects/Transformer/TransformerOps.h"
 #include "accel/passes/Passes.h"
@@ -80,26 +82,24 @@ struct QuantizeWeightsPass : accel::impl::QuantizeWeightsBase<QuantizeWeightsPas
     const float qmax = i8 ? 127.0f : 448.0f;
     auto gran = tf::QuantGranularityAttr::get(
         ctx, perChannel ? tf::QuantGranularity::PerChannel : tf::QuantGranularity::PerTensor);
-    SmallVector<float> storage;
     for (auto &[c, uses] : weights) {
       ElementsAttr old = c.getValueAttr();
       auto type = cast<RankedTensorType>(old.getType());
       const int64_t rows = type.getDimSize(0), cols = type.getDimSize(1);
-      std::optional<ArrayRef<float>> src = readF32(old, storage);
 
-      // Scales first (they are needed to quantise).
+      // Scales first (they are needed to quantise): max |w| of each row, the
+      // weight read a chunk of rows at a time.
       std::vector<float> scales(size_t(perChannel ? rows : 1), 1.0f);
+      std::vector<float> absmax(size_t(rows), 0.0f);
+      const bool src = forEachF32Rows(old, [&](int64_t b, int64_t e, const float *s) {
+        for (int64_t r = 0; r < e - b; ++r) {
+          float m = 0.0f;
+          for (int64_t i = 0; i < cols; ++i)
+            m = std::max(m, std::fabs(s[r * cols + i]));
+          absmax[size_t(b + r)] = m;
+        }
+      });
       if (src) {
-        std::vector<float> absmax(size_t(rows), 0.0f);
-        const float *s = src->data();
-        parallelChunks(ctx, rows, [&](int64_t b, int64_t e) {
-          for (int64_t r = b; r < e; ++r) {
-            float m = 0.0f;
-            for (int64_t i = 0; i < cols; ++i)
-              m = std::max(m, std::fabs(s[r * cols + i]));
-            absmax[size_t(r)] = m;
-          }
-        });
         if (perChannel) {
           for (int64_t r = 0; r < rows; ++r)
             scales[size_t(r)] = absmax[size_t(r)] > 0.0f ? absmax[size_t(r)] / qmax : 1.0f;
@@ -117,18 +117,24 @@ struct QuantizeWeightsPass : accel::impl::QuantizeWeightsBase<QuantizeWeightsPas
           src ? ElementsAttr(DenseElementsAttr::get(scaleType, ArrayRef<float>(scales)))
               : makeElements(scaleType, old, ".scale", [](MutableArrayRef<char>) {});
       auto qType = RankedTensorType::get(type.getShape(), qElem);
-      ElementsAttr qValue =
-          makeElements(qType, old, i8 ? ".i8" : ".f8", [&](MutableArrayRef<char> out) {
-            const float *s = src->data();
-            parallelChunks(ctx, rows * cols, [&](int64_t b, int64_t e) {
-              for (int64_t i = b; i < e; ++i) {
-                const float v = s[i] / scales[perChannel ? size_t(i / cols) : 0];
+      // The quantised values: computed row by row when the plan writer reads
+      // them (accel/Weights/Weights.h).
+      ElementsAttr qValue = mapWeightRows(
+          qType, old, i8 ? ".i8" : ".f8",
+          [scales, cols, i8, perChannel](int64_t b, int64_t e, const char *in, char *out) {
+            const auto *s = reinterpret_cast<const float *>(in);
+            for (int64_t r = b; r < e; ++r) {
+              const float scale = scales[perChannel ? size_t(r) : 0];
+              const float *row = s + (r - b) * cols;
+              char *dst = out + (r - b) * cols;
+              for (int64_t i = 0; i < cols; ++i) {
+                const float v = row[i] / scale;
                 if (i8)
-                  out[size_t(i)] = char(int8_t(std::max(-127.0f, std::min(127.0f, std::nearbyint(v)))));
+                  dst[i] = char(int8_t(std::max(-127.0f, std::min(127.0f, std::nearbyint(v)))));
                 else
-                  out[size_t(i)] = char(rt::f32ToF8E4M3FN(v, /*saturate=*/true));
+                  dst[i] = char(rt::f32ToF8E4M3FN(v, /*saturate=*/true));
               }
-            });
+            }
           });
 
       Value q = createConstant(c, c.getLoc(), qValue);
@@ -146,7 +152,8 @@ struct QuantizeWeightsPass : accel::impl::QuantizeWeightsBase<QuantizeWeightsPas
         l.erase();
       }
       if (c.getResult().use_empty()) {
-        releaseBlob(old, holders);
+        if (!weights::isLazy(qValue)) // a lazy one reads it later
+          releaseBlob(old, holders);
         c.erase();
       }
     }

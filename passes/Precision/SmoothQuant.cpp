@@ -16,6 +16,8 @@
 //===----------------------------------------------------------------------===//
 #include "PrecisionUtils.h"
 
+#include "accel/Weights/Weights.h"
+
 #include "accel/dialects/Transformer/TransformerOps.h"
 #include "accel/passes/Passes.h"
 
@@ -23,6 +25,8 @@
 
 #include <cmath>
 #include <cstring>
+#include <functional>
+#include <mutex>
 #include <vector>
 
 namespace accel {
@@ -40,10 +44,11 @@ namespace {
 /// The f32 constant behind `v` with its values, if it has them.
 struct F32Const {
   onnx::ConstantOp op;
-  std::vector<float> values;
+  std::vector<float> values; // empty when streamed (a weight read a chunk at a time)
+  int64_t count = 0;         // elements
 };
 
-std::optional<F32Const> readConst(Value v) {
+std::optional<F32Const> readConst(Value v, bool stream = false) {
   if (!v)
     return std::nullopt;
   auto c = v.getDefiningOp<onnx::ConstantOp>();
@@ -53,18 +58,55 @@ std::optional<F32Const> readConst(Value v) {
   if (!type || !type.hasStaticShape() || !type.getElementType().isF32() ||
       !isa<DenseElementsAttr, DenseResourceElementsAttr>(c.getValueAttr()))
     return std::nullopt;
+  // A large weight is not read here: its statistics are streamed and its
+  // new value is a lazy weight (accel/Weights/Weights.h).
+  if (stream && weights::streamable(c.getValueAttr()))
+    return F32Const{c, {}, type.getNumElements()};
   SmallVector<float> storage;
   std::optional<ArrayRef<float>> vals = readF32(c.getValueAttr(), storage);
   if (!vals)
     return std::nullopt;
-  return F32Const{c, std::vector<float>(vals->begin(), vals->end())};
+  return F32Const{c, std::vector<float>(vals->begin(), vals->end()), type.getNumElements()};
 }
 
-/// A new value for the constant `c` (same shape), `fn(i, old)` per element.
+/// max |w[o, i]| over the rows o of `c` ([rows, k]) into wmax[i].
+bool columnAbsMax(const F32Const &c, int64_t k, std::vector<double> &wmax) {
+  if (!c.values.empty() || c.count == 0) {
+    const int64_t rows = int64_t(c.values.size()) / k;
+    for (int64_t o = 0; o < rows; ++o)
+      for (int64_t i = 0; i < k; ++i)
+        wmax[size_t(i)] = std::max(wmax[size_t(i)], double(std::fabs(c.values[o * k + i])));
+    return true;
+  }
+  std::mutex mu;
+  return forEachF32Rows(onnx::ConstantOp(c.op).getValueAttr(), [&](int64_t b, int64_t e, const float *w) {
+    std::vector<double> local(size_t(k), 0.0);
+    for (int64_t o = 0; o < e - b; ++o)
+      for (int64_t i = 0; i < k; ++i)
+        local[size_t(i)] = std::max(local[size_t(i)], double(std::fabs(w[o * k + i])));
+    std::lock_guard<std::mutex> lock(mu);
+    for (int64_t i = 0; i < k; ++i)
+      wmax[size_t(i)] = std::max(wmax[size_t(i)], local[size_t(i)]);
+  });
+}
+
+/// A new value for the constant `c` (same shape), `fn(i, old)` per element
+/// (i the row-major index): computed when the plan writer reads it for a
+/// streamed weight, now otherwise.
 ElementsAttr transformed(const F32Const &c, StringRef suffix,
-                         llvm::function_ref<float(int64_t, float)> fn) {
+                         std::function<float(int64_t, float)> fn) {
   ElementsAttr old = onnx::ConstantOp(c.op).getValueAttr();
   auto type = cast<RankedTensorType>(old.getType());
+  if (c.values.empty() && c.count) {
+    const int64_t perRow = type.getRank() == 0 ? 1 : c.count / std::max<int64_t>(type.getDimSize(0), 1);
+    return mapWeightRows(type, old, suffix,
+                         [fn, perRow](int64_t b, int64_t e, const char *in, char *out) {
+                           const auto *x = reinterpret_cast<const float *>(in);
+                           auto *y = reinterpret_cast<float *>(out);
+                           for (int64_t i = 0, n = (e - b) * perRow; i < n; ++i)
+                             y[i] = fn(b * perRow + i, x[i]);
+                         });
+  }
   return makeElements(type, old, suffix, [&](MutableArrayRef<char> out) {
     std::vector<float> v(c.values.size());
     for (size_t i = 0; i < v.size(); ++i)
@@ -117,13 +159,9 @@ struct SmoothQuantPass : accel::impl::SmoothQuantBase<SmoothQuantPass> {
       int64_t j = 0;
       for (float a : stats.getValues<float>())
         xmax[size_t(j)] = std::max(xmax[size_t(j)], double(a)), ++j;
-      std::optional<F32Const> w = readConst(l.getWeight());
-      if (!w || w->values.size() % size_t(k) != 0)
+      std::optional<F32Const> w = readConst(l.getWeight(), /*stream=*/true);
+      if (!w || w->count % k != 0 || !columnAbsMax(*w, k, wmax))
         return;
-      const int64_t rows = int64_t(w->values.size()) / k;
-      for (int64_t o = 0; o < rows; ++o)
-        for (int64_t i = 0; i < k; ++i)
-          wmax[size_t(i)] = std::max(wmax[size_t(i)], double(std::fabs(w->values[o * k + i])));
       weights.push_back(std::move(*w));
     }
 
@@ -159,7 +197,7 @@ struct SmoothQuantPass : accel::impl::SmoothQuantBase<SmoothQuantPass> {
       if (!gu || !g.getInput().hasOneUse() || gu.getWeightScale() || gu.getActivation() ||
           !cast<RankedTensorType>(gu.getX().getType()).getElementType().isF32())
         return;
-      guWeight = readConst(gu.getWeight());
+      guWeight = readConst(gu.getWeight(), /*stream=*/true);
       guWeightUse = &gu.getWeightMutable();
       if (!guWeight || gu.getOutFeatures() != 2 * k)
         return;
@@ -194,7 +232,7 @@ struct SmoothQuantPass : accel::impl::SmoothQuantBase<SmoothQuantPass> {
     for (auto [lc, w] : llvm::zip(linears, weights)) {
       tf::LinearOp l = lc;
       ElementsAttr v =
-          transformed(w, ".smooth", [&](int64_t i, float old) { return old * s[size_t(i % k)]; });
+          transformed(w, ".smooth", [s, k](int64_t i, float old) { return old * s[size_t(i % k)]; });
       replaceWeight(w.op, {&l.getWeightMutable()}, v, holders);
       auto stats = cast<DenseElementsAttr>(l->getAttr(kCalibAbsMaxAttr));
       std::vector<float> scaled;
@@ -219,7 +257,7 @@ struct SmoothQuantPass : accel::impl::SmoothQuantBase<SmoothQuantPass> {
       // Rows [k, 2k) are the up projection; row k + j feeds channel j.
       const int64_t cols =
           cast<RankedTensorType>(guWeight->op.getValueAttr().getType()).getDimSize(1);
-      ElementsAttr v = transformed(*guWeight, ".smooth", [&](int64_t i, float old) {
+      ElementsAttr v = transformed(*guWeight, ".smooth", [s, k, cols](int64_t i, float old) {
         const int64_t row = i / cols;
         return row < k ? old : old / s[size_t(row - k)];
       });

@@ -1,6 +1,8 @@
 //===- RaiseUtils.cpp - helpers shared by the raising patterns ------------===//
 #include "RaiseUtils.h"
 
+#include "accel/Weights/Weights.h"
+
 #include "accel/dialects/Onnx/OnnxDialect.h"
 #include "accel/dialects/Onnx/OnnxOps.h"
 #include "accel/dialects/Transformer/TransformerOps.h"
@@ -97,11 +99,12 @@ std::optional<ArrayRef<char>> accel::raise::getRawData(ElementsAttr attr) {
       return std::nullopt;
     return dense.getRawData();
   }
-  if (auto resource = dyn_cast<DenseResourceElementsAttr>(attr)) {
-    AsmResourceBlob *blob = resource.getRawHandle().getBlob();
-    if (!blob || blob->getData().size() != bytes)
+  if (isa<DenseResourceElementsAttr>(attr)) {
+    // A blob's bytes, or a lazy weight's computed (accel/Weights/Weights.h).
+    std::optional<ArrayRef<char>> data = weights::bytes(attr);
+    if (!data || data->size() != bytes)
       return std::nullopt;
-    return blob->getData();
+    return data;
   }
   return std::nullopt;
 }
@@ -192,7 +195,10 @@ FailureOr<Value> accel::raise::getTorchLayoutWeight(RewriterBase &rewriter,
     if (Value existing =
             findResourceConstant(constant->getBlock(), key, newType))
       return existing;
-    if (std::optional<ArrayRef<char>> src = getRawData(attr)) {
+    if (weights::streamable(attr)) {
+      // Transposed when the plan writer reads it, a band of rows at a time.
+      transposed = weights::transpose(attr, newType, key);
+    } else if (std::optional<ArrayRef<char>> src = getRawData(attr)) {
       AsmResourceBlob blob = HeapAsmResourceBlob::allocate(
           src->size(), std::max<size_t>(width, 64), /*dataIsMutable=*/true);
       transposeBytes(*src, blob.getMutableData(), in, out, width);
@@ -255,7 +261,25 @@ FailureOr<Value> accel::raise::permuteRows(RewriterBase &rewriter, Value value,
     std::string key = resource.getRawHandle().getKey().str() + suffix.str();
     if (Value existing = findResourceConstant(constant->getBlock(), key, type))
       return existing;
-    if (std::optional<ArrayRef<char>> src = getRawData(attr)) {
+    if (weights::streamable(attr)) {
+      // Rows read from the source when the plan writer reads them.
+      std::vector<int64_t> rows(order.begin(), order.end());
+      weights::RowFn produce = [attr, rows, rowBytes](int64_t b, int64_t e, char *out) {
+        // The span of source rows these come from, in one call (a lazy
+        // source computes a band at once), then each row picked.
+        int64_t lo = rows[size_t(b)], hi = lo;
+        for (int64_t i = b; i < e; ++i) {
+          lo = std::min(lo, rows[size_t(i)]);
+          hi = std::max(hi, rows[size_t(i)]);
+        }
+        std::vector<char> span(size_t(hi + 1 - lo) * rowBytes);
+        weights::rowsOf(attr)->produce(lo, hi + 1, span.data());
+        for (int64_t i = b; i < e; ++i)
+          std::memcpy(out + size_t(i - b) * rowBytes,
+                      span.data() + size_t(rows[size_t(i)] - lo) * rowBytes, rowBytes);
+      };
+      permuted = weights::lazy(type, key, std::move(produce), {attr});
+    } else if (std::optional<ArrayRef<char>> src = getRawData(attr)) {
       AsmResourceBlob blob = HeapAsmResourceBlob::allocate(
           src->size(), std::max<size_t>(*byteWidth(type.getElementType()), 64),
           /*dataIsMutable=*/true);
@@ -289,12 +313,18 @@ bool accel::raise::isTransposeOf(Value weight, Value table) {
     return false;
   int64_t rows = wType.getDimSize(0), cols = wType.getDimSize(1);
   size_t width = *byteWidth(wType.getElementType());
-  for (int64_t r = 0; r < rows; ++r)
+  bool same = true;
+  for (int64_t r = 0; r < rows && same; ++r)
     for (int64_t c = 0; c < cols; ++c)
       if (std::memcmp(wData->data() + (r * cols + c) * width,
-                      tData->data() + (c * rows + r) * width, width) != 0)
-        return false;
-  return true;
+                      tData->data() + (c * rows + r) * width, width) != 0) {
+        same = false;
+        break;
+      }
+  // The pages read need not stay resident.
+  weights::dropSourcePages(w);
+  weights::dropSourcePages(t);
+  return same;
 }
 
 //===----------------------------------------------------------------------===//

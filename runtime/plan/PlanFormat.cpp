@@ -57,10 +57,9 @@ constexpr size_t kOffMajor = 8, kOffMinor = 12, kOffFileSize = 16, kOffMetaOffse
 
 } // namespace
 
-uint32_t crc32c(const void *data, size_t size, uint32_t crc) {
+namespace {
+uint32_t crc32cTable(const unsigned char *p, size_t size, uint32_t crc) {
   const auto &t = tables().t;
-  const unsigned char *p = static_cast<const unsigned char *>(data);
-  crc = ~crc;
   while (size >= 8) {
     uint32_t lo = crc ^ (uint32_t(p[0]) | uint32_t(p[1]) << 8 | uint32_t(p[2]) << 16 |
                          uint32_t(p[3]) << 24);
@@ -71,7 +70,98 @@ uint32_t crc32c(const void *data, size_t size, uint32_t crc) {
   }
   while (size--)
     crc = (crc >> 8) ^ t[0][(crc ^ *p++) & 0xFF];
-  return ~crc;
+  return crc;
+}
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define ACCEL_CRC32C_SSE42 1
+/// The SSE4.2 crc32 instruction, 8 bytes at a time (three streams
+/// interleaved would be faster still; one is ~8 GB/s).
+__attribute__((target("sse4.2"))) uint32_t crc32cSse42(const unsigned char *p, size_t size,
+                                                       uint32_t crc) {
+  uint64_t c = crc;
+  while (size && (reinterpret_cast<uintptr_t>(p) & 7)) {
+    c = __builtin_ia32_crc32qi(uint32_t(c), *p++);
+    --size;
+  }
+  while (size >= 32) {
+    uint64_t a, b, d, e;
+    std::memcpy(&a, p, 8);
+    std::memcpy(&b, p + 8, 8);
+    std::memcpy(&d, p + 16, 8);
+    std::memcpy(&e, p + 24, 8);
+    c = __builtin_ia32_crc32di(c, a);
+    c = __builtin_ia32_crc32di(c, b);
+    c = __builtin_ia32_crc32di(c, d);
+    c = __builtin_ia32_crc32di(c, e);
+    p += 32;
+    size -= 32;
+  }
+  while (size >= 8) {
+    uint64_t a;
+    std::memcpy(&a, p, 8);
+    c = __builtin_ia32_crc32di(c, a);
+    p += 8;
+    size -= 8;
+  }
+  while (size--)
+    c = __builtin_ia32_crc32qi(uint32_t(c), *p++);
+  return uint32_t(c);
+}
+bool haveSse42() {
+  static const bool have = __builtin_cpu_supports("sse4.2");
+  return have;
+}
+#endif
+
+/// GF(2) 32x32 matrix times vector, and square (zlib's crc32_combine).
+uint32_t gf2Times(const uint32_t *mat, uint32_t vec) {
+  uint32_t sum = 0;
+  for (; vec; vec >>= 1, ++mat)
+    if (vec & 1)
+      sum ^= *mat;
+  return sum;
+}
+void gf2Square(uint32_t *square, const uint32_t *mat) {
+  for (int n = 0; n < 32; ++n)
+    square[n] = gf2Times(mat, mat[n]);
+}
+} // namespace
+
+uint32_t crc32c(const void *data, size_t size, uint32_t crc) {
+  const unsigned char *p = static_cast<const unsigned char *>(data);
+#ifdef ACCEL_CRC32C_SSE42
+  if (haveSse42())
+    return ~crc32cSse42(p, size, ~crc);
+#endif
+  return ~crc32cTable(p, size, ~crc);
+}
+
+uint32_t crc32cCombine(uint32_t crcA, uint32_t crcB, uint64_t lenB) {
+  if (lenB == 0)
+    return crcA;
+  uint32_t even[32], odd[32];
+  odd[0] = 0x82F63B78u; // the operator for one zero bit
+  uint32_t row = 1;
+  for (int n = 1; n < 32; ++n) {
+    odd[n] = row;
+    row <<= 1;
+  }
+  gf2Square(even, odd); // two zero bits
+  gf2Square(odd, even); // four
+  do {
+    gf2Square(even, odd);
+    if (lenB & 1)
+      crcA = gf2Times(even, crcA);
+    lenB >>= 1;
+    if (!lenB)
+      break;
+    gf2Square(odd, even);
+    if (lenB & 1)
+      crcA = gf2Times(odd, crcA);
+    lenB >>= 1;
+  } while (lenB);
+  return crcA ^ crcB;
 }
 
 std::string encodeHeader(const Header &h) {

@@ -53,7 +53,12 @@ StatusOr<Header> decodeHeader(const void *data, size_t size, uint64_t fileSize,
 
 /// CRC-32C (Castagnoli, as iSCSI and ext4 use), continuing from `crc`
 /// (0 for a fresh checksum).
+/// Uses the SSE4.2 crc32 instruction where the CPU has it.
 uint32_t crc32c(const void *data, size_t size, uint32_t crc = 0);
+
+/// The CRC-32C of A followed by B, from A's, B's and B's length (so that
+/// pieces of a section checksummed on several threads combine in order).
+uint32_t crc32cCombine(uint32_t crcA, uint32_t crcB, uint64_t lenB);
 
 inline uint64_t alignUp(uint64_t x, uint64_t a) { return (x + a - 1) / a * a; }
 

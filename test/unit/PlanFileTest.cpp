@@ -32,6 +32,24 @@ TEST(Crc32c, IncrementalEqualsOneShot) {
     EXPECT_EQ(crc32c(s.data() + cut, s.size() - cut, crc32c(s.data(), cut)), whole) << cut;
 }
 
+// Pieces checksummed apart (as the plan writer does on several threads)
+// combine into the whole's CRC, at any cut and from any alignment.
+TEST(Crc32c, CombineEqualsOneShot) {
+  std::string s;
+  for (int i = 0; i < 100000; ++i)
+    s.push_back(char((i * 131) ^ (i >> 5)));
+  for (size_t start : {size_t(0), size_t(1), size_t(3)}) {
+    uint32_t whole = crc32c(s.data() + start, s.size() - start);
+    for (size_t cut : {size_t(0), size_t(1), size_t(9), size_t(64), size_t(4097), size_t(70000)}) {
+      const char *a = s.data() + start;
+      size_t lenA = cut, lenB = s.size() - start - cut;
+      EXPECT_EQ(crc32cCombine(crc32c(a, lenA), crc32c(a + lenA, lenB), lenB), whole)
+          << start << " " << cut;
+    }
+  }
+  EXPECT_EQ(crc32cCombine(0x12345678u, 0, 0), 0x12345678u);
+}
+
 TEST(Header, RoundTrip) {
   Header h;
   h.fileSize = 123456;

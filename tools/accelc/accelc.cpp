@@ -18,6 +18,7 @@
 #include "accel/Import/OnnxImporter.h"
 #include "accel/Plan/PlanWriter.h"
 #include "accel/Target/Target.h"
+#include "accel/Weights/Weights.h"
 #include "accel/dialects/Exec/ExecOps.h"
 #include "accel/dialects/Exec/ExecUtils.h"
 #include "accel/passes/Passes.h"
@@ -41,6 +42,9 @@
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/WithColor.h"
+
+#include <chrono>
+#include <unistd.h>
 #include "llvm/Support/raw_ostream.h"
 
 namespace cl = llvm::cl;
@@ -158,6 +162,10 @@ cl::opt<std::string> reportAccuracyTokens(
     cl::desc("With -precision: compile f32 and the mode, score both on the CPU over these token "
              "ids (.npy, [S] or [N, S]) and print top-1 agreement, KL and perplexity"),
     cl::value_desc("tokens.npy"));
+cl::opt<bool> verbose(cl::cat(accelcCategory), "v",
+                      cl::desc("Print each phase of the compile (the import, each pass, kernel "
+                               "generation, writing the plan) with its time and memory"),
+                      cl::init(false));
 cl::opt<bool> noTokenizer(cl::cat(accelcCategory), "no-tokenizer",
                           cl::desc("Write a plan without a tokenizer"), cl::init(false));
 cl::opt<std::string>
@@ -439,6 +447,51 @@ static int emitPlanFromExecMlir() {
   return 0;
 }
 
+/// One line on stderr, rewritten in place, while a plan compiles: the phase,
+/// then while weights are written the tensors written of the total and the
+/// rate. Only when stderr is a terminal; nothing otherwise (docs/cli.md).
+class ProgressLine {
+public:
+  ProgressLine() : enabled_(::isatty(2) == 1) {}
+  bool enabled() const { return enabled_; }
+  void update(const std::string &phase, uint64_t done, uint64_t total, uint64_t bytes) {
+    auto now = std::chrono::steady_clock::now();
+    if (phase != phase_) {
+      phase_ = phase;
+      start_ = now;
+    } else if (done != total && now - last_ < std::chrono::milliseconds(100)) {
+      return; // at most ten updates a second
+    }
+    last_ = now;
+    std::string line = "accelc: " + phase;
+    if (total) {
+      double s = std::chrono::duration<double>(now - start_).count();
+      line += llvm::formatv(": {0} / {1} tensors, {2:F2} GB, {3:F2} GB/s", done, total,
+                            double(bytes) / 1e9, s > 0 ? double(bytes) / 1e9 / s : 0.0)
+                  .str();
+    }
+    if (line.size() > 100)
+      line.resize(100);
+    llvm::errs() << "\r" << line << "\x1b[K";
+    llvm::errs().flush();
+    shown_ = true;
+  }
+  /// Erases the line (before other output, and at the end).
+  void clear() {
+    if (!shown_)
+      return;
+    llvm::errs() << "\r\x1b[K";
+    llvm::errs().flush();
+    shown_ = false;
+  }
+
+private:
+  bool enabled_;
+  bool shown_ = false;
+  std::string phase_;
+  std::chrono::steady_clock::time_point start_, last_;
+};
+
 /// -emit=plan: the whole compile, in lib/Driver (shared with the C API).
 /// Warnings print as they come; errors are printed as compileToPlan says
 /// them (diagnostic lines name their node and say "error" themselves).
@@ -488,8 +541,22 @@ static int emitPlan() {
   options.ppSize = ppSize;
   options.padGemmDims = padGemmDims;
   options.applyPassManagerCLOptions = true;
-  options.onDiagnostic = [](const std::string &line) { llvm::errs() << line << "\n"; };
-  if (llvm::Error e = accel::compileToPlan(options)) {
+  ProgressLine progress;
+  options.onDiagnostic = [&](const std::string &line) {
+    progress.clear();
+    llvm::errs() << line << "\n";
+  };
+  if (verbose)
+    options.onPhase = [&](const std::string &line) {
+      progress.clear();
+      llvm::errs() << line << "\n";
+    };
+  if (progress.enabled())
+    options.onProgress = [&](const std::string &phase, uint64_t done, uint64_t total,
+                             uint64_t bytes) { progress.update(phase, done, total, bytes); };
+  llvm::Error compiled = accel::compileToPlan(options);
+  progress.clear();
+  if (llvm::Error e = std::move(compiled)) {
     llvm::handleAllErrors(std::move(e), [](const accel::CompileError &ce) {
       if (ce.fromDiagnostics())
         llvm::errs() << ce.message() << "\n";
@@ -639,8 +706,14 @@ int main(int argc, char **argv) {
   if (!output)
     return fail(error);
   mlir::OpPrintingFlags flags;
-  if (!printWeights)
+  // Lazy weights (accel/Weights/Weights.h) have no bytes until computed:
+  // computed to be printed, elided otherwise as large blobs are.
+  if (!printWeights) {
     flags.elideLargeResourceString(64);
+    accel::weights::elideAll(*module);
+  } else {
+    accel::weights::materializeAll(*module);
+  }
   module->print(output->os(), flags);
   output->keep();
   return 0;

@@ -92,6 +92,15 @@ struct CompileOptions {
   /// the order emitted (MLIR's diagnostic engine serialises them: never two
   /// calls at once). Errors are not passed here: they are the returned error.
   std::function<void(const std::string &line)> onDiagnostic;
+  /// accelc -v: receives one line per phase (the import, each pass, kernel
+  /// generation, writing the plan) with its time and the process's memory
+  /// (lib/Driver/Phases.cpp). Unset: nothing is timed.
+  std::function<void(const std::string &line)> onPhase;
+  /// accelc's progress line: called as the plan writer writes weights (see
+  /// accel::plan::PlanProgress). Unset: none.
+  std::function<void(const std::string &phase, uint64_t done, uint64_t total,
+                     uint64_t bytes)>
+      onProgress;
 };
 
 /// Why a compile failed.

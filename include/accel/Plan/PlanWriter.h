@@ -13,6 +13,7 @@
 #include "llvm/Support/Error.h"
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -43,6 +44,10 @@ struct PlanOptions {
   /// become KERNEL_IMAGE sections, and each step of an op they serve names
   /// its kernel (attribute `kernel`). Null or empty: none.
   const codegen::GeneratedKernels *kernels = nullptr;
+  /// Called as weights are written: the phase ("weights"), tensors written
+  /// of the total, and bytes written so far. Unset: nothing is reported.
+  std::function<void(const std::string &phase, uint64_t done, uint64_t total, uint64_t bytes)>
+      onProgress;
 };
 
 /// Writes `module`'s token-major entry function as a plan at `path`. Fails,

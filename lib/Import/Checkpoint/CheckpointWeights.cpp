@@ -51,7 +51,8 @@ Value CheckpointWeights::get(llvm::StringRef name, llvm::ArrayRef<int64_t> shape
                         layout.scale == 1.0;
   ElementsAttr value;
   if (asStored && n * 4 > inlineBytes_) {
-    value = weightElements(type, name, t->bytes, t->owner, 4);
+    value = weightElements(type, name, t->bytes, t->owner, 4,
+                           t->owner->getBufferKind() == llvm::MemoryBuffer::MemoryBuffer_MMap);
   } else {
     // Computed once: widened, rearranged or scaled (or small enough to inline).
     std::vector<char> bytes(size_t(n) * 4);
