@@ -157,7 +157,8 @@ private:
                llvm::ArrayRef<int64_t> partShape, llvm::ArrayRef<int64_t> shape) {
     if (failed_)
       return {};
-    Value v = weights_.concat(name, parts, partShape, shape, loc(parts.front()));
+    Value v = weights_.concat(name, parts, partShape, shape,
+                              [&](llvm::StringRef n) { return loc(n.str()); });
     failed_ |= !v;
     return v;
   }

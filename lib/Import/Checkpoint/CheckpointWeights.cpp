@@ -121,20 +121,20 @@ Value CheckpointWeights::get(llvm::StringRef name, llvm::ArrayRef<int64_t> shape
 
 Value CheckpointWeights::concat(llvm::StringRef name, llvm::ArrayRef<std::string> parts,
                                 llvm::ArrayRef<int64_t> partShape, llvm::ArrayRef<int64_t> shape,
-                                Location loc) {
+                                llvm::function_ref<Location(llvm::StringRef)> locOf) {
   int64_t partElements = 1, total = 1;
   for (int64_t d : partShape)
     partElements *= d;
   for (int64_t d : shape)
     total *= d;
   if (partElements * int64_t(parts.size()) != total) {
-    emitError(loc) << "internal: " << parts.size() << " tensors of " << shapeString(partShape)
+    emitError(locOf(name)) << "internal: " << parts.size() << " tensors of " << shapeString(partShape)
                    << " do not make " << shapeString(shape);
     return {};
   }
   llvm::SmallVector<const StTensor *> tensors;
   for (const std::string &part : parts) {
-    const StTensor *t = checked(part, partShape, loc);
+    const StTensor *t = checked(part, partShape, locOf(part));
     if (!t)
       return {};
     tensors.push_back(t);
@@ -155,5 +155,5 @@ Value CheckpointWeights::concat(llvm::StringRef name, llvm::ArrayRef<std::string
     value = DenseElementsAttr::getFromRawBuffer(type, llvm::ArrayRef<char>(bytes));
   else
     value = weightElements(type, name, std::move(bytes), 4);
-  return constant(loc, value);
+  return constant(locOf(name), value);
 }

@@ -15,6 +15,7 @@
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Value.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
 
 #include <memory>
 #include <string>
@@ -46,9 +47,10 @@ public:
   /// One onnx.Constant of f32 `shape` holding the tensors `parts` (each of
   /// `partShape`) one after another: experts stacked into [E, ...], gate
   /// and up rows fused. Computed once; named `name`.
+  /// Errors are located at `locOf(part)`.
   mlir::Value concat(llvm::StringRef name, llvm::ArrayRef<std::string> parts,
                      llvm::ArrayRef<int64_t> partShape, llvm::ArrayRef<int64_t> shape,
-                     mlir::Location loc);
+                     llvm::function_ref<mlir::Location(llvm::StringRef)> locOf);
   bool has(llvm::StringRef name) const { return tensors_.find(name) != nullptr; }
   /// The stored shape of `name`; null when the checkpoint has no such tensor.
   const std::vector<int64_t> *shapeOf(llvm::StringRef name) const {
