@@ -41,3 +41,13 @@ if not os.access(ptxas, os.X_OK):
 if ptxas:
     config.available_features.add("ptxas")
     config.substitutions.append(("%ptxas", ptxas))
+
+# test/fixtures/checkpoints/<name>: feature `checkpoint-<name>` for each checkpoint fixture made
+# (test/fixtures/export_checkpoints.py), so that a test of fixtures not made yet (the
+# mixture-of-experts ones, test/Plan/score-checkpoint-mixtral.test) is UNSUPPORTED, not failing.
+_ckpts = os.path.join(config.accel_src_root, "test", "fixtures", "checkpoints")
+if os.path.isdir(_ckpts):
+    for _name in os.listdir(_ckpts):
+        if os.path.exists(os.path.join(_ckpts, _name, "config.json")) and \
+                os.path.exists(os.path.join(_ckpts, _name, "logits.npy")):
+            config.available_features.add("checkpoint-" + _name)

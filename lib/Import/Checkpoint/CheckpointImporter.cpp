@@ -149,6 +149,23 @@ private:
                const WeightLayout &layout = {});
   Value attention(const std::string &p, Value x, int64_t layer);
   Value mlp(const std::string &p, Value x);
+  /// The layer's feed-forward block: its MoE where the config makes it
+  /// sparse, else the dense MLP.
+  Value ffn(const std::string &p, Value x, int64_t layer);
+  Value moe(const std::string &p, Value x, int64_t layer);
+  Value concat(const std::string &name, const std::vector<std::string> &parts,
+               llvm::ArrayRef<int64_t> partShape, llvm::ArrayRef<int64_t> shape) {
+    if (failed_)
+      return {};
+    Value v = weights_.concat(name, parts, partShape, shape,
+                              [&](llvm::StringRef n) { return loc(n.str()); });
+    failed_ |= !v;
+    return v;
+  }
+  void fail(const std::string &name, const std::string &message) {
+    emitError(loc(name)) << message;
+    failed_ = true;
+  }
   Value rotary(Value x, int64_t layer, int64_t heads);
 
   MLIRContext &ctx_;
@@ -310,6 +327,86 @@ Value DecoderBuilder::mlp(const std::string &p, Value x) {
   return linear(p + names_.proj, h, E, F, c_.mlpBias, downLayout);
 }
 
+Value DecoderBuilder::ffn(const std::string &p, Value x, int64_t layer) {
+  if (c_.moe && c_.moe->sparse[size_t(layer)])
+    return moe(p, x, layer);
+  return mlp(p, x);
+}
+
+Value DecoderBuilder::moe(const std::string &p, Value x, int64_t layer) {
+  if (!x)
+    return {};
+  const MoeDesc &m = *c_.moe;
+  const int64_t H = c_.hidden, E = m.experts, I = m.intermediate;
+  auto kind = tf::symbolizeActivationKind(c_.activation);
+  if (!kind) {
+    fail(p + "mlp", "config.json: activation '" + c_.activation + "' is not supported");
+    return {};
+  }
+  // The block: Mixtral's checkpoints name it block_sparse_moe, transformers
+  // 5's modules (and Qwen's checkpoints) mlp.
+  const bool mixtral = c_.modelType == "mixtral";
+  std::string b = p + "mlp.";
+  if (weights_.has(p + "block_sparse_moe.gate.weight") ||
+      (mixtral && !weights_.has(p + "mlp.gate.weight")))
+    b = p + "block_sparse_moe.";
+  const std::string routerName = b + "gate.weight";
+  if (const std::vector<int64_t> *s = weights_.shapeOf(routerName);
+      s && s->size() == 2 && (*s)[0] != E) {
+    fail(routerName, "tensor '" + routerName + "' routes to " + std::to_string((*s)[0]) +
+                         " experts where config.json's '" + m.expertsField + "' is " +
+                         std::to_string(E));
+    return {};
+  }
+  Value router = weight(routerName, {E, H});
+  // Experts stacked as transformers 5 holds them (gate_up_proj [E, 2I, H],
+  // gate rows first; down_proj [E, H, I]), or one module per expert as
+  // checkpoints store them (Mixtral w1/w3/w2, Qwen gate/up/down_proj):
+  // stacked and fused here.
+  Value gateUp, down;
+  if (weights_.has(b + "experts.gate_up_proj")) {
+    gateUp = weight(b + "experts.gate_up_proj", {E, 2 * I, H});
+    down = weight(b + "experts.down_proj", {E, H, I});
+  } else {
+    const bool w123 = weights_.has(b + "experts.0.w1.weight") ||
+                      (mixtral && !weights_.has(b + "experts.0.gate_proj.weight"));
+    const char *gateName = w123 ? "w1" : "gate_proj", *upName = w123 ? "w3" : "up_proj",
+               *downName = w123 ? "w2" : "down_proj";
+    auto name = [&](int64_t e, const char *proj) {
+      return b + "experts." + std::to_string(e) + "." + proj + ".weight";
+    };
+    if (weights_.has(name(E, gateName))) {
+      fail(name(E, gateName), "the checkpoint holds a tensor of expert " + std::to_string(E) +
+                                  " ('" + name(E, gateName) + "') where config.json's '" +
+                                  m.expertsField + "' is " + std::to_string(E));
+      return {};
+    }
+    std::vector<std::string> gateUps, downs;
+    for (int64_t e = 0; e < E; ++e) {
+      gateUps.push_back(name(e, gateName));
+      gateUps.push_back(name(e, upName));
+      downs.push_back(name(e, downName));
+    }
+    gateUp = concat(b + "experts.gate_up_proj", gateUps, {I, H}, {E, 2 * I, H});
+    down = concat(b + "experts.down_proj", downs, {H, I}, {E, H, I});
+  }
+  // Qwen2-MoE's shared expert, scaled by sigmoid(x . shared_expert_gate).
+  Value sharedGateUp, sharedDown, sharedGate;
+  if (const int64_t S = m.sharedIntermediate) {
+    const std::string se = b + "shared_expert.";
+    sharedGateUp = concat(se + "gate_up_proj",
+                          {se + "gate_proj.weight", se + "up_proj.weight"}, {S, H}, {2 * S, H});
+    sharedDown = weight(se + "down_proj.weight", {H, S});
+    sharedGate = weight(b + "shared_expert_gate.weight", {1, H});
+  }
+  if (failed_ || !router || !gateUp || !down)
+    return {};
+  return tf::MoeOp::create(b_, loc(b + "experts"), tokens(H), x, router, Value(), gateUp,
+                           Value(), Value(), down, sharedGateUp, sharedDown, sharedGate, *kind,
+                           m.renormalize ? tf::MoeRouting::Renormalize : tf::MoeRouting::Softmax,
+                           uint64_t(E), uint64_t(m.topK));
+}
+
 OwningOpRef<ModuleOp> DecoderBuilder::build() {
   OwningOpRef<ModuleOp> module = ModuleOp::create(fileLoc_);
   b_.setInsertionPointToEnd(module->getBody());
@@ -355,7 +452,7 @@ OwningOpRef<ModuleOp> DecoderBuilder::build() {
       h = add(h, a);
       if (!h)
         break;
-      h = add(h, mlp(p, norm(p + names_.norm2, h, E)));
+      h = add(h, ffn(p, norm(p + names_.norm2, h, E), i));
       break;
     }
     case BlockKind::Parallel: {

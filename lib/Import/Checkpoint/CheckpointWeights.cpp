@@ -24,27 +24,57 @@ std::string shapeString(llvm::ArrayRef<int64_t> shape) {
 }
 } // namespace
 
-Value CheckpointWeights::get(llvm::StringRef name, llvm::ArrayRef<int64_t> shape, Location loc,
-                             const WeightLayout &layout) {
+namespace {
+/// Element `i` of `t` as f32 (F32 as is, BF16/F16 widened).
+float elementAt(const accel::import::ckpt::StTensor &t, int64_t i) {
+  const char *p = t.bytes.data() + i * t.elementBytes;
+  if (t.dtype == "F32") {
+    float f;
+    std::memcpy(&f, p, 4);
+    return f;
+  }
+  uint16_t h;
+  std::memcpy(&h, p, 2);
+  return t.dtype == "BF16" ? accel::rt::bf16ToF32(h) : accel::rt::f16ToF32(h);
+}
+} // namespace
+
+const StTensor *CheckpointWeights::checked(llvm::StringRef name, llvm::ArrayRef<int64_t> stored,
+                                           Location loc) {
   const StTensor *t = tensors_.find(name);
   if (!t) {
     emitError(loc) << "the checkpoint (" << tensors_.describe() << ") has no tensor '" << name
                    << "', which config.json implies";
-    return {};
+    return nullptr;
   }
   if (t->dtype != "F32" && t->dtype != "BF16" && t->dtype != "F16") {
     emitError(loc) << t->file << ": tensor '" << name << "' has dtype " << t->dtype
                    << "; accel reads F32, BF16 and F16 weights";
-    return {};
+    return nullptr;
   }
+  if (llvm::ArrayRef<int64_t>(t->shape) != stored) {
+    emitError(loc) << t->file << ": tensor '" << name << "' has shape " << shapeString(t->shape)
+                   << " where config.json implies " << shapeString(stored);
+    return nullptr;
+  }
+  return t;
+}
+
+Value CheckpointWeights::constant(Location loc, ElementsAttr value) {
+  OperationState state(loc, "onnx.Constant");
+  state.addAttribute("value", value);
+  state.addTypes(value.getType());
+  return b_.create(state)->getResult(0);
+}
+
+Value CheckpointWeights::get(llvm::StringRef name, llvm::ArrayRef<int64_t> shape, Location loc,
+                             const WeightLayout &layout) {
   llvm::SmallVector<int64_t> stored(shape.begin(), shape.end());
   if (layout.transposed && stored.size() == 2)
     std::swap(stored[0], stored[1]);
-  if (llvm::ArrayRef<int64_t>(t->shape) != llvm::ArrayRef<int64_t>(stored)) {
-    emitError(loc) << t->file << ": tensor '" << name << "' has shape " << shapeString(t->shape)
-                   << " where config.json implies " << shapeString(stored);
+  const StTensor *t = checked(name, stored, loc);
+  if (!t)
     return {};
-  }
   auto type = RankedTensorType::get(shape, b_.getF32Type());
   const int64_t n = t->numElements;
   const bool asStored = t->dtype == "F32" && !layout.transposed && !layout.interleavedHeads &&
@@ -57,17 +87,7 @@ Value CheckpointWeights::get(llvm::StringRef name, llvm::ArrayRef<int64_t> shape
     // Computed once: widened, rearranged or scaled (or small enough to inline).
     std::vector<char> bytes(size_t(n) * 4);
     float *out = reinterpret_cast<float *>(bytes.data());
-    auto at = [&](int64_t i) -> float {
-      const char *p = t->bytes.data() + i * t->elementBytes;
-      if (t->dtype == "F32") {
-        float f;
-        std::memcpy(&f, p, 4);
-        return f;
-      }
-      uint16_t h;
-      std::memcpy(&h, p, 2);
-      return t->dtype == "BF16" ? accel::rt::bf16ToF32(h) : accel::rt::f16ToF32(h);
-    };
+    auto at = [&](int64_t i) { return elementAt(*t, i); };
     if (layout.transposed) {
       const int64_t rows = shape[0], cols = shape[1]; // out, in; stored [in, out]
       for (int64_t r = 0; r < rows; ++r)
@@ -97,8 +117,44 @@ Value CheckpointWeights::get(llvm::StringRef name, llvm::ArrayRef<int64_t> shape
     else
       value = weightElements(type, name, std::move(bytes), 4);
   }
-  OperationState state(loc, "onnx.Constant");
-  state.addAttribute("value", value);
-  state.addTypes(type);
-  return b_.create(state)->getResult(0);
+  return constant(loc, value);
+}
+
+Value CheckpointWeights::concat(llvm::StringRef name, llvm::ArrayRef<std::string> parts,
+                                llvm::ArrayRef<int64_t> partShape, llvm::ArrayRef<int64_t> shape,
+                                llvm::function_ref<Location(llvm::StringRef)> locOf) {
+  int64_t partElements = 1, total = 1;
+  for (int64_t d : partShape)
+    partElements *= d;
+  for (int64_t d : shape)
+    total *= d;
+  if (partElements * int64_t(parts.size()) != total) {
+    emitError(locOf(name)) << "internal: " << parts.size() << " tensors of " << shapeString(partShape)
+                   << " do not make " << shapeString(shape);
+    return {};
+  }
+  llvm::SmallVector<const StTensor *> tensors;
+  for (const std::string &part : parts) {
+    const StTensor *t = checked(part, partShape, locOf(part));
+    if (!t)
+      return {};
+    tensors.push_back(t);
+  }
+  auto type = RankedTensorType::get(shape, b_.getF32Type());
+  std::vector<char> bytes(size_t(total) * 4);
+  float *out = reinterpret_cast<float *>(bytes.data());
+  for (const StTensor *t : tensors) {
+    if (t->dtype == "F32")
+      std::memcpy(out, t->bytes.data(), size_t(partElements) * 4);
+    else
+      for (int64_t i = 0; i < partElements; ++i)
+        out[i] = elementAt(*t, i);
+    out += partElements;
+  }
+  ElementsAttr value;
+  if (total * 4 <= inlineBytes_)
+    value = DenseElementsAttr::getFromRawBuffer(type, llvm::ArrayRef<char>(bytes));
+  else
+    value = weightElements(type, name, std::move(bytes), 4);
+  return constant(locOf(name), value);
 }

@@ -15,6 +15,7 @@
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Value.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
 
 #include <memory>
 #include <string>
@@ -43,9 +44,27 @@ public:
   /// one error emitted at `loc`) when it is missing or does not fit.
   mlir::Value get(llvm::StringRef name, llvm::ArrayRef<int64_t> shape, mlir::Location loc,
                   const WeightLayout &layout = {});
+  /// One onnx.Constant of f32 `shape` holding the tensors `parts` (each of
+  /// `partShape`) one after another: experts stacked into [E, ...], gate
+  /// and up rows fused. Computed once; named `name`.
+  /// Errors are located at `locOf(part)`.
+  mlir::Value concat(llvm::StringRef name, llvm::ArrayRef<std::string> parts,
+                     llvm::ArrayRef<int64_t> partShape, llvm::ArrayRef<int64_t> shape,
+                     llvm::function_ref<mlir::Location(llvm::StringRef)> locOf);
   bool has(llvm::StringRef name) const { return tensors_.find(name) != nullptr; }
+  /// The stored shape of `name`; null when the checkpoint has no such tensor.
+  const std::vector<int64_t> *shapeOf(llvm::StringRef name) const {
+    const StTensor *t = tensors_.find(name);
+    return t ? &t->shape : nullptr;
+  }
 
 private:
+  /// The tensor `name` if it exists with a float dtype and `stored` shape;
+  /// else null and one error at `loc`.
+  const StTensor *checked(llvm::StringRef name, llvm::ArrayRef<int64_t> stored,
+                          mlir::Location loc);
+  mlir::Value constant(mlir::Location loc, mlir::ElementsAttr value);
+
   mlir::OpBuilder &b_;
   const CheckpointTensors &tensors_;
   std::string dir_;

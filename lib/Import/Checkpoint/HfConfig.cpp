@@ -10,6 +10,7 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
 
+#include <algorithm>
 #include <cmath>
 #include <set>
 
@@ -21,7 +22,7 @@ using rt::StatusOr;
 
 const char *accel::import::ckpt::supportedModelTypes() {
   return "llama, mistral, qwen2, qwen3, granite, olmo2, gemma, gemma2, gemma3_text, phi3, "
-         "gpt2, gpt_neox, falcon, stablelm, starcoder2";
+         "gpt2, gpt_neox, falcon, stablelm, starcoder2, mixtral, qwen2_moe, qwen3_moe";
 }
 
 namespace {
@@ -137,6 +138,70 @@ StatusOr<std::string> activationName(const std::string &hf) {
                   "gelu_pytorch_tanh)");
   return name;
 }
+/// The sparse MLP of Mixtral, Qwen2-MoE and Qwen3-MoE. router_aux_loss_coef,
+/// output_router_logits and router_jitter_noise are training-time fields
+/// (HF adds the jitter only while training): read by nobody.
+StatusOr<MoeDesc> readMoe(Reader &r, const HfConfig &c) {
+  const std::string &t = c.modelType;
+  MoeDesc m;
+  const bool mixtral = t == "mixtral";
+  // transformers maps num_experts and num_local_experts onto each other.
+  m.expertsField = mixtral ? "num_local_experts" : "num_experts";
+  for (const char *k : {"num_local_experts", "num_experts"})
+    if (r.get(k)) {
+      m.expertsField = k;
+      break;
+    }
+  ACCEL_RT_ASSIGN_OR_RETURN(m.experts, r.integer({"num_local_experts", "num_experts"},
+                                                 mixtral ? 8 : (t == "qwen2_moe" ? 60 : 128)));
+  ACCEL_RT_ASSIGN_OR_RETURN(m.topK, r.integer({"num_experts_per_tok"},
+                                              mixtral ? 2 : (t == "qwen2_moe" ? 4 : 8)));
+  m.sparse.assign(size_t(c.layers), m.experts > 0);
+  if (mixtral) {
+    if (m.experts == 0)
+      return rt::invalidArgument("config.json: 'num_local_experts' is 0");
+    m.intermediate = c.intermediate;
+    m.renormalize = true; // MixtralTopKRouter always divides by the top-k sum
+  } else {
+    ACCEL_RT_ASSIGN_OR_RETURN(m.intermediate, r.integer({"moe_intermediate_size"},
+                                                        t == "qwen2_moe" ? 1408 : 768));
+    m.renormalize = r.flag("norm_topk_prob", false);
+    ACCEL_RT_ASSIGN_OR_RETURN(int64_t step, r.integer({"decoder_sparse_step"}, 1));
+    std::vector<int64_t> dense;
+    if (const json::Value *only = r.get("mlp_only_layers")) {
+      if (!only->isArray())
+        return rt::invalidArgument("config.json: 'mlp_only_layers' is not a list of layer indices");
+      for (const json::Value &e : only->items()) {
+        if (!e.isInteger())
+          return rt::invalidArgument(
+              "config.json: 'mlp_only_layers' is not a list of layer indices");
+        dense.push_back(e.asInt());
+      }
+    }
+    if (m.experts > 0 && step == 0)
+      return rt::invalidArgument("config.json: 'decoder_sparse_step' is 0");
+    // HF: a layer is sparse when it is not in mlp_only_layers, there are
+    // experts, and (layer + 1) % decoder_sparse_step == 0.
+    for (int64_t i = 0; i < c.layers; ++i)
+      m.sparse[size_t(i)] = m.experts > 0 && (i + 1) % std::max<int64_t>(step, 1) == 0 &&
+                            std::find(dense.begin(), dense.end(), i) == dense.end();
+    if (t == "qwen2_moe") {
+      ACCEL_RT_ASSIGN_OR_RETURN(m.sharedIntermediate,
+                                r.integer({"shared_expert_intermediate_size"}, 5632));
+    }
+  }
+  if (std::find(m.sparse.begin(), m.sparse.end(), true) != m.sparse.end()) {
+    if (m.topK == 0 || m.topK > m.experts)
+      return rt::invalidArgument("config.json: 'num_experts_per_tok' (" +
+                                 std::to_string(m.topK) + ") must be between 1 and '" +
+                                 m.expertsField + "' (" + std::to_string(m.experts) + ")");
+    if (m.intermediate == 0)
+      return rt::invalidArgument(std::string("config.json: '") +
+                                 (mixtral ? "intermediate_size" : "moe_intermediate_size") +
+                                 "' is 0");
+  }
+  return m;
+}
 } // namespace
 
 StatusOr<HfConfig> accel::import::ckpt::readHfConfig(const std::string &dir) {
@@ -161,7 +226,8 @@ StatusOr<HfConfig> accel::import::ckpt::readHfConfig(const std::string &dir) {
     return rt::invalidArgument("config.json has no 'model_type'");
   static const std::set<std::string> known = {
       "llama", "mistral", "qwen2", "qwen3", "granite", "olmo2", "gemma", "gemma2",
-      "gemma3_text", "phi3", "gpt2", "gpt_neox", "falcon", "stablelm", "starcoder2"};
+      "gemma3_text", "phi3", "gpt2", "gpt_neox", "falcon", "stablelm", "starcoder2",
+      "mixtral", "qwen2_moe", "qwen3_moe"};
   if (!known.count(c.modelType))
     return refuse("model_type '" + c.modelType + "' is not one accel imports (" +
                   supportedModelTypes() + ")");
@@ -187,7 +253,9 @@ StatusOr<HfConfig> accel::import::ckpt::readHfConfig(const std::string &dir) {
   ACCEL_RT_ASSIGN_OR_RETURN(c.normEps, r.number({"rms_norm_eps", "layer_norm_eps",
                                                  "layer_norm_epsilon", "norm_epsilon"},
                                                 1e-6));
-  c.tieEmbeddings = r.flag("tie_word_embeddings", true);
+  const bool moe = t == "mixtral" || t == "qwen2_moe" || t == "qwen3_moe";
+  // The MoE families' configs default to untied embeddings.
+  c.tieEmbeddings = r.flag("tie_word_embeddings", !moe);
   c.activation = r.string({"hidden_activation", "hidden_act", "activation_function",
                            "activation"},
                           "silu");
@@ -198,7 +266,8 @@ StatusOr<HfConfig> accel::import::ckpt::readHfConfig(const std::string &dir) {
   // Rotary.
   const json::Value *ropeParams = r.get("rope_parameters");
   ACCEL_RT_ASSIGN_OR_RETURN(double legacyTheta,
-                            r.number({"rope_theta", "rotary_emb_base"}, 10000.0));
+                            r.number({"rope_theta", "rotary_emb_base"},
+                                     t == "mixtral" ? 1e6 : 10000.0));
   double partial = 1.0;
   if (ropeParams && ropeParams->isObject())
     if (const json::Value *p = ropeParams->find("partial_rotary_factor"); p && p->isNumber())
@@ -248,7 +317,7 @@ StatusOr<HfConfig> accel::import::ckpt::readHfConfig(const std::string &dir) {
         return refuse("layer type '" + s + "' of layer " + std::to_string(i) +
                       " is not supported (full_attention, sliding_attention)");
     }
-  } else if (t == "qwen2" || t == "qwen3") {
+  } else if (t == "qwen2" || t == "qwen3" || t == "qwen2_moe" || t == "qwen3_moe") {
     if (r.flag("use_sliding_window", false))
       return refuse("'use_sliding_window' without 'layer_types' is not supported");
   } else if (t == "gemma2" || t == "gemma3_text") {
@@ -265,9 +334,11 @@ StatusOr<HfConfig> accel::import::ckpt::readHfConfig(const std::string &dir) {
   }
 
   // The families.
-  if (t == "llama" || t == "mistral" || t == "granite") {
+  if (t == "llama" || t == "mistral" || t == "granite" || t == "mixtral") {
     if (t == "mistral" && r.flag("attention_bias", false))
       return refuse("'attention_bias' is not a Mistral field accel honours");
+    if (t == "mixtral" && r.flag("attention_bias", false))
+      return refuse("'attention_bias' is not a Mixtral field accel honours");
     if (t == "granite") {
       ACCEL_RT_ASSIGN_OR_RETURN(c.embeddingScale, r.number({"embedding_multiplier"}, 1.0));
       ACCEL_RT_ASSIGN_OR_RETURN(c.residualMultiplier, r.number({"residual_multiplier"}, 1.0));
@@ -279,7 +350,10 @@ StatusOr<HfConfig> accel::import::ckpt::readHfConfig(const std::string &dir) {
   } else if (t == "qwen2") {
     c.qkvBias = true;
     c.oBias = false;
-  } else if (t == "qwen3") {
+  } else if (t == "qwen2_moe") {
+    c.qkvBias = r.flag("qkv_bias", true);
+    c.oBias = false;
+  } else if (t == "qwen3" || t == "qwen3_moe") {
     c.qkNorm = "head";
     c.oBias = c.qkvBias; // attention_bias applies to q, k, v and o
   } else if (t == "olmo2") {
@@ -351,6 +425,9 @@ StatusOr<HfConfig> accel::import::ckpt::readHfConfig(const std::string &dir) {
     c.qkvBias = c.oBias = c.mlpBias = r.flag("use_bias", true);
     c.layerNorm = true;
     c.gated = false;
+  }
+  if (moe) {
+    ACCEL_RT_ASSIGN_OR_RETURN(c.moe, readMoe(r, c));
   }
   if (c.heads % std::max<int64_t>(c.kvHeads, 1) || c.kvHeads == 0)
     return rt::invalidArgument("config.json: num_attention_heads (" + std::to_string(c.heads) +

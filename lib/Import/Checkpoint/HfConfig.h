@@ -47,6 +47,18 @@ struct RopeDesc {
   int64_t originalMaxPosition = 0;
 };
 
+/// A sparse mixture-of-experts MLP (Mixtral, Qwen2-MoE, Qwen3-MoE): the
+/// layers it replaces the dense MLP of, and what `transformer.moe` needs.
+struct MoeDesc {
+  int64_t experts = 0, topK = 0;
+  int64_t intermediate = 0;       ///< each expert's (moe_intermediate_size)
+  bool renormalize = true;        ///< top-k weights divided by their sum
+  int64_t sharedIntermediate = 0; ///< Qwen2-MoE's gated shared expert; 0: none
+  std::vector<bool> sparse;       ///< per layer: the MoE (else the dense MLP)
+  /// The config field that counts the experts, for messages.
+  std::string expertsField;
+};
+
 struct HfConfig {
   std::string modelType;
   int64_t vocabSize = 0, hidden = 0, layers = 0, heads = 0, kvHeads = 0, headDim = 0,
@@ -75,6 +87,7 @@ struct HfConfig {
   bool fusedGateUp = false;  ///< Phi-3 gate_up_proj
   bool mlpBias = false;
   std::string activation; ///< an accel ActivationKind name: silu, gelu, gelu_tanh
+  std::optional<MoeDesc> moe;
   // Block.
   BlockKind block = BlockKind::Sequential;
   bool sharedParallelNorm = false; ///< Falcon: one norm feeds attention and MLP
