@@ -3,6 +3,7 @@
 
 #include "../WeightElements.h"
 
+#include "accel/Weights/Weights.h"
 #include "core/DType.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
@@ -10,7 +11,9 @@
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/Operation.h"
 
+#include <algorithm>
 #include <cstring>
+#include <functional>
 
 using namespace mlir;
 using namespace accel::import::ckpt;
@@ -25,17 +28,79 @@ std::string shapeString(llvm::ArrayRef<int64_t> shape) {
 } // namespace
 
 namespace {
-/// Element `i` of `t` as f32 (F32 as is, BF16/F16 widened).
-float elementAt(const accel::import::ckpt::StTensor &t, int64_t i) {
-  const char *p = t.bytes.data() + i * t.elementBytes;
-  if (t.dtype == "F32") {
-    float f;
-    std::memcpy(&f, p, 4);
-    return f;
+/// A checked tensor's bytes as a source of f32 values, holding its mapping.
+struct Source {
+  enum Kind { F32, BF16, F16 } kind = F32;
+  const char *data = nullptr;
+  std::shared_ptr<const llvm::MemoryBuffer> owner;
+
+  explicit Source(const accel::import::ckpt::StTensor &t)
+      : kind(t.dtype == "F32" ? F32 : t.dtype == "BF16" ? BF16 : F16), data(t.bytes.data()),
+        owner(t.owner) {}
+
+  float at(int64_t i) const {
+    if (kind == F32) {
+      float f;
+      std::memcpy(&f, data + i * 4, 4);
+      return f;
+    }
+    uint16_t h;
+    std::memcpy(&h, data + i * 2, 2);
+    return kind == BF16 ? accel::rt::bf16ToF32(h) : accel::rt::f16ToF32(h);
   }
-  uint16_t h;
-  std::memcpy(&h, p, 2);
-  return t.dtype == "BF16" ? accel::rt::bf16ToF32(h) : accel::rt::f16ToF32(h);
+  size_t elementBytes() const { return kind == F32 ? 4 : 2; }
+  /// Elements [from, from + n) into out; then hands the pages read back to
+  /// the OS (a mapped file's, registered by weights::fromBytes), with the
+  /// 64 KB before them that the kernel's fault-around may have mapped.
+  void widen(int64_t from, int64_t n, float *out) const {
+    if (kind == F32)
+      std::memcpy(out, data + from * 4, size_t(n) * 4);
+    else
+      for (int64_t i = 0; i < n; ++i)
+        out[i] = at(from + i);
+    release(size_t(from) * elementBytes(), size_t(n) * elementBytes());
+  }
+  void release(size_t offset, size_t size) const {
+    constexpr size_t kFaultAround = 64 << 10;
+    const size_t lo = offset > kFaultAround ? offset - kFaultAround : 0;
+    accel::weights::dropPages(data + lo, offset + size - lo);
+  }
+};
+
+/// Writes the flat f32 elements [begin, end) of a weight.
+using FlatFn = std::function<void(int64_t begin, int64_t end, float *out)>;
+
+/// A weight whose values `flat` computes: inline when small, else a lazy
+/// weight (accel/Weights) computed a band of rows at a time by the plan
+/// writer, so that nothing the size of the tensor is held. `sources` are the
+/// stored tensors it reads, made blobs over the mapped file so that the
+/// writer drops their pages once read.
+ElementsAttr computedWeight(RankedTensorType type, llvm::StringRef name, int64_t inlineBytes,
+                            FlatFn flat,
+                            llvm::ArrayRef<const accel::import::ckpt::StTensor *> sources) {
+  const int64_t n = type.getNumElements();
+  if (n * 4 <= inlineBytes) {
+    std::vector<char> bytes(size_t(n) * 4);
+    flat(0, n, reinterpret_cast<float *>(bytes.data()));
+    return DenseElementsAttr::getFromRawBuffer(type, llvm::ArrayRef<char>(bytes));
+  }
+  std::vector<ElementsAttr> blobs;
+  for (const accel::import::ckpt::StTensor *t : sources) {
+    MLIRContext *ctx = type.getContext();
+    Type et = t->dtype == "F32"    ? Type(Float32Type::get(ctx))
+              : t->dtype == "BF16" ? Type(BFloat16Type::get(ctx))
+                                   : Type(Float16Type::get(ctx));
+    auto storedType = RankedTensorType::get({t->numElements}, et);
+    const bool mapped = t->owner->getBufferKind() == llvm::MemoryBuffer::MemoryBuffer_MMap;
+    blobs.push_back(accel::weights::fromBytes(storedType, (name + ".stored").str(), t->bytes,
+                                              t->owner, size_t(t->elementBytes), mapped));
+  }
+  const int64_t rows = type.getRank() ? type.getDimSize(0) : 1;
+  const int64_t rowLen = rows ? n / rows : 0;
+  accel::weights::RowFn produce = [flat, rowLen](int64_t b, int64_t e, char *out) {
+    flat(b * rowLen, e * rowLen, reinterpret_cast<float *>(out));
+  };
+  return accel::weights::lazy(type, name, std::move(produce), std::move(blobs));
 }
 } // namespace
 
@@ -84,38 +149,43 @@ Value CheckpointWeights::get(llvm::StringRef name, llvm::ArrayRef<int64_t> shape
     value = weightElements(type, name, t->bytes, t->owner, 4,
                            t->owner->getBufferKind() == llvm::MemoryBuffer::MemoryBuffer_MMap);
   } else {
-    // Computed once: widened, rearranged or scaled (or small enough to inline).
-    std::vector<char> bytes(size_t(n) * 4);
-    float *out = reinterpret_cast<float *>(bytes.data());
-    auto at = [&](int64_t i) { return elementAt(*t, i); };
+    // Widened, rearranged or scaled: computed by rows when the plan is
+    // written (or now, when small enough to inline).
+    const Source src(*t);
+    const double scale = layout.scale;
+    FlatFn flat;
     if (layout.transposed) {
       const int64_t rows = shape[0], cols = shape[1]; // out, in; stored [in, out]
-      for (int64_t r = 0; r < rows; ++r)
-        for (int64_t c = 0; c < cols; ++c)
-          out[r * cols + c] = at(c * rows + r);
+      flat = [src, rows, cols](int64_t b, int64_t e, float *out) {
+        for (int64_t j = b; j < e; ++j)
+          out[j - b] = src.at((j % cols) * rows + j / cols);
+        src.release(0, size_t(rows) * size_t(cols) * src.elementBytes());
+      };
     } else if (layout.interleavedHeads) {
       // Rows [h][part][d] → [part][h][d]; a row is everything after dim 0.
       const int64_t heads = layout.interleavedHeads;
       const int64_t rowLen = shape.size() > 1 ? shape[1] : 1;
       const int64_t d = shape[0] / (3 * heads);
-      for (int64_t h = 0; h < heads; ++h)
-        for (int64_t part = 0; part < 3; ++part)
-          for (int64_t i = 0; i < d; ++i) {
-            const int64_t src = (h * 3 + part) * d + i, dst = (part * heads + h) * d + i;
-            for (int64_t c = 0; c < rowLen; ++c)
-              out[dst * rowLen + c] = at(src * rowLen + c);
-          }
+      flat = [src, heads, rowLen, d](int64_t b, int64_t e, float *out) {
+        for (int64_t j = b; j < e;) {
+          const int64_t dst = j / rowLen, c = j % rowLen;
+          const int64_t i = dst % d, part = dst / (heads * d), h = (dst / d) % heads;
+          const int64_t from = ((h * 3 + part) * d + i) * rowLen + c;
+          const int64_t take = std::min(e - j, rowLen - c);
+          src.widen(from, take, out + (j - b));
+          j += take;
+        }
+      };
     } else {
-      for (int64_t i = 0; i < n; ++i)
-        out[i] = at(i);
+      flat = [src](int64_t b, int64_t e, float *out) { src.widen(b, e - b, out); };
     }
-    if (layout.scale != 1.0)
-      for (int64_t i = 0; i < n; ++i)
-        out[i] = float(double(out[i]) * layout.scale);
-    if (n * 4 <= inlineBytes_)
-      value = DenseElementsAttr::getFromRawBuffer(type, llvm::ArrayRef<char>(bytes));
-    else
-      value = weightElements(type, name, std::move(bytes), 4);
+    if (scale != 1.0)
+      flat = [inner = std::move(flat), scale](int64_t b, int64_t e, float *out) {
+        inner(b, e, out);
+        for (int64_t i = 0; i < e - b; ++i)
+          out[i] = float(double(out[i]) * scale);
+      };
+    value = computedWeight(type, name, inlineBytes_, std::move(flat), {t});
   }
   return constant(loc, value);
 }
@@ -141,20 +211,17 @@ Value CheckpointWeights::concat(llvm::StringRef name, llvm::ArrayRef<std::string
     tensors.push_back(t);
   }
   auto type = RankedTensorType::get(shape, b_.getF32Type());
-  std::vector<char> bytes(size_t(total) * 4);
-  float *out = reinterpret_cast<float *>(bytes.data());
-  for (const StTensor *t : tensors) {
-    if (t->dtype == "F32")
-      std::memcpy(out, t->bytes.data(), size_t(partElements) * 4);
-    else
-      for (int64_t i = 0; i < partElements; ++i)
-        out[i] = elementAt(*t, i);
-    out += partElements;
-  }
-  ElementsAttr value;
-  if (total * 4 <= inlineBytes_)
-    value = DenseElementsAttr::getFromRawBuffer(type, llvm::ArrayRef<char>(bytes));
-  else
-    value = weightElements(type, name, std::move(bytes), 4);
+  std::vector<Source> sources;
+  for (const StTensor *t : tensors)
+    sources.emplace_back(*t);
+  FlatFn flat = [sources, partElements](int64_t b, int64_t e, float *out) {
+    for (int64_t j = b; j < e;) {
+      const int64_t part = j / partElements, k = j % partElements;
+      const int64_t take = std::min(e - j, partElements - k);
+      sources[size_t(part)].widen(k, take, out + (j - b));
+      j += take;
+    }
+  };
+  ElementsAttr value = computedWeight(type, name, inlineBytes_, std::move(flat), tensors);
   return constant(locOf(name), value);
 }
