@@ -3,6 +3,10 @@
 # accel (accelc + accel-bench) and PyTorch + HF transformers (eager, static cache) in one run.
 #
 #   bench/llama8b/run.sh [PHASE...]        PHASE: export compile check bench hf summary (default: all)
+#                                          checkpoint / compile-ckpt: the same model as a bf16 HF
+#                                          checkpoint (save_pretrained, ~1 min) into LLAMA8B_CKPT
+#                                          (default /dev/shm/llama8b-ckpt), and `accelc DIR` of it
+#                                          into the plan (then check against its logits.npy)
 #                                          export-bg / wait: the export detached, and waiting for it
 #                                          (a device call is limited to 10 minutes; the 32-layer
 #                                          export alone takes about 7: start it with export-bg in one
@@ -18,6 +22,7 @@ cd "$(dirname "$0")/../.."
 BIN=${ACCEL_BIN:-build/bin}
 DIR=${LLAMA8B_DIR:-/dev/shm/llama8b}
 PLAN=${LLAMA8B_PLAN:-/tmp/llama8b.plan}
+CKPT=${LLAMA8B_CKPT:-/dev/shm/llama8b-ckpt}
 RES=${OUT:-bench/llama8b/out}
 FLAGS=${ACCELC_FLAGS:--precision=bf16}
 mkdir -p "$RES"
@@ -43,6 +48,14 @@ for phase in $phases; do
       "$BIN/accelc" "$DIR/model.onnx" -target=h200 $FLAGS -no-tokenizer -o "$PLAN"
       ls -l "$PLAN"
       "$BIN/accel-run" "$PLAN" --describe | head -12 ;;
+    checkpoint)
+      python3 bench/llama8b/export_checkpoint.py --out "$CKPT" --layers "${LLAMA8B_LAYERS:-32}" ;;
+    compile-ckpt)
+      # shellcheck disable=SC2086
+      /usr/bin/time -v "$BIN/accelc" "$CKPT" -target=h200 $FLAGS -no-tokenizer -o "$PLAN" 2>&1 |
+        grep -E "error|Elapsed|Maximum resident" >&2
+      "$BIN/accel-gpu-score" "$PLAN" --ids "$CKPT/input_ids.npy" --ref "$CKPT/logits.npy" \
+        --dtype bf16 --tol 0.1 || true ;;
     check)
       # The plan's logits against HF's fp32 logits of the same random weights (a sanity check of
       # the 8B-shaped pipeline; the fixtures carry the strict numerics).
@@ -55,7 +68,7 @@ for phase in $phases; do
     summary)
       python3 bench/llama8b/summarize.py "$RES/accel.json" "$RES/hf.json" | tee "$RES/summary.md" ;;
     *)
-      echo "run.sh: unknown phase '$phase' (export export-bg wait compile check bench hf summary)" >&2
+      echo "run.sh: unknown phase '$phase' (export export-bg wait checkpoint compile compile-ckpt check bench hf summary)" >&2
       exit 2 ;;
   esac
   echo "run.sh: $phase took $(( $(t) - start )) s" >&2
