@@ -367,14 +367,20 @@ void weights::dropSourcePages(ElementsAttr attr) {
       dropPages(blob->getData().data(), blob->getData().size());
 }
 
+namespace {
+/// Rows of `rows` in a chunk of about `chunkBytes` (at least one).
+int64_t rowsPerChunk(const weights::Rows &rows, size_t chunkBytes) {
+  return std::max<int64_t>(1, int64_t(chunkBytes / std::max<size_t>(rows.rowBytes, 1)));
+}
+} // namespace
+
 bool weights::forEachRowChunk(
     ElementsAttr attr, size_t chunkBytes,
     const std::function<void(int64_t, int64_t, const char *)> &fn) {
   std::optional<Rows> rows = rowsOf(attr);
   if (!rows)
     return false;
-  const int64_t step =
-      std::max<int64_t>(1, int64_t(chunkBytes / std::max<size_t>(rows->rowBytes, 1)));
+  const int64_t step = rowsPerChunk(*rows, chunkBytes);
   std::vector<char> buf(size_t(std::min(step, std::max<int64_t>(rows->rows, 1))) * rows->rowBytes);
   for (int64_t b = 0; b < rows->rows; b += step) {
     int64_t e = std::min(rows->rows, b + step);
@@ -408,8 +414,7 @@ bool weights::parallelRowChunks(
   std::optional<Rows> rows = rowsOf(attr);
   if (!rows)
     return false;
-  const int64_t step =
-      std::max<int64_t>(1, int64_t(chunkBytes / std::max<size_t>(rows->rowBytes, 1)));
+  const int64_t step = rowsPerChunk(*rows, chunkBytes);
   const int64_t chunks = (rows->rows + step - 1) / step;
   unsigned threads = unsigned(std::min<int64_t>(
       chunks, std::max(1u, std::min(std::thread::hardware_concurrency(), 64u))));
