@@ -549,7 +549,6 @@ public:
   /// Computes and writes every chunk; the sections' CRCs in order. Empty
   /// `error` on success.
   std::vector<uint32_t> run(std::string &error) {
-    unsigned threads = std::max(1u, std::min(std::thread::hardware_concurrency(), 64u));
     std::atomic<size_t> next{0};
     std::atomic<bool> failed{false};
     std::mutex mu;
@@ -600,12 +599,7 @@ public:
         report();
       }
     };
-    std::vector<std::thread> pool;
-    for (unsigned t = 1; t < threads; ++t)
-      pool.emplace_back(work);
-    work();
-    for (std::thread &t : pool)
-      t.join();
+    weights::runOnCores(int64_t(jobs_.size()), work);
     std::vector<uint32_t> crcs;
     if (failed)
       return crcs;

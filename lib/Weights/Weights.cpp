@@ -416,8 +416,6 @@ bool weights::parallelRowChunks(
     return false;
   const int64_t step = rowsPerChunk(*rows, chunkBytes);
   const int64_t chunks = (rows->rows + step - 1) / step;
-  unsigned threads = unsigned(std::min<int64_t>(
-      chunks, std::max(1u, std::min(std::thread::hardware_concurrency(), 64u))));
   std::atomic<int64_t> next{0};
   auto work = [&] {
     std::vector<char> buf;
@@ -428,13 +426,19 @@ bool weights::parallelRowChunks(
       fn(b, e, buf.data());
     }
   };
+  runOnCores(chunks, work);
+  return true;
+}
+
+void weights::runOnCores(int64_t maxThreads, const std::function<void()> &work) {
+  const int64_t cores = std::max(1u, std::min(std::thread::hardware_concurrency(), 64u));
+  const int64_t threads = std::max<int64_t>(1, std::min(maxThreads, cores));
   std::vector<std::thread> pool;
-  for (unsigned t = 1; t < threads; ++t)
+  for (int64_t t = 1; t < threads; ++t)
     pool.emplace_back(work);
   work();
   for (std::thread &t : pool)
     t.join();
-  return true;
 }
 
 ElementsAttr weights::transpose(ElementsAttr attr, RankedTensorType resultType, StringRef name) {

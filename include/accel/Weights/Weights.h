@@ -124,6 +124,12 @@ mlir::ElementsAttr concat(llvm::ArrayRef<mlir::ElementsAttr> parts,
 bool forEachRowChunk(mlir::ElementsAttr attr, size_t chunkBytes,
                      const std::function<void(int64_t begin, int64_t end, const char *rows)> &fn);
 
+/// Runs `work` on up to `maxThreads` threads at once (the calling one
+/// among them; at most the machine's cores, and 64) and waits for all: the
+/// plan writer's and parallelRowChunks' workers, which take their items from
+/// a shared counter.
+void runOnCores(int64_t maxThreads, const std::function<void()> &work);
+
 /// As forEachRowChunk, the chunks on all cores (in any order): `fn` must be
 /// safe to call from several threads at once.
 bool parallelRowChunks(mlir::ElementsAttr attr, size_t chunkBytes,
