@@ -49,6 +49,16 @@ def llama3_8b_config(layers=32):
     return LlamaConfig(**cfg)
 
 
+def build_model(layers, seed):
+    """The seeded fp32 model (on the GPU when there is one); model, config, device."""
+    torch.manual_seed(seed)
+    cfg = llama3_8b_config(layers)
+    dev = "cuda" if torch.cuda.is_available() else "cpu"
+    with torch.device(dev):
+        model = LlamaForCausalLM(cfg).to(torch.float32).eval()
+    return model, cfg, dev
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", required=True)
@@ -59,11 +69,7 @@ def main():
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
     t0 = time.time()
-    torch.manual_seed(args.seed)
-    cfg = llama3_8b_config(args.layers)
-    dev = "cuda" if torch.cuda.is_available() else "cpu"
-    with torch.device(dev):
-        model = LlamaForCausalLM(cfg).to(torch.float32).eval()
+    model, cfg, dev = build_model(args.layers, args.seed)
     n = sum(p.numel() for p in model.parameters())
     print(f"export: {n / 1e9:.2f} B parameters, init on {dev} in {time.time() - t0:.1f} s", flush=True)
     ids = torch.randint(3, cfg.vocab_size, (1, 8), device=dev)

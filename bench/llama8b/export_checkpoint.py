@@ -19,7 +19,7 @@ import torch
 from transformers import LlamaForCausalLM
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from export import llama3_8b_config  # noqa: E402
+from export import build_model  # noqa: E402
 
 
 def main():
@@ -31,11 +31,7 @@ def main():
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
     t0 = time.time()
-    torch.manual_seed(args.seed)
-    cfg = llama3_8b_config(args.layers)
-    dev = "cuda" if torch.cuda.is_available() else "cpu"
-    with torch.device(dev):
-        model = LlamaForCausalLM(cfg).to(torch.float32).eval()
+    model, cfg, dev = build_model(args.layers, args.seed)
     model.to(torch.bfloat16)
     print(f"checkpoint: init on {dev} in {time.time() - t0:.1f} s", flush=True)
     t1 = time.time()
