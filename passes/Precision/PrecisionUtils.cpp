@@ -157,10 +157,17 @@ ElementsAttr precision::mapWeightRows(
 
 bool precision::forEachF32Rows(ElementsAttr attr,
                                const std::function<void(int64_t, int64_t, const float *)> &fn) {
-  return weights::parallelRowChunks(attr, size_t(16) << 20,
-                                  [&](int64_t b, int64_t e, const char *rows) {
-                                    fn(b, e, reinterpret_cast<const float *>(rows));
-                                  });
+  const bool read = weights::parallelRowChunks(attr, size_t(16) << 20,
+                                               [&](int64_t b, int64_t e, const char *rows) {
+                                                 fn(b, e, reinterpret_cast<const float *>(rows));
+                                               });
+  // A whole weight was read (for its scales or statistics); the plan writer
+  // reads it again later. Its mapped pages leave this process now, or a pass
+  // over every weight would keep them all resident (12 GB on the 8B model
+  // with w8a8-fp8 from ONNX, docs/performance.md).
+  if (read)
+    weights::dropSourcePages(attr);
+  return read;
 }
 
 Value precision::createConstant(Operation *before, Location loc, ElementsAttr value) {
