@@ -45,6 +45,11 @@ const std::vector<EnvVar> &envTable() {
          "the default of GpuExecutorOptions::tuning.decodeKeyParallel: bf16/f16 decode steps "
          "with at most 4 query heads per KV head run decode_attention_kp; 0: decode_attention",
          &Env::gpuDecodeKeyParallel);
+    count("ACCEL_GPU_DECODE_KP_VARIANT", "0",
+          "the default of GpuExecutorOptions::tuning.decodeKpVariant: which build of "
+          "decode_attention_kp decode steps run (0, or 1-3: the variants of "
+          "DecodeAttentionKP.cu, for measuring them); over 3 is an error",
+          &Env::gpuDecodeKpVariant);
     count("ACCEL_GPU_DECODE_SPLIT", "256",
            "the default of GpuExecutorOptions::tuning.decodeSplit: keys per split-KV chunk of "
           "decode steps whose longest context is over twice that; 0: no split by length",

@@ -42,6 +42,7 @@ struct Env {
   bool gpuForcePtx = false;             // ACCEL_GPU_FORCE_PTX
   bool gpuDecodeKeyParallel = true;     // ACCEL_GPU_DECODE_KEY_PARALLEL
   bool gemmAutotune = true;             // ACCEL_GEMM_AUTOTUNE
+  int64_t gpuDecodeKpVariant = 0;        // ACCEL_GPU_DECODE_KP_VARIANT
   int64_t gpuDecodeSplit = kDefaultDecodeSplit; // ACCEL_GPU_DECODE_SPLIT
   std::string apiKey;                   // ACCEL_API_KEY ("": none)
 };

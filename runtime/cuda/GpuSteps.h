@@ -172,6 +172,8 @@ struct GpuPrepareContext {
   /// Decode steps of bf16/f16 plans run decode_attention_kp where it
   /// applies (GpuTuning::decodeKeyParallel).
   bool decodeKeyParallel = true;
+  /// GpuTuning::decodeKpVariant.
+  int64_t decodeKpVariant = 0;
 };
 
 /// The call for `step` on the GPU, or why the GPU backend cannot run it (one

@@ -38,6 +38,10 @@ struct GpuTuning {
   /// DecodeAttentionKP.cu); false: decode_attention (a key row over a warp)
   /// for every decode step. Default: $ACCEL_GPU_DECODE_KEY_PARALLEL, else on.
   bool decodeKeyParallel = env().gpuDecodeKeyParallel;
+  /// Which build of decode_attention_kp: 0, or 1-3, the variants of
+  /// DecodeAttentionKP.cu (slot prefetch, query in shared memory, more
+  /// blocks per multiprocessor). Default: $ACCEL_GPU_DECODE_KP_VARIANT, else 0.
+  int64_t decodeKpVariant = env().gpuDecodeKpVariant;
   /// W8A8 FP8 GEMMs of at least this many rows let cuBLASLt scale the sums
   /// (outer-vector scales); smaller ones write f32 sums and rescale them
   /// (ops/Linear.cpp). 1: always; INT64_MAX: never.

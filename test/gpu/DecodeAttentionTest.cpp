@@ -38,9 +38,19 @@ using namespace accel::rt::test::paged;
 
 namespace {
 
-enum class Kernel { kWarp, kKeyParallel };
+/// The warp kernel, and the key-parallel one with its variants 0-3
+/// (DecodeAttentionKP.cu, ACCEL_GPU_DECODE_KP_VARIANT).
+enum class Kernel { kWarp, kKeyParallel, kKp1, kKp2, kKp3 };
+constexpr Kernel kKpKernels[] = {Kernel::kKeyParallel, Kernel::kKp1, Kernel::kKp2, Kernel::kKp3};
 
-const char *kernelName(Kernel k) { return k == Kernel::kWarp ? "decode_attention" : "decode_attention_kp"; }
+/// "" or "v1_" .. "v3_": the variant part of a key-parallel kernel's name.
+std::string kpVariant(Kernel k) {
+  return k <= Kernel::kKeyParallel ? "" : "v" + std::to_string(int(k) - 1) + "_";
+}
+
+std::string kernelName(Kernel k) {
+  return k == Kernel::kWarp ? "decode_attention" : "decode_attention_kp_" + kpVariant(k);
+}
 
 /// The function name ops/Attention.cpp would load, or "" where the kernel
 /// has no variant for the case.
@@ -54,7 +64,7 @@ std::string functionName(Kernel k, const Case &c) {
   } else {
     if (group > 4 || c.dtype == DType::kF32)
       return "";
-    base = "decode_attention_kp_g" + std::string(group == 1 ? "1" : "4") + "_d" +
+    base = "decode_attention_kp_" + kpVariant(k) + "g" + std::string(group == 1 ? "1" : "4") + "_d" +
            std::to_string(c.d);
   }
   return base + "_" + engine::gpuDTypeSuffix(c.dtype) + (c.fp8Cache ? "_kv8" : "");
@@ -137,7 +147,7 @@ void expectCase(const Case &c, Kernel k, Split split = {}, bool perHeadScales = 
   GpuContext *gpu = test::gpuTestContext(&why);
   if (!gpu)
     GTEST_SKIP() << why;
-  SCOPED_TRACE(std::string(kernelName(k)) + " " + describe(c) + " splits " +
+  SCOPED_TRACE(kernelName(k) + " " + describe(c) + " splits " +
                std::to_string(split.numSplits) + (c.fp8Cache ? " fp8 cache" : "") +
                (perHeadScales ? " per-head scales" : ""));
   ASSERT_FALSE(functionName(k, c).empty());
@@ -157,8 +167,9 @@ void expectCase(const Case &c, Kernel k, Split split = {}, bool perHeadScales = 
 
 void bothKernels(const Case &c, Split split = {}, bool perHeadScales = false) {
   expectCase(c, Kernel::kWarp, split, perHeadScales);
-  if (!functionName(Kernel::kKeyParallel, c).empty())
-    expectCase(c, Kernel::kKeyParallel, split, perHeadScales);
+  for (Kernel k : kKpKernels)
+    if (!functionName(k, c).empty())
+      expectCase(c, k, split, perHeadScales);
 }
 
 const std::vector<int64_t> kLens = {1, 2, 7, 16, 17, 40, 100, 333};
@@ -235,7 +246,7 @@ TEST(DecodeAttention, PaddedRowIsZero) {
   Case c = decodeCase({20, 1});
   c.heads = 16;
   c.kvHeads = 4;
-  for (Kernel k : {Kernel::kWarp, Kernel::kKeyParallel}) {
+  for (Kernel k : {Kernel::kWarp, Kernel::kKeyParallel, Kernel::kKp1, Kernel::kKp2, Kernel::kKp3}) {
     StatusOr<std::unique_ptr<Problem>> p = makeProblem(gpu, c);
     ASSERT_TRUE(p);
     Problem &pr = **p;
@@ -287,9 +298,9 @@ int bench() {
       const Split split{ds.numSplits, ds.splitSize};
       const double bytes = double(s.batch) * double(s.ctx) * double(c.kvHeads * c.d) * 2.0 *
                            (fp8 ? 1.0 : 2.0);
-      double ms[2] = {0, 0};
-      std::vector<float> outs[2];
-      for (Kernel k : {Kernel::kWarp, Kernel::kKeyParallel}) {
+      double ms[5] = {0, 0, 0, 0, 0};
+      std::vector<float> outs[5];
+      for (Kernel k : {Kernel::kWarp, Kernel::kKeyParallel, Kernel::kKp1, Kernel::kKp2, Kernel::kKp3}) {
         StatusOr<DeviceTensor> out = pr.st.empty(c.dtype, {pr.tokens, c.heads, c.d});
         if (!out)
           return 1;
@@ -314,16 +325,20 @@ int bench() {
         if (got)
           outs[int(k)] = std::move(*got);
       }
-      double diff = 0, mx = 0;
-      for (size_t i = 0; i < outs[0].size() && i < outs[1].size(); ++i) {
-        diff = std::max(diff, double(std::fabs(outs[0][i] - outs[1][i])));
-        mx = std::max(mx, double(std::fabs(outs[0][i])));
+      double mx = 0;
+      for (float v : outs[0])
+        mx = std::max(mx, double(std::fabs(v)));
+      std::printf("batch %5lld ctx %5lld %-4s splits %2d: warp %7.1f us %5.0f GB/s", (long long)s.batch,
+                  (long long)s.ctx, fp8 ? "fp8" : "bf16", split.numSplits, 1e3 * ms[0],
+                  bytes / ms[0] * 1e-6);
+      for (int v = 1; v < 5; ++v) {
+        double diff = 0;
+        for (size_t i = 0; i < outs[0].size() && i < outs[v].size(); ++i)
+          diff = std::max(diff, double(std::fabs(outs[0][i] - outs[v][i])));
+        std::printf(" | kp%d %7.1f us %5.0f GB/s %.2fx (%.0e)", v - 1, 1e3 * ms[v],
+                    bytes / ms[v] * 1e-6, ms[0] / ms[v], mx > 0 ? diff / mx : diff);
       }
-      std::printf("batch %5lld ctx %5lld %-4s splits %2d: warp %8.1f us %6.0f GB/s | kp %8.1f us "
-                  "%6.0f GB/s | speed-up %.2fx | max|kp-warp|/max %.1e\n",
-                  (long long)s.batch, (long long)s.ctx, fp8 ? "fp8" : "bf16", split.numSplits,
-                  1e3 * ms[0], bytes / ms[0] * 1e-6, 1e3 * ms[1], bytes / ms[1] * 1e-6,
-                  ms[0] / ms[1], mx > 0 ? diff / mx : diff);
+      std::printf("\n");
     }
   return 0;
 }

@@ -89,7 +89,14 @@ __device__ __forceinline__ void toFloats(const Raw<E * int(sizeof(C))> &r, float
   }
 }
 
-template <typename T, typename C, int D, int G>
+/// Variants (ACCEL_GPU_DECODE_KP_VARIANT, for measuring them side by side):
+/// PF looks up the next iteration's KV slots before this iteration's
+/// arithmetic (the block-table load leaves the loop's dependency chain); QP
+/// keeps the scaled query in shared memory, read at each use, instead of in
+/// registers (64 fewer at G = 4), which with __launch_bounds__' minimum of
+/// MINB blocks per multiprocessor lets more blocks share one; KPIV (when not 0) sets the keys
+/// a warp keeps in flight per iteration (fewer: fewer registers).
+template <typename T, typename C, int D, int G, bool PF = false, bool QP = false, int KPIV = 0>
 __device__ __forceinline__ void decodeAttentionKP(
     const T *q, const C *kCache, const C *vCache, const int *qsl, const int *seqLens,
     const int *blockTables, i64 tableWidth, T *out, float *partM, float *partL, float *partAcc,
@@ -98,12 +105,12 @@ __device__ __forceinline__ void decodeAttentionKP(
   constexpr int CH = 16;                       // K channels per lane (scores)
   constexpr int LPK = D / CH;                  // lanes per key: 4, 8, 16
   constexpr int KPW = 32 / LPK;                // keys per warp load round: 8, 4, 2
-  constexpr int KPI = D <= 128 ? 16 : 8;       // keys per warp iteration
+  constexpr int KPI = KPIV ? KPIV : D <= 128 ? 16 : 8; // keys per warp iteration
   constexpr int R = KPI / KPW;                 // load rounds per iteration
   constexpr int VE = D / 32;                   // V channels per lane (P.V)
   constexpr int KB = CH * int(sizeof(C));      // K bytes per lane and key
   constexpr int VB = VE * int(sizeof(C));      // V bytes per lane and key
-  static_assert(KPI <= 32 && R >= 1 && KPW * LPK == 32, "bad geometry");
+  static_assert(KPI <= 32 && R >= 1 && KPI % KPW == 0 && KPW * LPK == 32, "bad geometry");
 
   __shared__ float sP[kWarps][KPI][G];
   __shared__ float sM[kWarps][G], sL[kWarps][G];
@@ -128,20 +135,30 @@ __device__ __forceinline__ void decodeAttentionKP(
 
   // The query's CH channels of this lane, scaled (softcap applies to the
   // scaled score, as in decode_attention).
-  float qr[G][CH];
+  float qr[QP ? 1 : G][CH];
+  __shared__ __align__(16) float sQ[QP ? G : 1][QP ? D : 4];
+  if constexpr (QP) {
+    for (int i = threadIdx.x; i < G * D; i += blockDim.x) {
+      const int g = i / D, c = i % D;
+      sQ[g][c] = g < group ? accel_kernels::toF32(q[((t * heads) + kvh * group + g) * D + c]) * scale
+                           : 0.0f;
+    }
+    __syncthreads();
+  } else {
 #pragma unroll
-  for (int g = 0; g < G; ++g) {
-    if (g < group) {
-      Raw<CH * 2> raw;
-      loadRaw<CH * 2>(q + ((t * heads) + kvh * group + g) * D + sub * CH, raw);
-      toFloats<T, CH>(raw, qr[g]);
+    for (int g = 0; g < G; ++g) {
+      if (g < group) {
+        Raw<CH * 2> raw;
+        loadRaw<CH * 2>(q + ((t * heads) + kvh * group + g) * D + sub * CH, raw);
+        toFloats<T, CH>(raw, qr[g]);
 #pragma unroll
-      for (int c = 0; c < CH; ++c)
-        qr[g][c] *= scale;
-    } else {
+        for (int c = 0; c < CH; ++c)
+          qr[g][c] *= scale;
+      } else {
 #pragma unroll
-      for (int c = 0; c < CH; ++c)
-        qr[g][c] = 0.0f;
+        for (int c = 0; c < CH; ++c)
+          qr[g][c] = 0.0f;
+      }
     }
   }
   float m[G], l[G], acc[G][VE];
@@ -158,12 +175,22 @@ __device__ __forceinline__ void decodeAttentionKP(
   const i64 rowElems = kvHeads * D;
   const C *kBase = kCache + kvh * D + sub * CH;
   const C *vBase = vCache + kvh * D + lane * VE;
-  for (i64 k0 = kb + i64(warp) * KPI; k0 <= ke; k0 += i64(kWarps) * KPI) {
-    // Lane j < KPI looks up key k0 + j's slot; the others read it by shuffle.
-    i64 mySlot = 0;
+  // Lane j < KPI looks up key k0 + j's slot; the others read it by shuffle.
+  auto slotOf = [&](i64 k0) -> i64 {
     if (lane < KPI && k0 + lane <= ke) {
       const i64 p = k0 + lane;
-      mySlot = i64(table[p / blockSize]) * blockSize + p % blockSize;
+      return i64(table[p / blockSize]) * blockSize + p % blockSize;
+    }
+    return 0;
+  };
+  i64 nextSlot = PF ? slotOf(kb + i64(warp) * KPI) : 0;
+  for (i64 k0 = kb + i64(warp) * KPI; k0 <= ke; k0 += i64(kWarps) * KPI) {
+    i64 mySlot;
+    if constexpr (PF) {
+      mySlot = nextSlot;
+      nextSlot = slotOf(k0 + i64(kWarps) * KPI);
+    } else {
+      mySlot = slotOf(k0);
     }
     Raw<KB> kr[R];
 #pragma unroll
@@ -195,9 +222,23 @@ __device__ __forceinline__ void decodeAttentionKP(
 #pragma unroll
       for (int g = 0; g < G; ++g) {
         float dot = 0.0f;
+        if constexpr (QP) {
+          // Read from shared memory at each use (volatile: not hoisted
+          // into registers for the whole loop).
+          const float *qs = &sQ[g][sub * CH];
 #pragma unroll
-        for (int c = 0; c < CH; ++c)
-          dot += qr[g][c] * kf[c];
+          for (int c = 0; c < CH; c += 4) {
+            float4 v;
+            asm volatile("ld.shared.v4.f32 {%0, %1, %2, %3}, [%4];"
+                         : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w)
+                         : "r"(unsigned(__cvta_generic_to_shared(qs + c))));
+            dot += v.x * kf[c] + v.y * kf[c + 1] + v.z * kf[c + 2] + v.w * kf[c + 3];
+          }
+        } else {
+#pragma unroll
+          for (int c = 0; c < CH; ++c)
+            dot += qr[g][c] * kf[c];
+        }
         s[r][g] = dot;
       }
     }
@@ -314,9 +355,10 @@ __device__ __forceinline__ void decodeAttentionKP(
 
 } // namespace decode_kp
 
-#define DECODE_ATTENTION_KP(T, S, C, CS, G, D)                                               \
-  extern "C" __global__ void __launch_bounds__(decode_kp::kWarps * 32)                       \
-      decode_attention_kp_g##G##_d##D##_##S##CS(                                             \
+// VN: the kernel name's variant part ("" or "v1_"); MINB, PF, QP as above.
+#define DECODE_ATTENTION_KP_V(VN, MINB, PF, QP, KPIV, T, S, C, CS, G, D)                         \
+  extern "C" __global__ void __launch_bounds__(decode_kp::kWarps * 32, MINB)                 \
+      decode_attention_kp_##VN##g##G##_d##D##_##S##CS(                                       \
           const T *q, const C *kCache, const C *vCache, const int *qsl, const int *seqLens,  \
           const int *blockTables, accel_kernels::i64 tableWidth, T *out, float *partM,       \
           float *partL, float *partAcc, accel_kernels::i64 heads,                            \
@@ -325,18 +367,26 @@ __device__ __forceinline__ void decodeAttentionKP(
           accel_kernels::i64 splitSize, const int *splitSizeDev,                             \
           accel::rt::kernels::KvScales kvs) {                                                \
     accel_kernels::pdlPrologue();                                                            \
-    decode_kp::decodeAttentionKP<T, C, D, G>(q, kCache, vCache, qsl, seqLens, blockTables,   \
-                                             tableWidth, out, partM, partL, partAcc, heads,  \
-                                             kvHeads, blockSize, scale, window, softcap,     \
-                                             numSplits, splitSize, splitSizeDev, kvs);       \
+    decode_kp::decodeAttentionKP<T, C, D, G, PF, QP, KPIV>(                                 \
+        q, kCache, vCache, qsl, seqLens, blockTables, tableWidth, out, partM, partL, partAcc, \
+        heads, kvHeads, blockSize, scale, window, softcap, numSplits, splitSize,             \
+        splitSizeDev, kvs);                                                                  \
   }
+#define DECODE_ATTENTION_KP_GD(VN, MINB, PF, QP, KPIV, T, S, C, CS)                           \
+  DECODE_ATTENTION_KP_V(VN, MINB, PF, QP, KPIV, T, S, C, CS, 1, 64)                                \
+  DECODE_ATTENTION_KP_V(VN, MINB, PF, QP, KPIV, T, S, C, CS, 1, 128)                               \
+  DECODE_ATTENTION_KP_V(VN, MINB, PF, QP, KPIV, T, S, C, CS, 1, 256)                               \
+  DECODE_ATTENTION_KP_V(VN, MINB, PF, QP, KPIV, T, S, C, CS, 4, 64)                                \
+  DECODE_ATTENTION_KP_V(VN, MINB, PF, QP, KPIV, T, S, C, CS, 4, 128)                               \
+  DECODE_ATTENTION_KP_V(VN, MINB, PF, QP, KPIV, T, S, C, CS, 4, 256)
+// The variants: "" (v0) as first measured; v1 prefetches the slots, with a
+// packed query, at 3 blocks per multiprocessor; v2 the same with 8 keys in
+// flight per warp at 4 blocks; v3 8 keys at 3 blocks.
 #define DECODE_ATTENTION_KP_ALL(T, S, C, CS)                                                 \
-  DECODE_ATTENTION_KP(T, S, C, CS, 1, 64)                                                    \
-  DECODE_ATTENTION_KP(T, S, C, CS, 1, 128)                                                   \
-  DECODE_ATTENTION_KP(T, S, C, CS, 1, 256)                                                   \
-  DECODE_ATTENTION_KP(T, S, C, CS, 4, 64)                                                    \
-  DECODE_ATTENTION_KP(T, S, C, CS, 4, 128)                                                   \
-  DECODE_ATTENTION_KP(T, S, C, CS, 4, 256)
+  DECODE_ATTENTION_KP_GD(, 1, false, false, 0, T, S, C, CS)                                  \
+  DECODE_ATTENTION_KP_GD(v1_, 3, true, true, 0, T, S, C, CS)                                 \
+  DECODE_ATTENTION_KP_GD(v2_, 4, true, true, 8, T, S, C, CS)                                 \
+  DECODE_ATTENTION_KP_GD(v3_, 3, true, true, 8, T, S, C, CS)
 DECODE_ATTENTION_KP_ALL(__nv_bfloat16, bf16, __nv_bfloat16, )
 DECODE_ATTENTION_KP_ALL(__half, f16, __half, )
 DECODE_ATTENTION_KP_ALL(__nv_bfloat16, bf16, __nv_fp8_e4m3, _kv8)

@@ -157,11 +157,18 @@ StatusOr<GpuKernel> prepareAttention(const GpuPrepareContext &ctx, const pb::Ste
   // (G, head_dim) with G = 1 or 4.
   std::map<std::pair<int64_t, int64_t>, KvKernels> kpKernels;
   if (ctx.decodeKeyParallel && (ctx.dtype == DType::kBF16 || ctx.dtype == DType::kF16)) {
+    if (ctx.decodeKpVariant < 0 || ctx.decodeKpVariant > 3)
+      return Status(StatusCode::kInvalidArgument,
+                    "ACCEL_GPU_DECODE_KP_VARIANT is " + std::to_string(ctx.decodeKpVariant) +
+                        "; decode_attention_kp has variants 0 to 3");
+    const std::string variant =
+        ctx.decodeKpVariant ? "v" + std::to_string(ctx.decodeKpVariant) + "_" : "";
     for (int64_t g : {1, 4})
       for (int64_t d : {64, 128, 256}) {
         KvKernels &k = kpKernels[std::make_pair(g, d)];
-        ACCEL_RT_ASSIGN_OR_RETURN(
-            k, kvKernels(ctx, "decode_attention_kp_g" + std::to_string(g) + "_d" + std::to_string(d)));
+        ACCEL_RT_ASSIGN_OR_RETURN(k, kvKernels(ctx, "decode_attention_kp_" + variant + "g" +
+                                                        std::to_string(g) + "_d" +
+                                                        std::to_string(d)));
       }
   }
   const DType cdt = ctx.dtype;
