@@ -241,7 +241,9 @@ def Exec_MoeOp : Exec_StepOp<"moe", [AttrSizedOperandSegments]> {
     the math): the router `[E, H]` (and bias `[E]`), the experts' `gate_up`
     `[E, 2I, H]` or `gate` and `up` `[E, I, H]`, `down` `[E, H, I]`, and an
     optional shared expert (`shared_gate_up` `[2S, H]`, `shared_down`
-    `[H, S]`, `shared_expert_gate` `[1, H]`). The CPU runs it
+    `[H, S]`, `shared_expert_gate` `[1, H]`); with i8 or f8E4M3FN experts,
+    their f32 scales per expert and row (`gate_up_scale` `[E, 2I]`,
+    `gate_scale` / `up_scale` `[E, I]`, `down_scale` `[E, H]`). The CPU runs it
     (runtime/cpu/transformer/Moe); a GPU plan refuses it at compile time
     (accel-exec-select-kernels).
 
@@ -259,6 +261,9 @@ def Exec_MoeOp : Exec_StepOp<"moe", [AttrSizedOperandSegments]> {
                        Optional<Exec_AnyView>:$shared_gate_up,
                        Optional<Exec_AnyView>:$shared_down,
                        Optional<Exec_AnyView>:$shared_expert_gate,
+                       Optional<Exec_AnyView>:$gate_up_scale,
+                       Optional<Exec_AnyView>:$gate_scale, Optional<Exec_AnyView>:$up_scale,
+                       Optional<Exec_AnyView>:$down_scale,
                        Exec_AnyView:$out,
                        Exec_ActivationKindAttr:$kind, Exec_MoeRoutingAttr:$routing,
                        Exec_I64Attr:$num_experts, Exec_I64Attr:$top_k);
@@ -271,6 +276,10 @@ def Exec_MoeOp : Exec_StepOp<"moe", [AttrSizedOperandSegments]> {
     (`shared_gate_up` `(` $shared_gate_up^ `:` type($shared_gate_up) `)`)?
     (`shared_down` `(` $shared_down^ `:` type($shared_down) `)`)?
     (`shared_expert_gate` `(` $shared_expert_gate^ `:` type($shared_expert_gate) `)`)?
+    (`gate_up_scale` `(` $gate_up_scale^ `:` type($gate_up_scale) `)`)?
+    (`gate_scale` `(` $gate_scale^ `:` type($gate_scale) `)`)?
+    (`up_scale` `(` $up_scale^ `:` type($up_scale) `)`)?
+    (`down_scale` `(` $down_scale^ `:` type($down_scale) `)`)?
     `->` $out attr-dict `:` type($x) `->` type($out)
   }];
   let hasVerifier = 1;

@@ -59,6 +59,20 @@ LogicalResult MoeOp::verify() {
         failed(check(getSharedGateUp(), {2 * shared, hidden}, "shared_gate_up")))
       return failure();
   }
+  // Scales of quantised experts: [E, rows of the weight they scale].
+  auto checkScale = [&](Value weight, Value scale, StringRef name) -> LogicalResult {
+    if (!scale)
+      return success();
+    if (!weight)
+      return emitOpError() << name << "_scale scales a " << name << " weight, and there is none";
+    ViewType w = viewType(weight);
+    return check(scale, {experts, w.getDimSize(1)}, (name + "_scale").str());
+  };
+  if (failed(checkScale(getGateUp(), getGateUpScale(), "gate_up")) ||
+      failed(checkScale(getGate(), getGateScale(), "gate")) ||
+      failed(checkScale(getUp(), getUpScale(), "up")) ||
+      failed(checkScale(getDown(), getDownScale(), "down")))
+    return failure();
   if (getSharedExpertGate()) {
     if (!getSharedGateUp())
       return emitOpError("shared_expert_gate scales a shared expert, and there is none");

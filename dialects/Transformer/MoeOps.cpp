@@ -1,4 +1,5 @@
 //===- MoeOps.cpp - the moe verifier ---------------------------------------===//
+//---------------------------------------===//
 //
 // transformer.moe: every shape and attribute the routing and the experts
 // depend on, one sentence per inconsistency.
@@ -93,8 +94,48 @@ LogicalResult MoeOp::verify() {
              << dim(hidden) << "], got " << t;
   }
 
-  for (Value weight : getOperands().drop_front()) {
+  // Quantised experts: i8 / f8E4M3FN with an f32 scale per expert and row.
+  auto checkScale = [&](Value weight, Value scale, StringRef name) -> LogicalResult {
+    if (!weight) {
+      if (scale)
+        return emitOpError() << name << "_scale scales a " << name << " weight, and there is none";
+      return success();
+    }
+    RankedTensorType w = typeOf(weight);
+    Type elem = w.getElementType();
+    const bool quantised = elem.isInteger(8) || isa<Float8E4M3FNType>(elem);
+    if (!quantised) {
+      if (scale)
+        return emitOpError() << name << "_scale scales quantised (i8 or f8E4M3FN) experts, but "
+                             << name << " is " << elem;
+      return success();
+    }
+    if (!scale)
+      return emitOpError() << name << " is quantised (" << elem << ") and needs " << name
+                           << "_scale [num_experts, rows]";
+    RankedTensorType st = typeOf(scale);
+    if (!st.getElementType().isF32() || !compatible(st.getDimSize(0), w.getDimSize(0)) ||
+        !compatible(st.getDimSize(1), w.getDimSize(1)))
+      return emitOpError() << name << "_scale must be f32 [" << dim(w.getDimSize(0)) << ", "
+                           << dim(w.getDimSize(1)) << "] (per expert and row), got " << st;
+    return success();
+  };
+  if (failed(checkScale(gateUp, getGateUpScale(), "gate_up")) ||
+      failed(checkScale(gate, getGateScale(), "gate")) ||
+      failed(checkScale(up, getUpScale(), "up")) ||
+      failed(checkScale(getDown(), getDownScale(), "down")))
+    return failure();
+
+  for (Value weight :
+       std::initializer_list<Value>{getRouter(), getRouterBias(), gateUp, gate, up, getDown(),
+                                    sharedGateUp, sharedDown, getSharedExpertGate()}) {
+    if (!weight)
+      continue;
     Type elem = typeOf(weight).getElementType();
+    bool scaled = (weight == gateUp && getGateUpScale()) || (weight == gate && getGateScale()) ||
+                  (weight == up && getUpScale()) || (weight == getDown() && getDownScale());
+    if (scaled)
+      continue;
     if (!isCompatibleFloatWeight(elem, x.getElementType()))
       return emitOpError("weight element type ")
              << elem << " does not match the x element type " << x.getElementType()

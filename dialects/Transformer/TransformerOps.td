@@ -613,7 +613,10 @@ def Transformer_GatedMlpOp : Transformer_Op<"gated_mlp",
 //===----------------------------------------------------------------------===//
 
 /// `[experts, rows, cols]`: one float matrix per expert, stacked.
-def Transformer_ExpertWeights : TensorRankOf<[Transformer_FloatElement], [3]>;
+// Float, or i8 / f8E4M3FN with per-expert, per-row scales (transformer.moe).
+def Transformer_ExpertWeightElement
+    : AnyTypeOf<[F32, F16, BF16, F8E4M3FN, I8], "f32, f16, bf16, f8E4M3FN or i8">;
+def Transformer_ExpertWeights : TensorRankOf<[Transformer_ExpertWeightElement], [3]>;
 
 def Transformer_MoeOp : Transformer_Op<"moe",
     [Pure, AttrSizedOperandSegments, AllTypesMatch<["x", "result"]>]> {
@@ -649,6 +652,13 @@ def Transformer_MoeOp : Transformer_Op<"moe",
     difference of one rounding for bf16/f16 activations). Weights are float,
     with x's element type or, under f32 x, f16/bf16 (`-precision`).
 
+    The experts' weights may instead be quantised per output channel of each
+    expert (`accel-quantize-weights`, weight-only): i8 or f8E4M3FN with an f32
+    scale per expert and row, `gate_up_scale` `[E, 2I]`, `gate_scale` and
+    `up_scale` `[E, I]`, `down_scale` `[E, hidden]`; expert e's row r is
+    `w[e, r, :] * scale[e, r]`. The activations stay float. The router and
+    the shared expert stay float.
+
     torch.topk on the CPU compares values only and does not specify which
     of two equal logits wins; accel always takes the lower expert index.
 
@@ -676,6 +686,10 @@ def Transformer_MoeOp : Transformer_Op<"moe",
     Optional<Transformer_FloatMatrix>:$shared_gate_up,
     Optional<Transformer_FloatMatrix>:$shared_down,
     Optional<Transformer_FloatMatrix>:$shared_expert_gate,
+    Optional<Transformer_FloatMatrix>:$gate_up_scale,
+    Optional<Transformer_FloatMatrix>:$gate_scale,
+    Optional<Transformer_FloatMatrix>:$up_scale,
+    Optional<Transformer_FloatMatrix>:$down_scale,
     Transformer_ActivationKindAttr:$kind,
     Transformer_MoeRoutingAttr:$routing,
     Transformer_PositiveI64Attr:$num_experts,
@@ -688,6 +702,8 @@ def Transformer_MoeOp : Transformer_Op<"moe",
     `down` `(` $down `)`
     (`shared_gate_up` `(` $shared_gate_up^ `)`)? (`shared_down` `(` $shared_down^ `)`)?
     (`shared_expert_gate` `(` $shared_expert_gate^ `)`)?
+    (`gate_up_scale` `(` $gate_up_scale^ `)`)? (`gate_scale` `(` $gate_scale^ `)`)?
+    (`up_scale` `(` $up_scale^ `)`)? (`down_scale` `(` $down_scale^ `)`)?
     `kind` `=` `` $kind `routing` `=` `` $routing attr-dict
     `:` functional-type(operands, results)
   }];

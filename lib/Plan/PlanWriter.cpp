@@ -365,7 +365,12 @@ llvm::Error stepOperands(ScheduleBuilder &b, pb::Step &st, Operation *o) {
   } else if (auto op = dyn_cast<ex::MoeOp>(o)) {
     TRY(in({op.getX(), op.getRouter(), op.getRouterBias(), op.getGateUp(), op.getGate(),
             op.getUp(), op.getDown(), op.getSharedGateUp(), op.getSharedDown(),
-            op.getSharedExpertGate()}));
+            op.getSharedExpertGate(), op.getGateUpScale(), op.getGateScale(), op.getUpScale(),
+            op.getDownScale()}));
+    // Float experts have no scales: their step keeps the 10 inputs it had
+    // before quantised experts (plans stay as they were).
+    while (st.inputs_size() > 10 && st.inputs(st.inputs_size() - 1) == -1)
+      st.mutable_inputs()->RemoveLast();
     TRY(out({op.getOut()}));
     setS(st, "kind", tf::stringifyActivationKind(op.getKind().getValue()).str());
     setS(st, "routing", tf::stringifyMoeRouting(op.getRouting().getValue()).str());

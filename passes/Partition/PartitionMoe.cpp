@@ -10,6 +10,9 @@
 //   - down [E, H, I]: the same columns of each expert, [E, H, I/N];
 //   - the shared expert like a gated_mlp (shared_gate_up [gate_r; up_r],
 //     shared_down the same columns);
+//   - quantised experts' scales [E, rows] follow their weight's rows:
+//     gate_up_scale as gate_up, gate_scale and up_scale as gate and up;
+//     down_scale (per output row, H) is replicated;
 //   - the router, its bias and the shared expert's gate are replicated:
 //     every rank routes every token the same way, so each rank's sum over
 //     the selected experts (and its shared expert, scaled by the same
@@ -52,10 +55,19 @@ LogicalResult accel::partition::partitionMoe(Context &ctx, tf::MoeOp moe) {
     if (failed(shard(ctx, moe, moe.getGateUpMutable()[0], 1, gateUpRows(ctx.tp, inter),
                      "experts' gate_up weight")))
       return failure();
+    if (moe.getGateUpScale() && failed(shard(ctx, moe, moe.getGateUpScaleMutable()[0], 1,
+                                             gateUpRows(ctx.tp, inter), "experts' gate_up scales")))
+      return failure();
   } else if (failed(shard(ctx, moe, moe.getGateMutable()[0], 1, evenBlocks(ctx.tp, inter),
                           "experts' gate weight")) ||
              failed(shard(ctx, moe, moe.getUpMutable()[0], 1, evenBlocks(ctx.tp, inter),
                           "experts' up weight"))) {
+    return failure();
+  } else if ((moe.getGateScale() &&
+              failed(shard(ctx, moe, moe.getGateScaleMutable()[0], 1, evenBlocks(ctx.tp, inter),
+                           "experts' gate scales"))) ||
+             (moe.getUpScale() && failed(shard(ctx, moe, moe.getUpScaleMutable()[0], 1,
+                                               evenBlocks(ctx.tp, inter), "experts' up scales")))) {
     return failure();
   }
   if (failed(shard(ctx, moe, moe.getDownMutable(), 2, evenBlocks(ctx.tp, inter),

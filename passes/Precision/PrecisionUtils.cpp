@@ -19,9 +19,7 @@ using namespace mlir;
 using namespace accel;
 namespace tf = accel::transformer;
 
-/// The onnx.Constant defining `v` when it holds an f32 tensor of static
-/// shape as a dense or dense_resource value.
-static onnx::ConstantOp f32Constant(Value v) {
+onnx::ConstantOp precision::f32Constant(Value v) {
   auto c = v ? v.getDefiningOp<onnx::ConstantOp>() : nullptr;
   if (!c)
     return {};

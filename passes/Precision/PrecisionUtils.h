@@ -42,6 +42,10 @@ struct WeightSelection {
 /// that read it as a weight, in program order. Operands of ops that compute
 /// in f16/bf16 already, weights that are not f32 constants of static shape,
 /// and quantised linears are not selected.
+/// The onnx.Constant defining `v` when it holds an f32 tensor of static
+/// shape as a dense or dense_resource value; null otherwise.
+onnx::ConstantOp f32Constant(mlir::Value v);
+
 llvm::MapVector<onnx::ConstantOp, llvm::SmallVector<mlir::OpOperand *>>
 selectF32Weights(mlir::func::FuncOp func, const WeightSelection &which);
 

@@ -13,6 +13,9 @@
 // quantisation: the CPU dequantises a block of rows at a time inside the
 // GEMM). The lm head and the embedding table are left for
 // accel-narrow-weights (bf16) by the pipeline; see docs/precision.md.
+// A mixture of experts' stacked expert weights [E, R, C] are quantised per
+// expert and row (scales [E, R], whatever the granularity); its router and
+// shared expert stay float.
 //
 //===----------------------------------------------------------------------===//
 #include "PrecisionUtils.h"
@@ -58,20 +61,15 @@ struct QuantizeWeightsPass : accel::impl::QuantizeWeightsBase<QuantizeWeightsPas
                        << granularity << "'";
       return signalPassFailure();
     }
-    // The experts' weights are stacked [E, rows, cols] and read by one moe
-    // step: neither the quantiser (per-channel scales of 2-D weights) nor
-    // the CPU kernel handles them quantised yet.
-    tf::MoeOp moe;
-    func.walk([&](tf::MoeOp m) {
-      if (!moe)
-        moe = m;
-    });
-    if (moe) {
-      moe.emitError() << (i8 ? "-precision=int8-weight and w8a8" : "-precision=fp8 and w8a8-fp8")
-                      << " do not quantise mixture-of-experts weights yet (no per-expert scales "
-                         "nor a quantised moe kernel); use -precision=bf16 or fp16";
-      return signalPassFailure();
-    }
+    // The experts' weights, stacked [E, rows, cols]: per expert and row
+    // (whatever the granularity), weight-only.
+    Type qElemMoe = i8 ? Type(IntegerType::get(ctx, 8)) : Type(Float8E4M3FNType::get(ctx));
+    const float qmaxMoe = i8 ? 127.0f : 448.0f;
+    SmallVector<tf::MoeOp> moes;
+    func.walk([&](tf::MoeOp m) { moes.push_back(m); });
+    for (tf::MoeOp m : moes)
+      if (m.getX().getType().getElementType().isF32())
+        quantizeExperts(m, qElemMoe, qmaxMoe, i8);
     splitGatedMlps(func);
 
     WeightSelection which;
@@ -160,6 +158,60 @@ struct QuantizeWeightsPass : accel::impl::QuantizeWeightsBase<QuantizeWeightsPas
   }
 
   static Type b32(MLIRContext *ctx) { return Float32Type::get(ctx); }
+
+  /// transformer.moe's f32 expert weights [E, R, C] → i8 / f8E4M3FN with f32
+  /// scales [E, R]: scale[e, r] = max_c |w[e, r, c]| / qmax.
+  static void quantizeExperts(tf::MoeOp m, Type qElem, float qmax, bool i8) {
+    auto one = [&](OpOperand *operand, function_ref<void(Value)> setScale) {
+      if (!operand)
+        return;
+      onnx::ConstantOp c = f32Constant(operand->get());
+      if (!c)
+        return;
+      ElementsAttr old = c.getValueAttr();
+      auto type = cast<RankedTensorType>(old.getType());
+      const int64_t experts = type.getDimSize(0), rows = type.getDimSize(1),
+                    cols = type.getDimSize(2);
+      std::vector<float> scales(size_t(experts * rows), 1.0f);
+      const bool src = forEachF32Rows(old, [&](int64_t b, int64_t e, const float *w) {
+        for (int64_t r = 0; r < (e - b) * rows; ++r) {
+          float mx = 0.0f;
+          for (int64_t i = 0; i < cols; ++i)
+            mx = std::max(mx, std::fabs(w[r * cols + i]));
+          scales[size_t(b * rows + r)] = mx > 0.0f ? mx / qmax : 1.0f;
+        }
+      });
+      MLIRContext *ctx = m.getContext();
+      auto scaleType = RankedTensorType::get({experts, rows}, b32(ctx));
+      ElementsAttr scaleValue =
+          src ? ElementsAttr(DenseElementsAttr::get(scaleType, ArrayRef<float>(scales)))
+              : makeElements(scaleType, old, ".scale", [](MutableArrayRef<char>) {});
+      auto qType = RankedTensorType::get(type.getShape(), qElem);
+      ElementsAttr qValue = mapWeightRows(
+          qType, old, i8 ? ".i8" : ".f8",
+          [scales, rows, cols, i8](int64_t b, int64_t e, const char *in, char *out) {
+            const auto *w = reinterpret_cast<const float *>(in);
+            for (int64_t r = 0; r < (e - b) * rows; ++r) {
+              const float scale = scales[size_t(b * rows + r)];
+              for (int64_t i = 0; i < cols; ++i) {
+                const float v = w[r * cols + i] / scale;
+                out[r * cols + i] =
+                    i8 ? char(int8_t(std::max(-127.0f, std::min(127.0f, std::nearbyint(v)))))
+                       : char(rt::f32ToF8E4M3FN(v, /*saturate=*/true));
+              }
+            }
+          });
+      operand->set(createConstant(m, c.getLoc(), qValue));
+      setScale(createConstant(m, c.getLoc(), scaleValue));
+      if (c.getResult().use_empty())
+        c.erase();
+    };
+    auto first = [](MutableOperandRange r) -> OpOperand * { return r.empty() ? nullptr : &r[0]; };
+    one(first(m.getGateUpMutable()), [&](Value s) { m.getGateUpScaleMutable().assign(s); });
+    one(first(m.getGateMutable()), [&](Value s) { m.getGateScaleMutable().assign(s); });
+    one(first(m.getUpMutable()), [&](Value s) { m.getUpScaleMutable().assign(s); });
+    one(&m.getDownMutable(), [&](Value s) { m.getDownScaleMutable().assign(s); });
+  }
 };
 
 } // namespace

@@ -237,8 +237,9 @@ StatusOr<Kernel> prepareLayerStep(const plan::PlanFile &plan, const pb::Step &st
   }
   case pb::MOE: {
     // x, router, router_bias, gate_up, gate, up, down, shared_gate_up,
-    // shared_down, shared_expert_gate
-    ACCEL_RT_RETURN_IF_ERROR(needInputs(step, 2, 10));
+    // shared_down, shared_expert_gate, then the scales of quantised experts:
+    // gate_up_scale, gate_scale, up_scale, down_scale
+    ACCEL_RT_RETURN_IF_ERROR(needInputs(step, 2, 14));
     tk::MoeParams p;
     ACCEL_RT_ASSIGN_OR_RETURN(p.kind, activationKind(a));
     ACCEL_RT_ASSIGN_OR_RETURN(std::string routing, a.s("routing"));
@@ -260,6 +261,10 @@ StatusOr<Kernel> prepareLayerStep(const plan::PlanFile &plan, const pb::Step &st
       w.sharedGateUp = at(7);
       w.sharedDown = at(8);
       w.sharedExpertGate = at(9);
+      w.gateUpScale = at(10);
+      w.gateScale = at(11);
+      w.upScale = at(12);
+      w.downScale = at(13);
       return tk::moe(*in[0], w, p);
     });
   }

@@ -193,8 +193,44 @@ func.func @moe_result_type(%x: tensor<?x16xf32>, %r: tensor<4x16xf32>, %gu: tens
 // -----
 
 func.func @moe_expert_rank(%x: tensor<?x16xf32>, %r: tensor<4x16xf32>, %gu: tensor<32x16xf32>, %d: tensor<4x16x4xf32>) {
-  // expected-error @+1 {{operand #2 must be 3D tensor of f32, f16 or bf16 values, but got 'tensor<32x16xf32>'}}
-  %0 = "transformer.moe"(%x, %r, %gu, %d) {kind = #transformer<activation_kind silu>, routing = #transformer<moe_routing renormalize>, num_experts = 4 : i64, top_k = 2 : i64, operandSegmentSizes = array<i32: 1, 1, 0, 1, 0, 0, 1, 0, 0, 0>}
+  // expected-error @+1 {{operand #2 must be 3D tensor of f32, f16, bf16, f8E4M3FN or i8 values, but got 'tensor<32x16xf32>'}}
+  %0 = "transformer.moe"(%x, %r, %gu, %d) {kind = #transformer<activation_kind silu>, routing = #transformer<moe_routing renormalize>, num_experts = 4 : i64, top_k = 2 : i64, operandSegmentSizes = array<i32: 1, 1, 0, 1, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0>}
          : (tensor<?x16xf32>, tensor<4x16xf32>, tensor<32x16xf32>, tensor<4x16x4xf32>) -> tensor<?x16xf32>
+  return
+}
+
+// -----
+
+func.func @moe_quantised_without_scale(%x: tensor<?x16xf32>, %r: tensor<4x16xf32>, %gu: tensor<4x8x16xi8>, %d: tensor<4x16x4xf32>) {
+  // expected-error @+1 {{gate_up is quantised ('i8') and needs gate_up_scale [num_experts, rows]}}
+  %0 = transformer.moe %x router(%r) gate_up(%gu) down(%d) kind = silu routing = renormalize {num_experts = 4 : i64, top_k = 2 : i64}
+         : (tensor<?x16xf32>, tensor<4x16xf32>, tensor<4x8x16xi8>, tensor<4x16x4xf32>) -> tensor<?x16xf32>
+  return
+}
+
+// -----
+
+func.func @moe_scale_of_float_experts(%x: tensor<?x16xf32>, %r: tensor<4x16xf32>, %gu: tensor<4x8x16xf32>, %d: tensor<4x16x4xf32>, %s: tensor<4x16xf32>) {
+  // expected-error @+1 {{down_scale scales quantised (i8 or f8E4M3FN) experts, but down is 'f32'}}
+  %0 = transformer.moe %x router(%r) gate_up(%gu) down(%d) down_scale(%s) kind = silu routing = renormalize {num_experts = 4 : i64, top_k = 2 : i64}
+         : (tensor<?x16xf32>, tensor<4x16xf32>, tensor<4x8x16xf32>, tensor<4x16x4xf32>, tensor<4x16xf32>) -> tensor<?x16xf32>
+  return
+}
+
+// -----
+
+func.func @moe_scale_shape(%x: tensor<?x16xf32>, %r: tensor<4x16xf32>, %g: tensor<4x4x16xf8E4M3FN>, %u: tensor<4x4x16xf8E4M3FN>, %d: tensor<4x16x4xf32>, %gs: tensor<4x4xf32>, %us: tensor<4x16xf32>) {
+  // expected-error @+1 {{up_scale must be f32 [4, 4] (per expert and row), got 'tensor<4x16xf32>'}}
+  %0 = transformer.moe %x router(%r) gate(%g) up(%u) down(%d) gate_scale(%gs) up_scale(%us) kind = silu routing = renormalize {num_experts = 4 : i64, top_k = 2 : i64}
+         : (tensor<?x16xf32>, tensor<4x16xf32>, tensor<4x4x16xf8E4M3FN>, tensor<4x4x16xf8E4M3FN>, tensor<4x16x4xf32>, tensor<4x4xf32>, tensor<4x16xf32>) -> tensor<?x16xf32>
+  return
+}
+
+// -----
+
+func.func @moe_quantised_experts_bf16_x(%x: tensor<?x16xbf16>, %r: tensor<4x16xbf16>, %gu: tensor<4x8x16xi8>, %d: tensor<4x16x4xi8>, %gus: tensor<4x8xf32>, %ds: tensor<4x16xf32>) {
+  // Quantised experts under bf16 activations: accepted (the scales stay f32).
+  %0 = transformer.moe %x router(%r) gate_up(%gu) down(%d) gate_up_scale(%gus) down_scale(%ds) kind = silu routing = renormalize {num_experts = 4 : i64, top_k = 2 : i64}
+         : (tensor<?x16xbf16>, tensor<4x16xbf16>, tensor<4x8x16xi8>, tensor<4x16x4xi8>, tensor<4x8xf32>, tensor<4x16xf32>) -> tensor<?x16xbf16>
   return
 }

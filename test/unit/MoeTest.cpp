@@ -329,3 +329,112 @@ TEST(Moe, RefusesInconsistentWeights) {
 }
 
 } // namespace
+
+namespace {
+
+/// An f8E4M3FN byte's value, decoded here (sign, 4 exponent bits of bias 7,
+/// 3 mantissa bits; subnormals; 0x7f / 0xff are NaN).
+double decodeE4M3(uint8_t b) {
+  const int sign = b >> 7, exp = (b >> 3) & 15, man = b & 7;
+  double v = exp == 0 ? std::ldexp(man / 8.0, -6) : std::ldexp(1.0 + man / 8.0, exp - 7);
+  return sign ? -v : v;
+}
+
+/// `w` [E, R, C] quantised per expert and row as accel-quantize-weights
+/// does (scale = max |row| / qmax); `*dequantised` gets q * scale, the
+/// weights the reference then reads.
+std::pair<Tensor, Tensor> quantiseExperts(const Tensor &w, bool i8, Tensor *dequantised) {
+  const int64_t e = w.dim(0), r = w.dim(1), c = w.dim(2);
+  std::vector<float> scales(size_t(e * r)), deq(size_t(e * r * c));
+  Tensor q = Tensor::zeros(i8 ? DType::kI8 : DType::kF8E4M3FN, {e, r, c});
+  auto *qb = static_cast<uint8_t *>(q.rawData());
+  const float *src = w.data<float>();
+  for (int64_t row = 0; row < e * r; ++row) {
+    float mx = 0.0f;
+    for (int64_t i = 0; i < c; ++i)
+      mx = std::max(mx, std::fabs(src[row * c + i]));
+    const float s = mx > 0.0f ? mx / (i8 ? 127.0f : 448.0f) : 1.0f;
+    scales[size_t(row)] = s;
+    for (int64_t i = 0; i < c; ++i) {
+      const float v = src[row * c + i] / s;
+      uint8_t bits;
+      double value;
+      if (i8) {
+        const int iv = int(std::max(-127.0f, std::min(127.0f, std::nearbyint(v))));
+        bits = uint8_t(int8_t(iv));
+        value = iv;
+      } else {
+        bits = f32ToF8E4M3FN(v, /*saturate=*/true);
+        value = decodeE4M3(bits);
+      }
+      qb[row * c + i] = bits;
+      deq[size_t(row * c + i)] = float(value * s);
+    }
+  }
+  *dequantised = tensor({e, r, c}, deq);
+  return {std::move(q), tensor({e, r}, scales)};
+}
+
+} // namespace
+
+TEST(Moe, QuantisedExpertsReadAsTheirScaledValues) {
+  // i8 and f8E4M3FN experts with f32 scales per expert and row: the kernel
+  // equals the f32 reference over the dequantised weights (q * scale).
+  for (bool i8 : {true, false})
+    for (bool fused : {true, false}) {
+      SCOPED_TRACE(::testing::Message() << (i8 ? "i8" : "f8E4M3FN") << ", fused " << fused);
+      Model m;
+      m.params = {kE, 2, tk::ActivationKind::kSilu, tk::MoeRouting::kRenormalize};
+      m.fused = fused;
+      m.shared = m.sharedGate = true;
+      m.build(31);
+      Tensor guD, gD, uD, dD;
+      auto [guQ, guS] = quantiseExperts(m.gateUp, i8, &guD);
+      auto [gQ, gS] = quantiseExperts(m.gate, i8, &gD);
+      auto [uQ, uS] = quantiseExperts(m.up, i8, &uD);
+      auto [dQ, dS] = quantiseExperts(m.down, i8, &dD);
+      tk::MoeWeights w = m.weights();
+      if (fused) {
+        w.gateUp = &guQ;
+        w.gateUpScale = &guS;
+      } else {
+        w.gate = &gQ;
+        w.gateScale = &gS;
+        w.up = &uQ;
+        w.upScale = &uS;
+      }
+      w.down = &dQ;
+      w.downScale = &dS;
+      Tensor x = tensor({37, kH}, values(37 * kH, 19, 1.0f));
+      StatusOr<Tensor> got = tk::moe(x, w, m.params);
+      ASSERT_TRUE(got.isOk()) << got.status().message();
+      m.gateUp = guD;
+      m.gate = gD;
+      m.up = uD;
+      m.down = dD;
+      expectClose(*got, m.reference(x), 2e-5);
+    }
+}
+
+TEST(Moe, RefusesQuantisedExpertsWithoutTheirScales) {
+  Model m;
+  m.params = {kE, 2, tk::ActivationKind::kSilu, tk::MoeRouting::kRenormalize};
+  m.build(1);
+  Tensor x = tensor({2, kH}, values(2 * kH, 1, 1.0f));
+  Tensor deq;
+  auto [q, s] = quantiseExperts(m.gateUp, true, &deq);
+  tk::MoeWeights w = m.weights();
+  w.gateUp = &q;
+  EXPECT_EQ(tk::moe(x, w, m.params).status().message(),
+            "moe: gate_up i8[6, 16, 16] is quantised and needs gate_up_scale "
+            "[6, 16]");
+  Tensor wrong = tensor({kE, 3}, values(kE * 3, 2, 1.0f));
+  w.gateUpScale = &wrong;
+  EXPECT_EQ(tk::moe(x, w, m.params).status().message(),
+            "moe: gate_up_scale f32[6, 3] must be f32 [6, 16]");
+  w = m.weights();
+  w.downScale = &s;
+  EXPECT_EQ(tk::moe(x, w, m.params).status().message(),
+            "moe: down_scale f32[6, 16] scales quantised experts, but down is "
+            "f32[6, 16, 8]");
+}

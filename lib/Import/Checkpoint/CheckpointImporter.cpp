@@ -402,7 +402,8 @@ Value DecoderBuilder::moe(const std::string &p, Value x, int64_t layer) {
   if (failed_ || !router || !gateUp || !down)
     return {};
   return tf::MoeOp::create(b_, loc(b + "experts"), tokens(H), x, router, Value(), gateUp,
-                           Value(), Value(), down, sharedGateUp, sharedDown, sharedGate, *kind,
+                           Value(), Value(), down, sharedGateUp, sharedDown, sharedGate,
+                           Value(), Value(), Value(), Value(), *kind,
                            m.renormalize ? tf::MoeRouting::Renormalize : tf::MoeRouting::Softmax,
                            uint64_t(E), uint64_t(m.topK));
 }

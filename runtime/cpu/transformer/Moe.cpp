@@ -1,9 +1,11 @@
 //===- Moe.cpp - the sparse mixture of experts -----------------------------===//
+//-----------------------------===//
 #include "runtime/cpu/transformer/Moe.h"
 
 #include "runtime/cpu/transformer/GatedMlp.h"
 #include "runtime/cpu/transformer/KernelSupport.h"
 #include "runtime/cpu/transformer/Linear.h"
+#include "runtime/cpu/transformer/QuantLinear.h"
 
 #include <algorithm>
 #include <cmath>
@@ -23,6 +25,48 @@ Tensor expertSlice(const Tensor &w, int64_t e) {
   const char *base = static_cast<const char *>(w.rawData());
   return Tensor::view(w.dtype(), {rows, cols},
                       base + size_t(e * rows * cols) * dtypeSize(w.dtype()), nullptr);
+}
+
+/// Row e of a [E, rows] scale, viewed as [rows].
+Tensor scaleRow(const Tensor &s, int64_t e) {
+  const int64_t rows = s.dim(1);
+  return Tensor::view(s.dtype(), {rows}, s.data<float>() + e * rows, nullptr);
+}
+
+bool quantised(const Tensor &w) { return w.dtype() == DType::kI8 || w.dtype() == DType::kF8E4M3FN; }
+
+/// A stacked expert weight [E, rows, cols] of `shape`, and its scale when
+/// it is quantised: f32 [E, rows].
+Status requireExperts(const char *what, const Tensor &w, const Tensor *scale, const Shape &shape) {
+  std::string want = "[";
+  for (size_t i = 0; i < shape.size(); ++i)
+    want += (i ? ", " : "") + std::to_string(shape[i]);
+  want += "]";
+  if (w.shape() != shape)
+    return opError(kOp, std::string(what) + " " + w.describe() + " must be " + want);
+  if (!quantised(w)) {
+    if (scale)
+      return opError(kOp, std::string(what) + "_scale " + scale->describe() +
+                              " scales quantised experts, but " + what + " is " + w.describe());
+    return requireActivation(kOp, what, w);
+  }
+  if (!scale)
+    return opError(kOp, std::string(what) + " " + w.describe() + " is quantised and needs " + what +
+                            "_scale [" + std::to_string(shape[0]) + ", " +
+                            std::to_string(shape[1]) + "]");
+  if (scale->dtype() != DType::kF32 || scale->shape() != Shape{shape[0], shape[1]})
+    return opError(kOp, std::string(what) + "_scale " + scale->describe() + " must be f32 [" +
+                            std::to_string(shape[0]) + ", " + std::to_string(shape[1]) + "]");
+  return Status();
+}
+
+/// x [n, cols] times expert e's rows of w^T (decoded with its scales when
+/// quantised), in f32.
+StatusOr<Tensor> expertLinear(const Tensor &x, const Tensor &w, const Tensor *scale, int64_t e) {
+  Tensor we = expertSlice(w, e);
+  if (!scale)
+    return linear(x, we, nullptr, DType::kF32);
+  return quantLinear(x, we, scaleRow(*scale, e), nullptr, DType::kF32);
 }
 
 Status requireShape(const char *what, const Tensor &t, const Shape &shape) {
@@ -106,13 +150,20 @@ StatusOr<Tensor> moe(const Tensor &x, const MoeWeights &w, const MoeParams &p) {
   const int64_t tokens = x.dim(0), hidden = x.dim(1), e = p.numExperts;
   ACCEL_RT_RETURN_IF_ERROR(requireRank(kOp, "down", *w.down, 3));
   const int64_t inter = w.down->dim(2);
-  ACCEL_RT_RETURN_IF_ERROR(requireShape("down", *w.down, {e, hidden, inter}));
+  ACCEL_RT_RETURN_IF_ERROR(requireExperts("down", *w.down, w.downScale, {e, hidden, inter}));
   if (fused) {
-    ACCEL_RT_RETURN_IF_ERROR(requireShape("gate_up", *w.gateUp, {e, 2 * inter, hidden}));
+    if (w.gateScale || w.upScale)
+      return opError(kOp, "gate_scale and up_scale scale separate gate and up weights, and the "
+                          "experts have gate_up");
+    ACCEL_RT_RETURN_IF_ERROR(
+        requireExperts("gate_up", *w.gateUp, w.gateUpScale, {e, 2 * inter, hidden}));
   } else {
-    ACCEL_RT_RETURN_IF_ERROR(requireShape("gate", *w.gate, {e, inter, hidden}));
-    ACCEL_RT_RETURN_IF_ERROR(requireShape("up", *w.up, {e, inter, hidden}));
+    if (w.gateUpScale)
+      return opError(kOp, "gate_up_scale scales a gate_up weight, and the experts have none");
+    ACCEL_RT_RETURN_IF_ERROR(requireExperts("gate", *w.gate, w.gateScale, {e, inter, hidden}));
+    ACCEL_RT_RETURN_IF_ERROR(requireExperts("up", *w.up, w.upScale, {e, inter, hidden}));
   }
+  const bool anyQuantised = w.gateUpScale || w.gateScale || w.upScale || w.downScale;
   if (w.sharedExpertGate) {
     ACCEL_RT_RETURN_IF_ERROR(requireShape("shared_expert_gate", *w.sharedExpertGate, {1, hidden}));
   }
@@ -148,20 +199,40 @@ StatusOr<Tensor> moe(const Tensor &x, const MoeWeights &w, const MoeParams &p) {
     for (int64_t r = 0; r < n; ++r)
       std::copy_n(xf.data<float>() + rows[size_t(r)] * hidden, hidden,
                   gathered.data<float>() + r * hidden);
-    Tensor gu, g, u, d = expertSlice(*w.down, ex);
-    GatedMlpWeights mw;
-    mw.down = &d;
-    if (fused) {
-      gu = expertSlice(*w.gateUp, ex);
-      mw.gateUp = &gu;
-    } else {
-      g = expertSlice(*w.gate, ex);
-      u = expertSlice(*w.up, ex);
-      mw.gate = &g;
-      mw.up = &u;
-    }
     Tensor y;
-    ACCEL_RT_ASSIGN_OR_RETURN(y, gatedMlp(gathered, mw, p.kind));
+    if (anyQuantised) {
+      // Each projection through its own (possibly quantised) weight, in f32.
+      Tensor gu;
+      if (fused) {
+        ACCEL_RT_ASSIGN_OR_RETURN(gu, expertLinear(gathered, *w.gateUp, w.gateUpScale, ex));
+      } else {
+        Tensor g, u;
+        ACCEL_RT_ASSIGN_OR_RETURN(g, expertLinear(gathered, *w.gate, w.gateScale, ex));
+        ACCEL_RT_ASSIGN_OR_RETURN(u, expertLinear(gathered, *w.up, w.upScale, ex));
+        ACCEL_RT_ASSIGN_OR_RETURN(gu, newF32(kOp, {n, 2 * inter}));
+        for (int64_t r = 0; r < n; ++r) {
+          std::copy_n(g.data<float>() + r * inter, inter, gu.data<float>() + r * 2 * inter);
+          std::copy_n(u.data<float>() + r * inter, inter, gu.data<float>() + r * 2 * inter + inter);
+        }
+      }
+      Tensor act;
+      ACCEL_RT_ASSIGN_OR_RETURN(act, gatedAct(gu, p.kind));
+      ACCEL_RT_ASSIGN_OR_RETURN(y, expertLinear(act, *w.down, w.downScale, ex));
+    } else {
+      Tensor gu, g, u, d = expertSlice(*w.down, ex);
+      GatedMlpWeights mw;
+      mw.down = &d;
+      if (fused) {
+        gu = expertSlice(*w.gateUp, ex);
+        mw.gateUp = &gu;
+      } else {
+        g = expertSlice(*w.gate, ex);
+        u = expertSlice(*w.up, ex);
+        mw.gate = &g;
+        mw.up = &u;
+      }
+      ACCEL_RT_ASSIGN_OR_RETURN(y, gatedMlp(gathered, mw, p.kind));
+    }
     for (int64_t r = 0; r < n; ++r) {
       const float s = scale[size_t(r)];
       const float *src = y.data<float>() + r * hidden;

@@ -1,4 +1,5 @@
 //===- Moe.h - the sparse mixture of experts ---------------------*- C++ -*-===//
+//-*-===//
 //
 // transformer.moe on the CPU (the math: its description in
 // dialects/Transformer/TransformerOps.td): router logits, top-k of their
@@ -31,7 +32,9 @@ std::optional<MoeRouting> moeRoutingFromName(const std::string &name);
 /// (each expert's gate rows first) or `gate` and `up` [E, I, H], and `down`
 /// [E, H, I]; a shared expert `sharedGateUp` [2S, H] and `sharedDown`
 /// [H, S] (both or neither), scaled by sigmoid(x · sharedExpertGate[0])
-/// when `sharedExpertGate` [1, H] is given.
+/// when `sharedExpertGate` [1, H] is given. Quantised experts (i8 or
+/// f8E4M3FN) come with f32 scales per expert and row: `gateUpScale` [E, 2I],
+/// `gateScale` / `upScale` [E, I], `downScale` [E, H].
 struct MoeWeights {
   const Tensor *router = nullptr;
   const Tensor *routerBias = nullptr;
@@ -42,6 +45,10 @@ struct MoeWeights {
   const Tensor *sharedGateUp = nullptr;
   const Tensor *sharedDown = nullptr;
   const Tensor *sharedExpertGate = nullptr;
+  const Tensor *gateUpScale = nullptr;
+  const Tensor *gateScale = nullptr;
+  const Tensor *upScale = nullptr;
+  const Tensor *downScale = nullptr;
 };
 
 struct MoeParams {
@@ -64,7 +71,8 @@ StatusOr<MoeRoute> moeRoute(const Tensor &x, const Tensor &router, const Tensor 
                             const MoeParams &params);
 
 /// transformer.moe for x [tokens, H]: the sum is accumulated in f32 and the
-/// result has x's dtype. Weights are f32, or f16/bf16 (any mix).
+/// result has x's dtype. Weights are f32, or f16/bf16 (any mix); quantised
+/// experts are decoded a row block at a time (QuantLinear.h).
 StatusOr<Tensor> moe(const Tensor &x, const MoeWeights &weights, const MoeParams &params);
 
 } // namespace accel::rt::cpu::transformer
