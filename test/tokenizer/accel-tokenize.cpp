@@ -5,8 +5,9 @@
 // Loads a tokenizer.json and, for every line of INPUT, prints one JSON line.
 //
 // Plain INPUT: every line is a text (without its '\n'). With --jsonl every
-// line is a JSON value: a string (a text), {"text": "..."} or
-// {"ids": [...]} (an id sequence to decode).
+// line is a JSON value: a string (a text), {"text": "..."},
+// {"pair": ["a", "b"]} (a pair of sequences) or {"ids": [...]} (an id
+// sequence to decode).
 //
 // The first output line describes the tokenizer:
 //   {"vocab_size": N, "id_limit": N, "bos": id|null, "eos": id|null}
@@ -17,6 +18,7 @@
 //    "decoded_special": "...", decode(ids, skipSpecialTokens=false)
 //    "stream": ["...", ...]}  DecodeStream(skip=true) over ids, one entry
 //                             per step ("" where a step returns nothing)
+// for a pair: {"ids", "ids_plain"} of encodePair(a, b, true / false),
 // and for ids: {"decoded", "decoded_special", "stream"} of those ids.
 // A failure is {"error": "..."} on that line. Exit status: 0, or 1 when the
 // tokenizer cannot be loaded or INPUT cannot be read.
@@ -92,6 +94,20 @@ json::Value process(const tok::Tokenizer &t, const std::string &line, bool jsonl
       text = v->asString();
     } else if (const json::Value *tv = v->find("text"); tv && tv->isString()) {
       text = tv->asString();
+    } else if (const json::Value *pv = v->find("pair");
+               pv && pv->isArray() && pv->size() == 2 && pv->items()[0].isString() &&
+               pv->items()[1].isString()) {
+      const std::string &a = pv->items()[0].asString(), &b = pv->items()[1].asString();
+      StatusOr<std::vector<int32_t>> ids = t.encodePair(a, b, true);
+      if (!ids.isOk())
+        return errorLine(ids.status().toString());
+      StatusOr<std::vector<int32_t>> plain = t.encodePair(a, b, false);
+      if (!plain.isOk())
+        return errorLine(plain.status().toString());
+      json::Value out = json::Value::object();
+      out.set("ids", idArray(*ids));
+      out.set("ids_plain", idArray(*plain));
+      return out;
     } else if (const json::Value *iv = v->find("ids"); iv && iv->isArray()) {
       std::vector<int32_t> ids;
       for (const json::Value &x : iv->items())

@@ -8,6 +8,10 @@
 #include "runtime/serving/tokenizer/WordPiece.h"
 
 #include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <cstdlib>
+#include <string>
 
 namespace accel::rt::tok::detail {
 
@@ -19,6 +23,53 @@ int64_t Vocab::idLimit() const {
 }
 
 namespace {
+
+/// The double `tokenizers` reads for a JSON number whose shortest text is
+/// that of `d`: serde_json (without float_roundtrip, as `tokenizers` builds
+/// it) parses the digits into an integer and divides by a power of ten,
+/// which can be one ulp away from the correctly rounded value that
+/// core/Json reads. Unigram scores need the same bits: a Viterbi tie that
+/// rounding decides must go the same way.
+double serdeJsonF64(double d) {
+  if (!std::isfinite(d) || d == 0)
+    return d;
+  char buf[64];
+  auto [end, ec] = std::to_chars(buf, buf + sizeof buf, d); // shortest round trip
+  if (ec != std::errc())
+    return d;
+  const char *p = buf;
+  bool negative = *p == '-';
+  if (negative)
+    ++p;
+  uint64_t significand = 0;
+  int exponent = 0;
+  bool afterPoint = false;
+  for (; p < end && *p != 'e'; ++p) {
+    if (*p == '.') {
+      afterPoint = true;
+      continue;
+    }
+    significand = significand * 10 + static_cast<uint64_t>(*p - '0');
+    if (afterPoint)
+      --exponent;
+  }
+  if (p < end && *p == 'e')
+    exponent += std::atoi(p + 1);
+  double f = static_cast<double>(significand);
+  while (true) {
+    int k = exponent < 0 ? -exponent : exponent;
+    if (k <= 308) {
+      double pow = std::strtod(("1e" + std::to_string(k)).c_str(), nullptr);
+      f = exponent >= 0 ? f * pow : f / pow;
+      break;
+    }
+    if (exponent >= 0)
+      return d;
+    f /= 1e308;
+    exponent += 308;
+  }
+  return negative ? -f : f;
+}
 
 /// "vocab" as an object of token: id.
 Status loadVocab(const Loader &loader, const json::Value &v, Vocab &out) {
@@ -128,7 +179,7 @@ Status loadUnigram(const Loader &loader, const json::Value &v, std::unique_ptr<M
     const json::Value &p = vocabV->items()[i];
     if (!p.isArray() || p.size() != 2 || !p.items()[0].isString() || !p.items()[1].isNumber())
       return loader.bad("expected [piece, score]", "model.vocab[" + std::to_string(i) + "]");
-    pieces.emplace_back(p.items()[0].asString(), p.items()[1].asDouble());
+    pieces.emplace_back(p.items()[0].asString(), serdeJsonF64(p.items()[1].asDouble()));
   }
   std::optional<int32_t> unkId;
   if (const json::Value *u = v.find("unk_id"); u && !u->isNull()) {

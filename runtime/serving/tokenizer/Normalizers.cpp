@@ -154,9 +154,56 @@ Status loadNormalizer(const Loader &loader, const json::Value &v, const std::str
   return Status::ok();
 }
 
-std::string normalize(const std::vector<Normalizer> &normalizers, std::string s) {
+namespace {
+
+/// Whether normalizer `n` removes the first character of `s` (or more in
+/// front of what becomes the first character of its result).
+bool dropsFirst(const Normalizer &n, const std::string &s, const std::string &result) {
+  using Kind = Normalizer::Kind;
+  if (s.empty() || result.empty())
+    return false;
+  size_t len;
+  char32_t c = unicode::decodeAt(s, 0, len);
+  switch (n.kind) {
+  case Kind::kStrip:
+    return n.left && leadingWhitespace(s) > 0;
+  case Kind::kStripAccents:
+    return unicode::isMark(c);
+  case Kind::kNmt:
+    return (c >= 0x01 && c <= 0x08) || c == 0x0B || (c >= 0x0E && c <= 0x1F) || c == 0x7F ||
+           c == 0x8F || c == 0x9F;
+  case Kind::kBert: {
+    if (n.cleanText && (c == 0 || c == 0xFFFD || unicode::isBertCleaned(c)))
+      return true;
+    if (n.stripAccents) {
+      std::string d = unicode::nfd(s.substr(0, len));
+      return unicode::isNonspacingMark(unicode::decodeAt(d, 0, len));
+    }
+    return false;
+  }
+  case Kind::kReplace: {
+    if (!n.b.empty())
+      return false;
+    if (!n.regex)
+      return s.compare(0, n.a.size(), n.a) == 0;
+    std::vector<Segment> segs = n.regex->findSegments(s);
+    return !segs.empty() && segs.front().isMatch && segs.front().start == 0 &&
+           segs.front().end > 0;
+  }
+  default:
+    return false;
+  }
+}
+
+} // namespace
+
+std::string normalize(const std::vector<Normalizer> &normalizers, std::string s,
+                      bool *atOrigin) {
   using Kind = Normalizer::Kind;
   for (const Normalizer &n : normalizers) {
+    std::string before;
+    if (atOrigin && *atOrigin)
+      before = s;
     switch (n.kind) {
     case Kind::kNFC:
       s = unicode::nfc(s);
@@ -199,6 +246,8 @@ std::string normalize(const std::vector<Normalizer> &normalizers, std::string s)
       s = byteLevelEncode(s);
       break;
     }
+    if (atOrigin && *atOrigin && dropsFirst(n, before, s))
+      *atOrigin = false;
   }
   return s;
 }

@@ -34,8 +34,13 @@ struct Normalizer {
 Status loadNormalizer(const Loader &loader, const json::Value &v, const std::string &path,
                       std::vector<Normalizer> &out);
 
-/// `s` (valid UTF-8) through every normalizer in turn.
-std::string normalize(const std::vector<Normalizer> &normalizers, std::string s);
+/// `s` (valid UTF-8) through every normalizer in turn. When `atOrigin` is
+/// given, it is cleared if the result's first character no longer stands
+/// where `s` began -- a normalizer removed what was in front of it (Strip,
+/// a filter, a Replace with ""), as `tokenizers`' alignments would show;
+/// Metaspace's prepend_scheme "first" looks at that.
+std::string normalize(const std::vector<Normalizer> &normalizers, std::string s,
+                      bool *atOrigin = nullptr);
 
 } // namespace accel::rt::tok::detail
 

@@ -293,7 +293,9 @@ Status Tokenizer::Impl::encodeSequence(std::string_view text, std::vector<int32_
     auto [start, end] = range;
     if (end <= start)
       continue;
-    std::string normalized = normalize(normalizers, std::string(text.substr(start, end - start)));
+    bool atOrigin = start == 0;
+    std::string normalized =
+        normalize(normalizers, std::string(text.substr(start, end - start)), &atOrigin);
     findAdded(normalized, normTrie, norm);
     for (const auto &[r2, id2] : norm) {
       if (id2 >= 0) {
@@ -303,7 +305,7 @@ Status Tokenizer::Impl::encodeSequence(std::string_view text, std::vector<int32_
       if (r2.second <= r2.first)
         continue;
       Piece piece{normalized.substr(r2.first, r2.second - r2.first),
-                  start == 0 && r2.first == 0};
+                  atOrigin && r2.first == 0};
       for (const Piece &word : preTokenize(preTokenizers, std::move(piece)))
         ACCEL_RT_RETURN_IF_ERROR(model->tokenize(word.text, ids));
     }
