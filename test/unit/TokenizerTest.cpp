@@ -5,6 +5,7 @@
 // the `tokenizers` package itself is test/tokenizer/check_tokenizer.py.
 //
 //===----------------------------------------------------------------------===//
+#include "runtime/serving/tokenizer/Regex.h"
 #include "runtime/serving/tokenizer/Split.h"
 #include "runtime/serving/tokenizer/Tokenizer.h"
 #include "runtime/serving/tokenizer/Unicode.h"
@@ -16,6 +17,7 @@
 #include <fstream>
 
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include <sys/stat.h>
@@ -96,6 +98,24 @@ TEST(TokenizerUnicode, NormalizationForms) {
   EXPECT_EQ(unicode::nfc("a\xCC\x85\xCC\x81"), "a\xCC\x85\xCC\x81");
   EXPECT_EQ(unicode::nfc("a\xCC\x96\xCC\x81"), "\xC3\xA1\xCC\x96");
   EXPECT_EQ(unicode::nfc("Hello"), "Hello");
+}
+
+TEST(TokenizerUnicode, CompatibilityFormsAndLowercase) {
+  EXPECT_EQ(unicode::nfkd("\xEF\xAC\x81"), "fi");                   // U+FB01 ligature
+  EXPECT_EQ(unicode::nfkc("\xE2\x91\xA0\xEF\xBC\xA1"), "1A");    // circled 1, fullwidth A
+  EXPECT_EQ(unicode::nfkc("\xC2\xBD"), "1\xE2\x81\x84" "2");       // ½ -> 1 U+2044 2
+  EXPECT_EQ(unicode::nfkd("\xE1\xBA\x9B\xCC\xA3"), "s\xCC\xA3\xCC\x87"); // UAX #15 ẛ̣
+  EXPECT_EQ(unicode::nfkc("\xE1\xBA\x9B\xCC\xA3"), "\xE1\xB9\xA9");       // -> ṩ
+  EXPECT_EQ(unicode::lowercase("HeLLo \xC3\x89T\xC3\x89"), "hello \xC3\xA9t\xC3\xA9");
+  // U+0130 (İ) lowercases to i + U+0307; Σ is σ without context.
+  EXPECT_EQ(unicode::lowercase("\xC4\xB0"), "i\xCC\x87");
+  EXPECT_EQ(unicode::lowercase("\xCE\xA3\xCE\xA3"), "\xCF\x83\xCF\x83");
+  EXPECT_TRUE(unicode::isMark(0x301));
+  EXPECT_TRUE(unicode::isMark(0x903)); // Mc: StripAccents removes it, BERT's Mn filter does not
+  EXPECT_FALSE(unicode::isNonspacingMark(0x903));
+  EXPECT_TRUE(unicode::isPunctuation('!'));
+  EXPECT_TRUE(unicode::isPunctuation(0x3002)); // 。
+  EXPECT_FALSE(unicode::isPunctuation('a'));
 }
 
 //===----------------------------------------------------------------------===//
@@ -357,6 +377,62 @@ TEST(Tokenizer, UnknownCharactersFuseIntoOneUnk) {
   EXPECT_EQ(encode(t, "axyza"), (Ids{1, 0, 1}));
   // No decoder: tokens joined with spaces.
   EXPECT_EQ(t.decode({1, 0, 1}), "a <unk> a");
+}
+
+// Oniguruma's find_iter: an empty match right after the previous match is
+// skipped; elsewhere it is a (zero-width) match.
+TEST(TokenizerRegex, EmptyMatchesFollowOnig) {
+  StatusOr<detail::Regex> r = detail::Regex::compile("a*");
+  ASSERT_TRUE(r.isOk()) << r.status().toString();
+  std::vector<std::tuple<size_t, size_t, bool>> segs;
+  for (const detail::Segment &s : r->findSegments("baab"))
+    segs.emplace_back(s.start, s.end, s.isMatch);
+  EXPECT_EQ(segs, (std::vector<std::tuple<size_t, size_t, bool>>{
+                      {0, 0, true}, {0, 1, false}, {1, 3, true}, {3, 4, false}, {4, 4, true}}));
+  StatusOr<detail::Regex> p = detail::Regex::compile("\\p{Lu}+");
+  ASSERT_TRUE(p.isOk());
+  EXPECT_EQ(p->replaceAll("aBC d\xC3\x89", "_"), "a_ d_");
+}
+
+TEST(Tokenizer, UnigramViterbi) {
+  // "ab" (-1) beats "a" + "b" (-4); on "aba", "ab" + "a" (-3) beats
+  // "a" + "ba" (-5.5); "c" is unknown: unk, scored min_score - 10, and two
+  // unknowns in a row fuse into one <unk>.
+  const char *text = R"({"version":"1.0","model":{"type":"Unigram","unk_id":0,
+    "vocab":[["<unk>",0],["a",-2],["b",-2],["ab",-1],["ba",-3.5]]}})";
+  Tokenizer t = load(text);
+  EXPECT_EQ(encode(t, "ab"), (Ids{3}));
+  EXPECT_EQ(encode(t, "aba"), (Ids{3, 1}));
+  EXPECT_EQ(encode(t, "abccb"), (Ids{3, 0, 2}));
+  EXPECT_EQ(t.vocabSize(), 5);
+  EXPECT_EQ(t.idToToken(3), "ab");
+}
+
+TEST(Tokenizer, WordPieceGreedyLongestMatch) {
+  const char *text = R"({"version":"1.0","pre_tokenizer":{"type":"Whitespace"},
+    "decoder":{"type":"WordPiece","prefix":"##","cleanup":true},
+    "model":{"type":"WordPiece","unk_token":"[UNK]","continuing_subword_prefix":"##",
+      "max_input_chars_per_word":8,
+      "vocab":{"[UNK]":0,"un":1,"##aff":2,"##able":3,"unaff":4,"a":5,"##ff":6,"!":7}}})";
+  Tokenizer t = load(text);
+  EXPECT_EQ(encode(t, "unaffable"), (Ids{0}));          // 9 characters > 8
+  EXPECT_EQ(encode(t, "unaffab"), (Ids{0}));            // "##ab" is not a piece
+  EXPECT_EQ(encode(t, "unaff aff!"), (Ids{4, 5, 6, 7})); // longest first: unaff; a ##ff
+  EXPECT_EQ(t.decode({4, 5, 6, 7}), "unaff aff!");
+}
+
+TEST(Tokenizer, PairTemplates) {
+  const char *text = R"({"version":"1.0","model":{"type":"WordLevel","unk_token":"?",
+      "vocab":{"?":0,"a":1,"b":2,"[CLS]":3,"[SEP]":4}},
+    "pre_tokenizer":{"type":"WhitespaceSplit"},
+    "post_processor":{"type":"BertProcessing","sep":["[SEP]",4],"cls":["[CLS]",3]}})";
+  Tokenizer t = load(text);
+  StatusOr<std::vector<int32_t>> ids = t.encodePair("a b", "b");
+  ASSERT_TRUE(ids.isOk());
+  EXPECT_EQ(*ids, (Ids{3, 1, 2, 4, 2, 4}));
+  ids = t.encodePair("a", "b", /*addSpecialTokens=*/false);
+  ASSERT_TRUE(ids.isOk());
+  EXPECT_EQ(*ids, (Ids{1, 2}));
 }
 
 TEST(Tokenizer, EmptyTokenizer) {
