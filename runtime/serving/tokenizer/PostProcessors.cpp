@@ -1,6 +1,7 @@
 //===- PostProcessors.cpp - the post-processors of tokenizer.json ---------===//
 #include "runtime/serving/tokenizer/PostProcessors.h"
 
+#include <algorithm>
 #include <unordered_map>
 
 namespace accel::rt::tok::detail {
@@ -142,6 +143,12 @@ std::vector<int32_t> postProcess(const std::vector<PostProcessor> &processors,
                                  bool addSpecialTokens) {
   std::vector<int32_t> ids = std::move(a);
   for (const PostProcessor &p : processors) {
+    // A single sequence without special tokens through a template that
+    // holds it once: nothing to do (the common case of encoding a prompt).
+    if (!b && !addSpecialTokens &&
+        std::count_if(p.single.begin(), p.single.end(),
+                      [](const Item &i) { return i.kind != Item::Kind::kSpecial; }) == 1)
+      continue;
     std::vector<int32_t> out;
     for (const Item &item : b ? p.pair : p.single) {
       if (item.kind == Item::Kind::kSpecial) {
