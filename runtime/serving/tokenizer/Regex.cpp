@@ -1,13 +1,35 @@
 //===- Regex.cpp - Oniguruma regexes for tokenizer.json -------------------===//
 #include "runtime/serving/tokenizer/Regex.h"
 
+#ifdef ACCEL_HAVE_ONIGURUMA
 #include <oniguruma.h>
 
 #include <dlfcn.h>
+#endif
 
 #include <string>
 
 namespace accel::rt::tok::detail {
+
+#ifndef ACCEL_HAVE_ONIGURUMA
+
+// Built without Oniguruma's header (libonig-dev): only the hand-written
+// scanners and literal patterns are available.
+struct Regex::Compiled {};
+
+StatusOr<Regex> Regex::compile(std::string_view) {
+  return unimplemented("this build of accel has no Oniguruma (install libonig-dev and rebuild)");
+}
+const char *Regex::engineVersion() { return ""; }
+std::vector<Segment> Regex::findSegments(std::string_view text) const {
+  return {{0, text.size(), false}};
+}
+std::string Regex::replaceAll(std::string_view text, std::string_view) const {
+  return std::string(text);
+}
+
+#else
+
 
 namespace {
 
@@ -169,5 +191,7 @@ std::string Regex::replaceAll(std::string_view text, std::string_view content) c
   }
   return out;
 }
+
+#endif // ACCEL_HAVE_ONIGURUMA
 
 } // namespace accel::rt::tok::detail
