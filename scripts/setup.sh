@@ -11,7 +11,7 @@ APT_PACKAGES=(
   llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools clang-22
   libclang-rt-22-dev
   libonnx-dev libprotobuf-dev protobuf-compiler
-  libgtest-dev libgmock-dev libopenblas-dev libboost-dev
+  libgtest-dev libgmock-dev libopenblas-dev libboost-dev libonig-dev
   python3 python3-pip
 )
 # onnx and onnxruntime are pinned: the ONNX conformance test (ctest

@@ -19,6 +19,7 @@
 #include "accel/Target/Target.h"
 #include "accel/passes/Passes.h"
 #include "core/RegularFile.h"
+#include "runtime/serving/tokenizer/Tokenizer.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/DialectRegistry.h"
@@ -265,6 +266,15 @@ llvm::Error accel::compileToPlan(const CompileOptions &options) {
     llvm::Expected<std::string> json = readFile(tok, "tokenizer");
     if (!json)
       return json.takeError();
+    // The runtime refuses a plan whose tokenizer does not load; refuse it
+    // here, in the same words, rather than write a plan that takes no text.
+    rt::StatusOr<rt::tok::Tokenizer> loaded = rt::tok::Tokenizer::fromJson(*json, tok);
+    if (!loaded)
+      return compileError(loaded.status().code() == rt::StatusCode::kUnimplemented
+                              ? CompileErrorKind::Unimplemented
+                              : CompileErrorKind::InvalidArgument,
+                          "the tokenizer does not load: " + loaded.status().message() +
+                              " (-no-tokenizer writes a plan that takes token ids)");
     opts.tokenizerJson = std::move(*json);
   }
   if (llvm::Error e = readModelConfig(options, opts))

@@ -5,6 +5,7 @@
 // the `tokenizers` package itself is test/tokenizer/check_tokenizer.py.
 //
 //===----------------------------------------------------------------------===//
+#include "runtime/serving/tokenizer/Regex.h"
 #include "runtime/serving/tokenizer/Split.h"
 #include "runtime/serving/tokenizer/Tokenizer.h"
 #include "runtime/serving/tokenizer/Unicode.h"
@@ -13,7 +14,10 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
+
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include <sys/stat.h>
@@ -94,6 +98,24 @@ TEST(TokenizerUnicode, NormalizationForms) {
   EXPECT_EQ(unicode::nfc("a\xCC\x85\xCC\x81"), "a\xCC\x85\xCC\x81");
   EXPECT_EQ(unicode::nfc("a\xCC\x96\xCC\x81"), "\xC3\xA1\xCC\x96");
   EXPECT_EQ(unicode::nfc("Hello"), "Hello");
+}
+
+TEST(TokenizerUnicode, CompatibilityFormsAndLowercase) {
+  EXPECT_EQ(unicode::nfkd("\xEF\xAC\x81"), "fi");                   // U+FB01 ligature
+  EXPECT_EQ(unicode::nfkc("\xE2\x91\xA0\xEF\xBC\xA1"), "1A");    // circled 1, fullwidth A
+  EXPECT_EQ(unicode::nfkc("\xC2\xBD"), "1\xE2\x81\x84" "2");       // ½ -> 1 U+2044 2
+  EXPECT_EQ(unicode::nfkd("\xE1\xBA\x9B\xCC\xA3"), "s\xCC\xA3\xCC\x87"); // UAX #15 ẛ̣
+  EXPECT_EQ(unicode::nfkc("\xE1\xBA\x9B\xCC\xA3"), "\xE1\xB9\xA9");       // -> ṩ
+  EXPECT_EQ(unicode::lowercase("HeLLo \xC3\x89T\xC3\x89"), "hello \xC3\xA9t\xC3\xA9");
+  // U+0130 (İ) lowercases to i + U+0307; Σ is σ without context.
+  EXPECT_EQ(unicode::lowercase("\xC4\xB0"), "i\xCC\x87");
+  EXPECT_EQ(unicode::lowercase("\xCE\xA3\xCE\xA3"), "\xCF\x83\xCF\x83");
+  EXPECT_TRUE(unicode::isMark(0x301));
+  EXPECT_TRUE(unicode::isMark(0x903)); // Mc: StripAccents removes it, BERT's Mn filter does not
+  EXPECT_FALSE(unicode::isNonspacingMark(0x903));
+  EXPECT_TRUE(unicode::isPunctuation('!'));
+  EXPECT_TRUE(unicode::isPunctuation(0x3002)); // 。
+  EXPECT_FALSE(unicode::isPunctuation('a'));
 }
 
 //===----------------------------------------------------------------------===//
@@ -357,6 +379,62 @@ TEST(Tokenizer, UnknownCharactersFuseIntoOneUnk) {
   EXPECT_EQ(t.decode({1, 0, 1}), "a <unk> a");
 }
 
+// Oniguruma's find_iter: an empty match right after the previous match is
+// skipped; elsewhere it is a (zero-width) match.
+TEST(TokenizerRegex, EmptyMatchesFollowOnig) {
+  StatusOr<detail::Regex> r = detail::Regex::compile("a*");
+  ASSERT_TRUE(r.isOk()) << r.status().toString();
+  std::vector<std::tuple<size_t, size_t, bool>> segs;
+  for (const detail::Segment &s : r->findSegments("baab"))
+    segs.emplace_back(s.start, s.end, s.isMatch);
+  EXPECT_EQ(segs, (std::vector<std::tuple<size_t, size_t, bool>>{
+                      {0, 0, true}, {0, 1, false}, {1, 3, true}, {3, 4, false}, {4, 4, true}}));
+  StatusOr<detail::Regex> p = detail::Regex::compile("\\p{Lu}+");
+  ASSERT_TRUE(p.isOk());
+  EXPECT_EQ(p->replaceAll("aBC d\xC3\x89", "_"), "a_ d_");
+}
+
+TEST(Tokenizer, UnigramViterbi) {
+  // "ab" (-1) beats "a" + "b" (-4); on "aba", "ab" + "a" (-3) beats
+  // "a" + "ba" (-5.5); "c" is unknown: unk, scored min_score - 10, and two
+  // unknowns in a row fuse into one <unk>.
+  const char *text = R"({"version":"1.0","model":{"type":"Unigram","unk_id":0,
+    "vocab":[["<unk>",0],["a",-2],["b",-2],["ab",-1],["ba",-3.5]]}})";
+  Tokenizer t = load(text);
+  EXPECT_EQ(encode(t, "ab"), (Ids{3}));
+  EXPECT_EQ(encode(t, "aba"), (Ids{3, 1}));
+  EXPECT_EQ(encode(t, "abccb"), (Ids{3, 0, 2}));
+  EXPECT_EQ(t.vocabSize(), 5);
+  EXPECT_EQ(t.idToToken(3), "ab");
+}
+
+TEST(Tokenizer, WordPieceGreedyLongestMatch) {
+  const char *text = R"({"version":"1.0","pre_tokenizer":{"type":"Whitespace"},
+    "decoder":{"type":"WordPiece","prefix":"##","cleanup":true},
+    "model":{"type":"WordPiece","unk_token":"[UNK]","continuing_subword_prefix":"##",
+      "max_input_chars_per_word":8,
+      "vocab":{"[UNK]":0,"un":1,"##aff":2,"##able":3,"unaff":4,"a":5,"##ff":6,"!":7}}})";
+  Tokenizer t = load(text);
+  EXPECT_EQ(encode(t, "unaffable"), (Ids{0}));          // 9 characters > 8
+  EXPECT_EQ(encode(t, "unaffab"), (Ids{0}));            // "##ab" is not a piece
+  EXPECT_EQ(encode(t, "unaff aff!"), (Ids{4, 5, 6, 7})); // longest first: unaff; a ##ff
+  EXPECT_EQ(t.decode({4, 5, 6, 7}), "unaff aff!");
+}
+
+TEST(Tokenizer, PairTemplates) {
+  const char *text = R"({"version":"1.0","model":{"type":"WordLevel","unk_token":"?",
+      "vocab":{"?":0,"a":1,"b":2,"[CLS]":3,"[SEP]":4}},
+    "pre_tokenizer":{"type":"WhitespaceSplit"},
+    "post_processor":{"type":"BertProcessing","sep":["[SEP]",4],"cls":["[CLS]",3]}})";
+  Tokenizer t = load(text);
+  StatusOr<std::vector<int32_t>> ids = t.encodePair("a b", "b");
+  ASSERT_TRUE(ids.isOk());
+  EXPECT_EQ(*ids, (Ids{3, 1, 2, 4, 2, 4}));
+  ids = t.encodePair("a", "b", /*addSpecialTokens=*/false);
+  ASSERT_TRUE(ids.isOk());
+  EXPECT_EQ(*ids, (Ids{1, 2}));
+}
+
 TEST(Tokenizer, EmptyTokenizer) {
   Tokenizer t;
   EXPECT_FALSE(t.isLoaded());
@@ -418,26 +496,62 @@ TEST(TokenizerErrors, StructureProblemsNameThePath) {
 
 TEST(TokenizerErrors, UnsupportedComponentsAreNamed) {
   const std::string bpe = "{\"type\":\"BPE\",\"vocab\":{},\"merges\":[]}";
-  Status s = loadError(minimal(bpe, ",\"pre_tokenizer\":{\"type\":\"Sequence\",\"pretokenizers\":["
-                                    "{\"type\":\"Split\",\"pattern\":{\"Regex\":\"\\\\d+\"},"
-                                    "\"behavior\":\"Isolated\",\"invert\":false}]}"));
+  const std::string tail = " is not supported by accel's tokenizer (see docs/tokenizer.md)";
+  Status s = loadError(minimal(bpe, ",\"normalizer\":{\"type\":\"Sequence\",\"normalizers\":["
+                                    "{\"type\":\"NFKC\"},{\"type\":\"Precompiled\","
+                                    "\"precompiled_charsmap\":\"AAAA\"}]}"));
   EXPECT_EQ(s.code(), StatusCode::kUnimplemented);
-  EXPECT_EQ(s.message(), "tokenizer.json: the Split regex \"\\\\d+\" (only the GPT-2, Llama-3 and "
-                         "Qwen2 patterns are implemented) at "
-                         "pre_tokenizer.pretokenizers[0].pattern is not supported by accel's "
-                         "tokenizer (see docs/tokenizer.md)");
-  s = loadError(minimal("{\"type\":\"WordPiece\",\"vocab\":{}}"));
+  EXPECT_EQ(s.message(),
+            "tokenizer.json: normalizer type 'Precompiled' at normalizer.normalizers[1]" + tail);
+  s = loadError(minimal(bpe, ",\"pre_tokenizer\":{\"type\":\"Sequence\",\"pretokenizers\":["
+                             "{\"type\":\"Whitespace\"},{\"type\":\"UnicodeScripts\"}]}"));
   EXPECT_EQ(s.code(), StatusCode::kUnimplemented);
-  EXPECT_NE(s.message().find("model type 'WordPiece' (only BPE is implemented) at model"),
-            std::string::npos);
-  s = loadError(minimal(bpe, ",\"normalizer\":{\"type\":\"Lowercase\"}"));
+  EXPECT_EQ(s.message(), "tokenizer.json: pre_tokenizer type 'UnicodeScripts' at "
+                         "pre_tokenizer.pretokenizers[1]" + tail);
+  s = loadError(minimal("{\"type\":\"Charformer\",\"vocab\":{}}"));
   EXPECT_EQ(s.code(), StatusCode::kUnimplemented);
-  EXPECT_NE(s.message().find("normalizer type 'Lowercase' at normalizer"), std::string::npos);
-  s = loadError(minimal(bpe, ",\"decoder\":{\"type\":\"WordPiece\",\"prefix\":\"##\"}"));
-  EXPECT_NE(s.message().find("decoder type 'WordPiece' at decoder"), std::string::npos);
+  EXPECT_EQ(s.message(), "tokenizer.json: model type 'Charformer' at model" + tail);
+  s = loadError(minimal(bpe, ",\"post_processor\":{\"type\":\"Fancy\"}"));
+  EXPECT_EQ(s.message(), "tokenizer.json: post_processor type 'Fancy' at post_processor" + tail);
+  s = loadError(minimal(bpe, ",\"decoder\":{\"type\":\"Sequence\",\"decoders\":["
+                             "{\"type\":\"WordPiece\"},{\"type\":\"Fancy\"}]}"));
+  EXPECT_EQ(s.message(), "tokenizer.json: decoder type 'Fancy' at decoder.decoders[1]" + tail);
   s = loadError(minimal("{\"type\":\"BPE\",\"vocab\":{},\"merges\":[],\"dropout\":0.1}"));
   EXPECT_EQ(s.code(), StatusCode::kUnimplemented);
   EXPECT_NE(s.message().find("BPE dropout"), std::string::npos);
+}
+
+// A regex Oniguruma does not compile is named with its place; the message
+// is Oniguruma's own.
+TEST(TokenizerErrors, BadRegexIsNamed) {
+  const std::string bpe = "{\"type\":\"BPE\",\"vocab\":{},\"merges\":[]}";
+  Status s = loadError(minimal(bpe, ",\"pre_tokenizer\":{\"type\":\"Split\",\"pattern\":"
+                                    "{\"Regex\":\"(a\"},\"behavior\":\"Isolated\"}"));
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(s.message(), "tokenizer.json: the regex \"(a\" does not compile (end pattern with "
+                         "unmatched parenthesis) at pre_tokenizer.pattern");
+  s = loadError(minimal(bpe, ",\"normalizer\":{\"type\":\"Replace\",\"pattern\":"
+                             "{\"Regex\":\"\\\\p{Nope}\"},\"content\":\"\"}"));
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(s.message(), "tokenizer.json: the regex \"\\\\p{Nope}\" does not compile (invalid "
+                         "character property name {Nope}) at normalizer.pattern");
+}
+
+// fromFile names the file in the sentence.
+TEST(TokenizerErrors, UnsupportedNamesTheFile) {
+  std::string path = ::testing::TempDir() + "tokenizer-precompiled-" +
+                     std::to_string(::getpid()) + ".json";
+  {
+    std::ofstream f(path);
+    f << minimal("{\"type\":\"Unigram\",\"unk_id\":0,\"vocab\":[[\"<unk>\",0]]}",
+                 ",\"normalizer\":{\"type\":\"Precompiled\",\"precompiled_charsmap\":\"\"}");
+  }
+  StatusOr<Tokenizer> t = Tokenizer::fromFile(path);
+  ::unlink(path.c_str());
+  ASSERT_FALSE(t.isOk());
+  EXPECT_EQ(t.status().code(), StatusCode::kUnimplemented);
+  EXPECT_EQ(t.status().message(), path + ": normalizer type 'Precompiled' at normalizer is not "
+                                         "supported by accel's tokenizer (see docs/tokenizer.md)");
 }
 
 TEST(TokenizerErrors, MissingFile) {

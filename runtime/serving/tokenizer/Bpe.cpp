@@ -3,6 +3,7 @@
 
 #include "core/Json.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <queue>
 
@@ -93,6 +94,13 @@ std::optional<int32_t> Bpe::tokenToId(std::string_view token) const {
 const std::string *Bpe::idToToken(int32_t id) const {
   auto it = vocabR_.find(id);
   return it == vocabR_.end() ? nullptr : &it->second;
+}
+
+int64_t Bpe::idLimit() const {
+  int64_t limit = 0;
+  for (const auto &[tok, id] : vocab_)
+    limit = std::max<int64_t>(limit, int64_t(id) + 1);
+  return limit;
 }
 
 Status Bpe::tokenize(std::string_view word, std::vector<int32_t> &out) const {

@@ -10,6 +10,7 @@
 #define ACCEL_RUNTIME_SERVING_TOKENIZER_BPE_H
 
 #include "core/Status.h"
+#include "runtime/serving/tokenizer/Models.h"
 
 #include <cstdint>
 #include <optional>
@@ -21,7 +22,7 @@
 
 namespace accel::rt::tok::detail {
 
-class Bpe {
+class Bpe final : public Model {
 public:
   struct Options {
     std::optional<std::string> unkToken;
@@ -41,12 +42,12 @@ public:
 
   /// Appends the ids of one pre-tokenized word. Fails only when unk_token
   /// is needed and is not in the vocabulary.
-  Status tokenize(std::string_view word, std::vector<int32_t> &out) const;
+  Status tokenize(std::string_view word, std::vector<int32_t> &out) const override;
 
-  size_t vocabSize() const { return vocab_.size(); }
-  std::optional<int32_t> tokenToId(std::string_view token) const;
-  const std::string *idToToken(int32_t id) const;
-  const std::unordered_map<std::string, int32_t> &vocab() const { return vocab_; }
+  size_t vocabSize() const override { return vocab_.size(); }
+  std::optional<int32_t> tokenToId(std::string_view token) const override;
+  const std::string *idToToken(int32_t id) const override;
+  int64_t idLimit() const override;
 
 private:
   std::unordered_map<std::string, int32_t> vocab_;

@@ -1,8 +1,10 @@
 //===- Tokenizer.h - Hugging Face tokenizer.json in C++ ---------*- C++ -*-===//
 //
 // Encodes and decodes text exactly like the `tokenizers` Python package does
-// for the tokenizer.json files of byte-level BPE models (GPT-2, Llama-3,
-// Qwen2, ...) and SentencePiece-style BPE models (Llama-2, Mistral, ...).
+// for tokenizer.json files: BPE (byte-level like GPT-2, Llama-3, Qwen2, or
+// SentencePiece-style like Llama-2, Mistral, Gemma), Unigram (T5, ...),
+// WordPiece (BERT, ...) and WordLevel models, with their normalizers,
+// pre-tokenizers (any Split regex), post-processors and decoders.
 // What is supported, and how everything else fails, is in docs/tokenizer.md.
 //
 // A Tokenizer is immutable once loaded: copies share it, and encode/decode
@@ -44,6 +46,11 @@ public:
   /// are recognised. Fails (kInvalidArgument) on ill-formed UTF-8.
   StatusOr<std::vector<int32_t>> encode(std::string_view text,
                                         bool addSpecialTokens = true) const;
+  /// The ids of a pair of sequences (encode(a, b) in `tokenizers`): each
+  /// encoded alone, then joined by the post-processor's pair template (a
+  /// then b without one, or without addSpecialTokens).
+  StatusOr<std::vector<int32_t>> encodePair(std::string_view a, std::string_view b,
+                                            bool addSpecialTokens = true) const;
 
   /// The text of `ids`; ids that are not in the vocabulary are skipped, and
   /// so are special tokens when skipSpecialTokens. Bytes that do not form

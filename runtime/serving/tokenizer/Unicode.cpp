@@ -41,7 +41,24 @@ constexpr char32_t kSBase = 0xAC00, kLBase = 0x1100, kVBase = 0x1161, kTBase = 0
 constexpr char32_t kLCount = 19, kVCount = 21, kTCount = 28;
 constexpr char32_t kNCount = kVCount * kTCount, kSCount = kLCount * kNCount;
 
-void decomposeInto(std::vector<char32_t> &out, char32_t c) {
+/// The row of `c` in a cp -> pool mapping, or nullptr.
+template <size_t N>
+const Decomposition *findMapping(const Decomposition (&table)[N], char32_t c) {
+  const Decomposition *end = table + N;
+  const Decomposition *it =
+      std::lower_bound(table, end, static_cast<uint32_t>(c),
+                       [](const Decomposition &d, uint32_t v) { return d.cp < v; });
+  return it == end || it->cp != c ? nullptr : it;
+}
+
+void decomposeInto(std::vector<char32_t> &out, char32_t c, bool compat) {
+  if (compat && c >= 0xA0) {
+    if (const Decomposition *d = findMapping(kCompatDecompositions, c)) {
+      for (size_t k = 0; k < d->length; ++k)
+        out.push_back(kCompatDecompositionsPool[d->offset + k]);
+      return;
+    }
+  }
   if (c >= kSBase && c < kSBase + kSCount) {
     char32_t s = c - kSBase;
     out.push_back(kLBase + s / kNCount);
@@ -54,11 +71,8 @@ void decomposeInto(std::vector<char32_t> &out, char32_t c) {
     out.push_back(c);
     return;
   }
-  const Decomposition *end = kDecompositions + std::size(kDecompositions);
-  const Decomposition *it =
-      std::lower_bound(kDecompositions, end, static_cast<uint32_t>(c),
-                       [](const Decomposition &d, uint32_t v) { return d.cp < v; });
-  if (it == end || it->cp != c) {
+  const Decomposition *it = findMapping(kDecompositions, c);
+  if (!it) {
     out.push_back(c);
     return;
   }
@@ -89,8 +103,9 @@ bool compose(char32_t a, char32_t b, char32_t &out) {
   return true;
 }
 
-/// Decomposes and puts runs of non-starters in canonical order.
-std::vector<char32_t> canonicalDecomposition(std::string_view s) {
+/// Decomposes (canonically, or for NFK* with the compatibility mappings)
+/// and puts runs of non-starters in canonical order.
+std::vector<char32_t> canonicalDecomposition(std::string_view s, bool compat) {
   std::vector<char32_t> out;
   out.reserve(s.size());
   size_t i = 0;
@@ -98,7 +113,7 @@ std::vector<char32_t> canonicalDecomposition(std::string_view s) {
     size_t len;
     char32_t c = decodeAt(s, i, len);
     i += len;
-    decomposeInto(out, c);
+    decomposeInto(out, c, compat);
   }
   // Canonical ordering: a stable sort of each run of non-zero classes.
   size_t k = 0;
@@ -308,20 +323,22 @@ uint8_t combiningClass(char32_t c) {
   return c <= it->hi ? it->ccc : 0;
 }
 
-std::string nfd(std::string_view s) {
+namespace {
+
+std::string decomposed(std::string_view s, bool compat) {
   if (isAscii(s))
     return std::string(s);
   std::string out;
   out.reserve(s.size());
-  for (char32_t c : canonicalDecomposition(s))
+  for (char32_t c : canonicalDecomposition(s, compat))
     appendUtf8(out, c);
   return out;
 }
 
-std::string nfc(std::string_view s) {
+std::string composed(std::string_view s, bool compat) {
   if (isAscii(s))
     return std::string(s);
-  std::vector<char32_t> d = canonicalDecomposition(s);
+  std::vector<char32_t> d = canonicalDecomposition(s, compat);
   std::vector<char32_t> out;
   out.reserve(d.size());
   // Canonical composition (UAX #15): `starter` indexes the last starter in
@@ -352,6 +369,47 @@ std::string nfc(std::string_view s) {
   for (char32_t c : out)
     appendUtf8(r, c);
   return r;
+}
+
+} // namespace
+
+std::string nfd(std::string_view s) { return decomposed(s, false); }
+std::string nfkd(std::string_view s) { return decomposed(s, true); }
+std::string nfc(std::string_view s) { return composed(s, false); }
+std::string nfkc(std::string_view s) { return composed(s, true); }
+
+std::string lowercase(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  size_t i = 0;
+  while (i < s.size()) {
+    unsigned char b = static_cast<unsigned char>(s[i]);
+    if (b < 0x80) {
+      out += static_cast<char>(b >= 'A' && b <= 'Z' ? b + 32 : b);
+      ++i;
+      continue;
+    }
+    size_t len;
+    char32_t c = decodeAt(s, i, len);
+    if (const Decomposition *m = findMapping(kLowercase, c)) {
+      for (size_t k = 0; k < m->length; ++k)
+        appendUtf8(out, kLowercasePool[m->offset + k]);
+    } else {
+      out.append(s.data() + i, len);
+    }
+    i += len;
+  }
+  return out;
+}
+
+bool isMark(char32_t c) { return c >= 0x300 && inRanges(kMarkRanges, c); }
+bool isNonspacingMark(char32_t c) { return c >= 0x300 && inRanges(kNonspacingMarkRanges, c); }
+bool isBertCleaned(char32_t c) { return inRanges(kBertCleanRanges, c); }
+bool isPunctuation(char32_t c) { return inRanges(kPunctuationRanges, c); }
+bool isRustWordChar(char32_t c) {
+  if (c < 0x80)
+    return ((c | 0x20) >= 'a' && (c | 0x20) <= 'z') || (c >= '0' && c <= '9') || c == '_';
+  return inRanges(kRustWordRanges, c);
 }
 
 } // namespace accel::rt::tok::unicode

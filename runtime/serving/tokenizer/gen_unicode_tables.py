@@ -8,7 +8,14 @@ The tokenizer needs, without any third-party library:
   - a \\w approximation (L*, M*, Nd, Nl, Pc, ZWNJ/ZWJ) for added tokens with
     `single_word`;
   - canonical combining classes, full canonical decompositions and the
-    primary composites, for the NFC / NFD normalizers.
+    primary composites, for the NFC / NFD normalizers;
+  - with `tokenizers` installed, tables probed from it character by
+    character (so that they hold exactly what its Rust crates do, whatever
+    their Unicode versions): the full compatibility decompositions of NFKD
+    and NFKC, the Lowercase mapping, the marks StripAccents and
+    BertNormalizer remove, the characters BertNormalizer's clean_text
+    removes, Punctuation's punctuation and the \\w of the Whitespace
+    pre-tokenizer (Rust's regex crate).
 
 Run it with the Python whose unicodedata version you want (3.11 has Unicode
 14.0.0, the version Oniguruma 6.9.8 inside `tokenizers` uses) and commit the
@@ -108,6 +115,90 @@ def oniguruma_classes():
                 kept.update(ord(ch) for ch in piece)
         out[name] = set(cps) - kept
     return out
+
+
+def probe():
+    """Tables probed from `tokenizers`, one code point at a time."""
+    from tokenizers import normalizers, pre_tokenizers
+    nfd = normalizers.NFD()
+    nfkd = normalizers.NFKD()
+    lower = normalizers.Lowercase()
+    strip_accents = normalizers.StripAccents()
+    bert_marks = normalizers.BertNormalizer(clean_text=False, handle_chinese_chars=False,
+                                            strip_accents=True, lowercase=False)
+    bert_clean = normalizers.BertNormalizer(clean_text=True, handle_chinese_chars=False,
+                                            strip_accents=False, lowercase=False)
+    punct = pre_tokenizers.Punctuation()
+    space = pre_tokenizers.Whitespace()
+    out = dict(compat={}, lower={}, mark=set(), mn=set(), clean=set(), punct=set(), word=set())
+    for cp in range(1, MAX_CP):
+        if 0xD800 <= cp <= 0xDFFF:
+            continue
+        ch = chr(cp)
+        d = nfd.normalize_str(ch)
+        k = nfkd.normalize_str(ch)
+        if k != d and not 0xAC00 <= cp <= 0xD7A3:
+            out["compat"][cp] = [ord(x) for x in k]
+        low = lower.normalize_str(ch)
+        if low != ch:
+            out["lower"][cp] = [ord(x) for x in low]
+        if strip_accents.normalize_str(ch) == "":
+            out["mark"].add(cp)
+        if d == ch and bert_marks.normalize_str(ch) == "":
+            out["mn"].add(cp)
+        c = bert_clean.normalize_str(ch)
+        if c == "":
+            out["clean"].add(cp)
+        else:
+            # Everything else is kept, White_Space becoming a space.
+            assert c == ch or (c == " " and ch.isspace() or cp in (0x1C, 0x1D, 0x1E, 0x1F)), cp
+        if len(punct.pre_tokenize_str("a" + ch + "a")) == 3:
+            out["punct"].add(cp)
+        if [p for p, _ in space.pre_tokenize_str("a" + ch + "a")] == ["a" + ch + "a"]:
+            out["word"].add(cp)
+    return out
+
+
+def emit_mapping(name, mapping, w):
+    """cp -> code points, as (cp, offset, length) into a pool."""
+    pool = []
+    rows = []
+    for cp in sorted(mapping):
+        rows.append((cp, len(pool), len(mapping[cp])))
+        pool.extend(mapping[cp])
+    assert len(pool) < 65536
+    w(f"// {len(rows)} code points mapped into a pool of {len(pool)}\n")
+    w(f"static const uint32_t {name}Pool[] = {{\n")
+    for i in range(0, len(pool), 8):
+        w("   " + "".join(f" 0x{x:X}," for x in pool[i:i + 8]) + "\n")
+    w("};\n")
+    w(f"static const Decomposition {name}[] = {{\n")
+    for i in range(0, len(rows), 4):
+        w("   " + "".join(f" {{0x{a:X}, {b}, {c}}}," for a, b, c in rows[i:i + 4]) + "\n")
+    w("};\n\n")
+
+
+def emit_probed(w):
+    t = probe()
+    in_set = lambda s: (lambda c: c in s)
+    w("// Probed from `tokenizers`, one code point at a time (see the script).\n")
+    w("// NFKD: the full decomposition of each code point whose NFKD differs from\n")
+    w("// its NFD (Hangul syllables are algorithmic).\n")
+    emit_mapping("kCompatDecompositions", t["compat"], w)
+    w("// Lowercase: each code point that changes, and what it becomes.\n")
+    emit_mapping("kLowercase", t["lower"], w)
+    w("// The marks StripAccents removes.\n")
+    emit_ranges("kMarkRanges", ranges(in_set(t["mark"])), w)
+    w("// The non-spacing marks BertNormalizer's strip_accents removes (after NFD).\n")
+    emit_ranges("kNonspacingMarkRanges", ranges(in_set(t["mn"])), w)
+    w("// What BertNormalizer's clean_text removes (NUL, U+FFFD, controls but\n")
+    w("// \\t \\n \\r, format, private use, unassigned in its Unicode data).\n")
+    emit_ranges("kBertCleanRanges", ranges(in_set(t["clean"])), w)
+    w("// Punctuation (ASCII punctuation and P*) as the Punctuation and Bert\n")
+    w("// pre-tokenizers see it.\n")
+    emit_ranges("kPunctuationRanges", ranges(in_set(t["punct"])), w)
+    w("// \\w of Rust's regex crate, as the Whitespace pre-tokenizer sees it.\n")
+    emit_ranges("kRustWordRanges", ranges(in_set(t["word"])), w)
 
 
 def main():
@@ -252,6 +343,8 @@ def main():
     for i in range(0, len(comps), 3):
         w("   " + "".join(f" {{0x{a:X}, 0x{b:X}, 0x{c:X}}}," for a, b, c in comps[i:i + 3]) + "\n")
     w("};\n")
+    if compat:
+        emit_probed(w)
     w("// NOLINTEND\n")
 
 
