@@ -4,7 +4,8 @@
 // specialised (selectKernels); this pass writes that into the IR: one
 // exec.kernel per specialisation, built for the target SM, and the `kernel`
 // attribute of every step that runs one. It also refuses what a GPU cannot
-// run: exec.onnx steps, and exec.moe (no GPU kernel yet).
+// run: exec.onnx steps (exec.moe runs the runtime's hand-written kernels,
+// runtime/cuda/ops/Moe.cpp).
 //
 //===----------------------------------------------------------------------===//
 #include "accel/passes/ExecPasses.h"
@@ -32,14 +33,6 @@ FailureOr<int64_t> selectKernels(ModuleOp module, const std::string &chip, bool 
   if (!sm.consume_front("sm_") || sm.getAsInteger(10, smNumber))
     return module.emitError() << "accel-exec-select-kernels needs a chip such as sm_90, got '"
                               << chip << "'";
-  ex::MoeOp moe;
-  module.walk([&](ex::MoeOp op) {
-    if (!moe)
-      moe = op;
-  });
-  if (moe)
-    return moe.emitError() << "transformer.moe (a mixture of experts) has no GPU kernel yet, so "
-                              "a GPU plan cannot run it; compile for -target=cpu";
   if (!allowOnnx) {
     ex::OnnxOp bad;
     module.walk([&](ex::OnnxOp op) {

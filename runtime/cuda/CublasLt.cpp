@@ -225,7 +225,7 @@ StatusOr<HeuristicResult> CublasLt::autotune(Plan &p, const HeuristicResult *can
 StatusOr<CublasLt::Plan *> CublasLt::planFor(Mode mode, int64_t tokens, int64_t n, int64_t k,
                                                DType inType, DType outType, CuDevicePtr x,
                                                CuDevicePtr w, CuDevicePtr y, CuDevicePtr aScale,
-                                               CuDevicePtr bScale) {
+                                               CuDevicePtr bScale, bool tune) {
   const Key key = std::make_tuple(tokens, n, k, int(inType), int(outType), int(mode));
   auto it = plans_.find(key);
   if (it != plans_.end())
@@ -283,7 +283,8 @@ StatusOr<CublasLt::Plan *> CublasLt::planFor(Mode mode, int64_t tokens, int64_t 
                       std::to_string(k) + "] x [" + std::to_string(n) + ", " +
                       std::to_string(k) + "]^T");
   p->heur = candidates[0];
-  if (found > 1 && tokens <= kAutotuneMaxTokens && !gpu_.capturing() && autotuneWanted()) {
+  if (found > 1 && tune && tokens <= kAutotuneMaxTokens && !gpu_.capturing() &&
+      autotuneWanted()) {
     ACCEL_RT_ASSIGN_OR_RETURN(p->heur, autotune(*p, candidates, found, x, w, y, key));
   }
   return plans_.emplace(key, std::move(p)).first->second.get();
@@ -300,13 +301,13 @@ Status CublasLt::run(Plan &p, CuDevicePtr x, CuDevicePtr w, CuDevicePtr y) {
 }
 
 Status CublasLt::linear(CuDevicePtr x, CuDevicePtr w, CuDevicePtr y, int64_t tokens, int64_t n,
-                        int64_t k, DType inType, DType outType) {
+                        int64_t k, DType inType, DType outType, bool autotune) {
   if (tokens == 0 || n == 0)
     return Status::ok();
   if (k == 0)
     return gpu_.zero(y, size_t(tokens * n) * dtypeSize(outType));
   ACCEL_RT_ASSIGN_OR_RETURN(Plan * p, planFor(Mode::kFloat, tokens, n, k, inType, outType, x, w,
-                                              y, 0, 0));
+                                              y, 0, 0, autotune));
   return run(*p, x, w, y);
 }
 

@@ -172,6 +172,9 @@ struct GpuPrepareContext {
   /// Decode steps of bf16/f16 plans run decode_attention_kp where it
   /// applies (GpuTuning::decodeKeyParallel).
   bool decodeKeyParallel = true;
+  /// Eager moe steps of at most this many tokens run the expert-batched
+  /// GEMV kernel (GpuTuning::moeGemvMaxTokens).
+  int64_t moeGemvMaxTokens = kDefaultMoeGemvMaxTokens;
 };
 
 /// The call for `step` on the GPU, or why the GPU backend cannot run it (one
