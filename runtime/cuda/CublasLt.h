@@ -58,8 +58,9 @@ public:
 
 private:
   struct Plan; // descriptors and the chosen algorithm for one shape
-  /// tokens, n, k, in, out, mode (Mode)
-  using Key = std::tuple<int64_t, int64_t, int64_t, int, int, int>;
+  /// tokens, n, k, in, out, mode (Mode), the operands' alignments (packed
+  /// by alignmentKey)
+  using Key = std::tuple<int64_t, int64_t, int64_t, int, int, int, int>;
   enum class Mode { kFloat, kInt8, kFp8, kFp8OuterScales };
   /// The plan of one shape and mode, made (and autotuned on x, w, y) on
   /// first use; null with an OK status when cuBLASLt has no algorithm.

@@ -158,8 +158,8 @@ StatusOr<DeviceTensor> runMoe(GpuRunState &st, const MoeConfig &c, const MoeKern
   ACCEL_RT_ASSIGN_OR_RETURN(DeviceTensor y, st.empty(cdt, {entries, hidden}));
   const CuDevicePtr w0 = fused ? gateUp.ptr : gate.ptr;
   const CuDevicePtr w1 = fused ? gateUp.ptr + uint64_t(inter * hidden) * es : up.ptr;
-  if (st.gpu->capturing() || tokens <= c.gemvMaxTokens) {
-    // The expert-batched GEMV: device-side offsets, min(E, T * k) slots.
+  // The expert-batched GEMV: device-side offsets, min(E, T * k) slots.
+  auto gemvExperts = [&]() -> Status {
     const unsigned slots = unsigned(std::min(e, entries));
     const int vecIn = hidden % 8 == 0 && aligned16(x.ptr) && aligned16(w0) && aligned16(w1);
     const int vecDown = inter % 8 == 0 && aligned16(act.ptr) && aligned16(down.ptr);
@@ -169,13 +169,13 @@ StatusOr<DeviceTensor> runMoe(GpuRunState &st, const MoeConfig &c, const MoeKern
           k.gateUp, Dim3{ks::moeColumnBlocks(inter), slots, 1}, block, 0, x.ptr, perm, offsets,
           active, w0, w1, i64((fused ? 2 : 1) * inter * hidden), act.ptr, i64(inter),
           i64(hidden), c.kind, vecIn));
-    ACCEL_RT_RETURN_IF_ERROR(st.gpu->launch(k.down, Dim3{ks::moeColumnBlocks(hidden), slots, 1},
-                                            block, 0, act.ptr, offsets, active, down.ptr,
-                                            i64(hidden * inter), y.ptr, i64(hidden), i64(inter),
-                                            vecDown));
-  } else {
-    // cuBLASLt per expert over its rows gathered in expert order; the
-    // offsets come to the host (an eager step: nothing is being captured).
+    return st.gpu->launch(k.down, Dim3{ks::moeColumnBlocks(hidden), slots, 1}, block, 0,
+                          act.ptr, offsets, active, down.ptr, i64(hidden * inter), y.ptr,
+                          i64(hidden), i64(inter), vecDown);
+  };
+  // cuBLASLt per expert over its rows gathered in expert order; the offsets
+  // come to the host (an eager step: nothing is being captured).
+  auto cublasExperts = [&]() -> Status {
     ACCEL_RT_ASSIGN_OR_RETURN(DeviceTensor xs, st.empty(cdt, {entries, hidden}));
     ACCEL_RT_RETURN_IF_ERROR(st.gpu->launch(k.gather, strideGrid(entries * hidden),
                                             Dim3{256, 1, 1}, 0, x.ptr, perm, xs.ptr,
@@ -223,6 +223,18 @@ StatusOr<DeviceTensor> runMoe(GpuRunState &st, const MoeConfig &c, const MoeKern
           ae, down.ptr + uint64_t(ex * hidden * inter) * es,
           y.ptr + uint64_t(first * hidden) * es, n, hidden, inter, cdt, cdt, /*autotune=*/false));
     }
+    return Status::ok();
+  };
+  if (st.gpu->capturing() || tokens <= c.gemvMaxTokens) {
+    ACCEL_RT_RETURN_IF_ERROR(gemvExperts());
+  } else {
+    Status s = cublasExperts();
+    // cuBLASLt without an algorithm for a shape or an alignment (a stacked
+    // weight's expert slices of odd sizes): the GEMV kernel computes every
+    // row again, from the routing already on the device.
+    if (s.code() == StatusCode::kUnimplemented)
+      s = gemvExperts();
+    ACCEL_RT_RETURN_IF_ERROR(s);
   }
 
   DeviceTensor shared;
