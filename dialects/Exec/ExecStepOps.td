@@ -242,8 +242,8 @@ def Exec_MoeOp : Exec_StepOp<"moe", [AttrSizedOperandSegments]> {
     `[E, 2I, H]` or `gate` and `up` `[E, I, H]`, `down` `[E, H, I]`, and an
     optional shared expert (`shared_gate_up` `[2S, H]`, `shared_down`
     `[H, S]`, `shared_expert_gate` `[1, H]`). The CPU runs it
-    (runtime/cpu/transformer/Moe); a GPU plan refuses it at compile time
-    (accel-exec-select-kernels).
+    (runtime/cpu/transformer/Moe), the GPU with the runtime's hand-written
+    kernels (runtime/cuda/ops/Moe.cpp; no generated kernel).
 
     ```mlir
     exec.moe %x router(%r : !exec.view<8x64xf32>) gate_up(%gu : !exec.view<8x256x64xf32>)
