@@ -83,8 +83,8 @@ def SelectKernels : Pass<"accel-exec-select-kernels", "mlir::ModuleOp"> {
     module in one sentence naming the operator and the node, since the GPU
     runtime must not run a step on the host. (`accelc` keeps such plans
     for the CPU target; `accelc -allow-host-steps`, `allow-onnx`, keeps them.)
-    An `exec.moe` step (a mixture of experts) has no GPU kernel yet either:
-    the pass refuses it always (`allow-onnx` does not keep it).
+    An `exec.moe` step (a mixture of experts) gets no generated kernel: the
+    GPU runtime runs it with its hand-written kernels (docs/gpu-backend.md).
     With `generate=false` the pass only refuses: no step gets a kernel.
 
     ```mlir

@@ -35,6 +35,8 @@ constexpr int kScaleOuterVec = 3;   // CUBLASLT_MATMUL_MATRIX_SCALE_OUTER_VEC_32
 constexpr int kDescTransA = 3;    // CUBLASLT_MATMUL_DESC_TRANSA
 constexpr int kDescTransB = 4;    // CUBLASLT_MATMUL_DESC_TRANSB
 constexpr int kPrefWorkspace = 1; // CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES
+// CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_{A,B,C,D}_BYTES (uint32_t; default 256).
+constexpr int kPrefAlignA = 5, kPrefAlignB = 6, kPrefAlignC = 7, kPrefAlignD = 8;
 constexpr int kOpN = 0, kOpT = 1;
 constexpr std::size_t kWorkspaceBytes = 32u << 20;
 // Skinny GEMMs (decode steps: up to this many tokens) time the heuristic's
@@ -43,6 +45,19 @@ constexpr std::size_t kWorkspaceBytes = 32u << 20;
 // per shape, during the warm-up step that precedes a graph capture).
 constexpr int kCandidates = 8;
 constexpr int64_t kAutotuneMaxTokens = 512;
+
+/// The largest power of two up to 256 that divides `p`: the heuristic only
+/// offers algorithms that work at the operands' real alignment (it assumes
+/// 256 bytes unless told; the moe step's per-expert slices of stacked
+/// weights and gathered rows are less aligned than the allocator's blocks).
+uint32_t alignmentOf(CuDevicePtr p) {
+  uint32_t a = 1;
+  while (a < 256 && p % (2 * a) == 0)
+    a *= 2;
+  return a;
+}
+/// The three alignments in one int of the plan's key.
+int alignmentKey(uint32_t a, uint32_t b, uint32_t c) { return int(a | (b << 9) | (c << 18)); }
 
 int cudaType(DType t) {
   switch (t) {
@@ -175,9 +190,9 @@ bool autotuneWanted() { return env().gemmAutotune; }
 /// executor (and every cuBLASLt handle) of one process then computes a shape
 /// the same way, so that, say, a CUDA graph's logits equal an eager run's.
 std::mutex tunedMu;
-std::map<std::tuple<int64_t, int64_t, int64_t, int, int, int>, HeuristicResult> &tuned() {
+std::map<std::tuple<int64_t, int64_t, int64_t, int, int, int, int>, HeuristicResult> &tuned() {
   static auto *m =
-      new std::map<std::tuple<int64_t, int64_t, int64_t, int, int, int>, HeuristicResult>;
+      new std::map<std::tuple<int64_t, int64_t, int64_t, int, int, int, int>, HeuristicResult>;
   return *m;
 }
 
@@ -225,8 +240,11 @@ StatusOr<HeuristicResult> CublasLt::autotune(Plan &p, const HeuristicResult *can
 StatusOr<CublasLt::Plan *> CublasLt::planFor(Mode mode, int64_t tokens, int64_t n, int64_t k,
                                                DType inType, DType outType, CuDevicePtr x,
                                                CuDevicePtr w, CuDevicePtr y, CuDevicePtr aScale,
-                                               CuDevicePtr bScale) {
-  const Key key = std::make_tuple(tokens, n, k, int(inType), int(outType), int(mode));
+                                               CuDevicePtr bScale, bool tune) {
+  // A is w, B is x, C and D are y.
+  const uint32_t alignA = alignmentOf(w), alignB = alignmentOf(x), alignC = alignmentOf(y);
+  const Key key = std::make_tuple(tokens, n, k, int(inType), int(outType), int(mode),
+                                  alignmentKey(alignA, alignB, alignC));
   auto it = plans_.find(key);
   if (it != plans_.end())
     return it->second.get();
@@ -264,6 +282,12 @@ StatusOr<CublasLt::Plan *> CublasLt::planFor(Mode mode, int64_t tokens, int64_t 
   ACCEL_RT_RETURN_IF_ERROR(check(prefCreate_(&pref), "cublasLtMatmulPreferenceCreate"));
   uint64_t ws = kWorkspaceBytes;
   prefSetAttr_(pref, kPrefWorkspace, &ws, sizeof(ws));
+  if (alignA < 256 || alignB < 256 || alignC < 256) {
+    prefSetAttr_(pref, kPrefAlignA, &alignA, sizeof(alignA));
+    prefSetAttr_(pref, kPrefAlignB, &alignB, sizeof(alignB));
+    prefSetAttr_(pref, kPrefAlignC, &alignC, sizeof(alignC));
+    prefSetAttr_(pref, kPrefAlignD, &alignC, sizeof(alignC));
+  }
   int found = 0;
   HeuristicResult candidates[kCandidates];
   int st = heuristic_(handle_, p->desc, p->a, p->b, p->c, p->c, pref, kCandidates, candidates,
@@ -283,7 +307,8 @@ StatusOr<CublasLt::Plan *> CublasLt::planFor(Mode mode, int64_t tokens, int64_t 
                       std::to_string(k) + "] x [" + std::to_string(n) + ", " +
                       std::to_string(k) + "]^T");
   p->heur = candidates[0];
-  if (found > 1 && tokens <= kAutotuneMaxTokens && !gpu_.capturing() && autotuneWanted()) {
+  if (found > 1 && tune && tokens <= kAutotuneMaxTokens && !gpu_.capturing() &&
+      autotuneWanted()) {
     ACCEL_RT_ASSIGN_OR_RETURN(p->heur, autotune(*p, candidates, found, x, w, y, key));
   }
   return plans_.emplace(key, std::move(p)).first->second.get();
@@ -300,13 +325,13 @@ Status CublasLt::run(Plan &p, CuDevicePtr x, CuDevicePtr w, CuDevicePtr y) {
 }
 
 Status CublasLt::linear(CuDevicePtr x, CuDevicePtr w, CuDevicePtr y, int64_t tokens, int64_t n,
-                        int64_t k, DType inType, DType outType) {
+                        int64_t k, DType inType, DType outType, bool autotune) {
   if (tokens == 0 || n == 0)
     return Status::ok();
   if (k == 0)
     return gpu_.zero(y, size_t(tokens * n) * dtypeSize(outType));
   ACCEL_RT_ASSIGN_OR_RETURN(Plan * p, planFor(Mode::kFloat, tokens, n, k, inType, outType, x, w,
-                                              y, 0, 0));
+                                              y, 0, 0, autotune));
   return run(*p, x, w, y);
 }
 

@@ -34,9 +34,12 @@ public:
   /// y[T, N] = x[T, K] @ w[N, K]^T, all row-major and contiguous, on the
   /// context's stream. x and w share one dtype (f32, f16 or bf16); y is that
   /// dtype or f32. Accumulation is f32; f32 inputs use exact f32 arithmetic
-  /// (no TF32).
+  /// (no TF32). `autotune` false keeps the heuristic's first algorithm for
+  /// a shape this process has not tuned yet (the moe step's per-expert
+  /// GEMMs, whose row counts vary from step to step: timing every one of
+  /// them would cost more than it saves).
   Status linear(CuDevicePtr x, CuDevicePtr w, CuDevicePtr y, int64_t tokens, int64_t n,
-                int64_t k, DType inType, DType outType);
+                int64_t k, DType inType, DType outType, bool autotune = true);
 
   /// acc[T, N] = xq[T, K] @ wq[N, K]^T for W8A8 operands of one 8-bit type:
   /// i8 (tensor-core IMMA) gives exact i32 sums, f8E4M3FN (FP8 tensor cores,
@@ -55,14 +58,15 @@ public:
 
 private:
   struct Plan; // descriptors and the chosen algorithm for one shape
-  /// tokens, n, k, in, out, mode (Mode)
-  using Key = std::tuple<int64_t, int64_t, int64_t, int, int, int>;
+  /// tokens, n, k, in, out, mode (Mode), the operands' alignments (packed
+  /// by alignmentKey)
+  using Key = std::tuple<int64_t, int64_t, int64_t, int, int, int, int>;
   enum class Mode { kFloat, kInt8, kFp8, kFp8OuterScales };
   /// The plan of one shape and mode, made (and autotuned on x, w, y) on
   /// first use; null with an OK status when cuBLASLt has no algorithm.
   StatusOr<Plan *> planFor(Mode mode, int64_t tokens, int64_t n, int64_t k, DType inType,
                            DType outType, CuDevicePtr x, CuDevicePtr w, CuDevicePtr y,
-                           CuDevicePtr aScale, CuDevicePtr bScale);
+                           CuDevicePtr aScale, CuDevicePtr bScale, bool tune = true);
   Status run(Plan &p, CuDevicePtr x, CuDevicePtr w, CuDevicePtr y);
   /// Times the `found` candidates on x, w, y (y is overwritten) and returns
   /// the fastest; once per shape and process.

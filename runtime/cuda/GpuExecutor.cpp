@@ -306,6 +306,7 @@ GpuExecutor::create(std::shared_ptr<const plan::PlanFile> plan, const GpuExecuto
   pctx.fp8OuterScalesMinRows = options.tuning.fp8OuterScalesMinRows;
   pctx.decodeKeyParallel = options.tuning.decodeKeyParallel;
   pctx.decodeKpVariant = options.tuning.decodeKpVariant;
+  pctx.moeGemvMaxTokens = options.tuning.moeGemvMaxTokens;
   for (int i = 0; i < s.steps_size(); ++i) {
     const pb::Step &step = s.steps(i);
     GpuExecutorImpl::Prepared p;

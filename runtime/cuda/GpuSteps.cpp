@@ -169,6 +169,10 @@ std::optional<DType> gpuOperandDType(const pb::Step &step, int operand, DType co
     return operand == 3 ? DType::kF32 : compute; // a quantised weight's scale
   case pb::LOGITS:
     return operand == 2 ? DType::kF32 : compute; // the LM head's bias
+  case pb::MOE:
+    // The router, its bias and the shared expert's gate in f32 (they decide
+    // the routing, as on the CPU); the experts in the compute dtype.
+    return operand == 1 || operand == 2 || operand == 9 ? DType::kF32 : compute;
   default:
     return compute;
   }
@@ -201,6 +205,8 @@ StatusOr<GpuKernel> prepareGpuStep(const plan::PlanFile &plan, const pb::Step &s
     return ops::prepareActivation(plan, step, a, ctx);
   case pb::GATED_MLP:
     return ops::prepareGatedMlp(plan, step, a, ctx);
+  case pb::MOE:
+    return ops::prepareMoe(plan, step, a, ctx);
   case pb::ROTARY:
     return prepareGpuRotary(ctx, step, a);
   case pb::QKV_ROTARY:

@@ -174,6 +174,9 @@ struct GpuPrepareContext {
   bool decodeKeyParallel = true;
   /// GpuTuning::decodeKpVariant.
   int64_t decodeKpVariant = 0;
+  /// Eager moe steps of at most this many tokens run the expert-batched
+  /// GEMV kernel (GpuTuning::moeGemvMaxTokens).
+  int64_t moeGemvMaxTokens = kDefaultMoeGemvMaxTokens;
 };
 
 /// The call for `step` on the GPU, or why the GPU backend cannot run it (one

@@ -22,6 +22,15 @@ namespace accel::rt::engine {
 /// 39.8 ms against 48.7, but a batch-16 decode step 6.33 ms against 5.03.
 constexpr int64_t kDefaultFp8OuterScalesMinRows = 129;
 
+/// Eager moe steps of at most this many tokens run the expert-batched GEMV
+/// kernel (runtime/cuda/kernels/Moe.cu); larger ones run cuBLASLt per
+/// expert, which needs the per-expert token counts on the host (one
+/// synchronisation per moe step). Steps captured into CUDA graphs always
+/// run the GEMV kernel. Not measured yet: 64 is the decode batch up to
+/// which a weight row read once for every token of an expert should beat a
+/// tensor-core GEMM per expert (docs/gpu-backend.md, "Mixture of experts").
+constexpr int64_t kDefaultMoeGemvMaxTokens = 64;
+
 /// Tuning knobs of the GPU backend: each default is the measured best
 /// (docs/performance.md); tests flip them to reach the other path.
 struct GpuTuning {
@@ -50,6 +59,10 @@ struct GpuTuning {
   /// the one-shot kernel over peer access (P2pAllReduce.h) when the GPUs
   /// reach each other; false: NCCL carries every all_reduce.
   bool p2pAllReduce = true;
+  /// Eager moe steps of at most this many tokens run the expert-batched
+  /// GEMV kernel, larger ones cuBLASLt per expert (kDefaultMoeGemvMaxTokens;
+  /// 0: cuBLASLt for every eager step; INT64_MAX: the GEMV kernel always).
+  int64_t moeGemvMaxTokens = kDefaultMoeGemvMaxTokens;
 };
 
 } // namespace accel::rt::engine

@@ -14,22 +14,50 @@
 # checks greedy agreement with generated_ids.npy. Every plan must capture its
 # decode steps in CUDA graphs (no host step, nothing eager). Exit 77 (skipped) without a
 # GPU. $GPU_FIXTURE_TARGETS (default "h200 a100") picks the targets.
+#
+# Mixtures of experts: the transformers-made checkpoints (FIXTURES/checkpoints/{mixtral,
+# qwen3_moe,qwen2_moe}, when export_checkpoints.py has made them) are scored like the others
+# (ckpt_<name>), and the numpy-made ones of test/Import/Inputs/moe_checkpoint.py (Mixtral,
+# Qwen3-MoE, Qwen2-MoE with a shared expert; float64 reference logits; their tokens reach every
+# expert) are written into WORK/moe_checkpoints when python3 has numpy and scored as
+# moe_<family>; $GPU_FIXTURE_MOE=0 leaves them out.
+#
+# $GPU_FIXTURES (space-separated plan names, e.g. "moe_mixtral ckpt_mixtral") scores those alone;
+# $GPU_FIXTURE_DTYPES (default "f32 bf16 f16") picks the compute dtypes.
 score=$1 fixtures=$2 work=$3 accelc=$4
 "$score" --probe || exit $?
 mkdir -p "$work" || exit 2
 plans=${ACCEL_GPU_PLAN_DIR:-$work}
 status=0
+moe_dirs=""
+if [ "${GPU_FIXTURE_MOE:-1}" != 0 ] && python3 -c "import numpy" 2>/dev/null; then
+  for family in mixtral qwen3_moe qwen2_moe; do
+    if python3 "$fixtures/../Import/Inputs/moe_checkpoint.py" write $family \
+         "$work/moe_checkpoints/$family" > "$work/moe_checkpoints.$family.log" 2>&1; then
+      moe_dirs="$moe_dirs $work/moe_checkpoints/$family/"
+    else
+      cat "$work/moe_checkpoints.$family.log"; echo "FAIL: moe_checkpoint.py write $family"; status=1
+    fi
+  done
+fi
+ran=0
 for target in ${GPU_FIXTURE_TARGETS:-h200 a100}; do
   suffix=""
   [ "$target" = a100 ] && suffix=".a100"
-  for dir in "$fixtures"/models/*/ "$fixtures"/demo/ "$fixtures"/checkpoints/*/; do
+  # shellcheck disable=SC2086
+  for dir in "$fixtures"/models/*/ "$fixtures"/demo/ "$fixtures"/checkpoints/*/ $moe_dirs; do
     dir=${dir%/}
     name=$(basename "$dir")
     model=$dir/model.onnx
     if [ -f "$dir/config.json" ] && [ ! -f "$model" ]; then
       model=$dir name=ckpt_$name # a checkpoint folder: accelc <dir>
+      case $dir in "$work"/moe_checkpoints/*) name=moe_$(basename "$dir") ;; esac
     fi
     [ -e "$model" ] && [ -f "$dir/logits.npy" ] || continue
+    if [ -n "${GPU_FIXTURES:-}" ]; then
+      case " $GPU_FIXTURES " in *" $name "*) ;; *) continue ;; esac
+    fi
+    ran=$((ran + 1))
     plan=$plans/$name$suffix.plan
     if [ -n "$accelc" ]; then
       plan=$work/$name$suffix.plan
@@ -41,7 +69,7 @@ for target in ${GPU_FIXTURE_TARGETS:-h200 a100}; do
     if [ -f "$dir/generated_ids.npy" ]; then
       extra="--generated $dir/generated_ids.npy --prompt-len 4"
     fi
-    for dt in f32 bf16 f16; do
+    for dt in ${GPU_FIXTURE_DTYPES:-f32 bf16 f16}; do
       echo "== $name ($target) $dt"
       # shellcheck disable=SC2086
       out=$("$score" "$plan" --ids "$dir/input_ids.npy" --ref "$dir/logits.npy" --dtype $dt $extra 2>&1)
@@ -65,4 +93,8 @@ for target in ${GPU_FIXTURE_TARGETS:-h200 a100}; do
     done
   done
 done
+if [ "$ran" = 0 ]; then
+  echo "no fixture to score${GPU_FIXTURES:+ among: $GPU_FIXTURES}"
+  [ $status = 0 ] && exit 77
+fi
 exit $status

@@ -23,6 +23,8 @@ set(ACCEL_GPU_KERNEL_SOURCES
   ${CMAKE_CURRENT_SOURCE_DIR}/cuda/kernels/Gemv.cu
   ${CMAKE_CURRENT_SOURCE_DIR}/cuda/kernels/GemvShape.h
   ${CMAKE_CURRENT_SOURCE_DIR}/cuda/kernels/KVCache.cu
+  ${CMAKE_CURRENT_SOURCE_DIR}/cuda/kernels/Moe.cu
+  ${CMAKE_CURRENT_SOURCE_DIR}/cuda/kernels/MoeShape.h
   ${CMAKE_CURRENT_SOURCE_DIR}/cuda/kernels/Norm.cu
   ${CMAKE_CURRENT_SOURCE_DIR}/cuda/kernels/QuantizeActivations.cu
   ${CMAKE_CURRENT_SOURCE_DIR}/cuda/kernels/Rotary.cu
@@ -67,6 +69,7 @@ add_library(accel_gpu STATIC
   cuda/ops/Collectives.cpp
   cuda/ops/Embedding.cpp
   cuda/ops/Linear.cpp
+  cuda/ops/Moe.cpp
   cuda/ops/Norms.cpp
   cuda/ops/Onnx.cpp
   cuda/ops/Pointwise.cpp

@@ -14,6 +14,7 @@
 #include "runtime/cuda/kernels/FlashPrefill.cu"
 #include "runtime/cuda/kernels/Gemv.cu"
 #include "runtime/cuda/kernels/KVCache.cu"
+#include "runtime/cuda/kernels/Moe.cu"
 #include "runtime/cuda/kernels/Norm.cu"
 #include "runtime/cuda/kernels/QuantizeActivations.cu"
 #include "runtime/cuda/kernels/Rotary.cu"

@@ -254,6 +254,30 @@ Status biasAct(GpuRunState &st, const DeviceTensor &y, const DeviceTensor *bias,
 
 } // namespace
 
+StatusOr<DeviceTensor> denseGatedMlp(GpuRunState &st, const DeviceTensor &x,
+                                     const DeviceTensor &gateUp, const DeviceTensor &down,
+                                     int kind) {
+  if (x.rank() != 2 || gateUp.rank() != 2 || gateUp.dim(0) % 2 != 0 ||
+      gateUp.dim(1) != x.dim(1) || down.rank() != 2 || down.dim(0) != x.dim(1) ||
+      down.dim(1) != gateUp.dim(0) / 2)
+    return badInput("a gated MLP of x " + x.describe() + " needs gate_up [2S, " +
+                    std::to_string(x.rank() == 2 ? x.dim(1) : 0) + "] and down [H, S], not " +
+                    gateUp.describe() + " and " + down.describe());
+  const int64_t rows = x.dim(0), inter = gateUp.dim(0) / 2;
+  ACCEL_RT_ASSIGN_OR_RETURN(DeviceTensor act, st.empty(x.dtype, {rows, inter}));
+  // Batch 1 (bf16/f16): the gate_up GEMV with the gated activation fused.
+  ACCEL_RT_ASSIGN_OR_RETURN(bool fused, gatedGemv(st, x, gateUp, act, kind));
+  if (!fused) {
+    ACCEL_RT_ASSIGN_OR_RETURN(DeviceTensor gu, gemm(st, x, gateUp, x.dtype));
+    ACCEL_RT_ASSIGN_OR_RETURN(CuFunction fn, st.gpu->function(std::string("gated_act_") +
+                                                              gpuDTypeSuffix(x.dtype)));
+    if (rows * inter != 0)
+      ACCEL_RT_RETURN_IF_ERROR(st.gpu->launch(fn, strideGrid(rows * inter), Dim3{256, 1, 1}, 0,
+                                              gu.ptr, act.ptr, i64(rows), i64(inter), kind));
+  }
+  return gemm(st, act, down, x.dtype);
+}
+
 StatusOr<GpuKernel> prepareGemm(const GpuPrepareContext &ctx, const pb::Step &step,
                                 const Attrs &a) {
   ACCEL_RT_RETURN_IF_ERROR(needInputs(step, 2, 6));

@@ -107,6 +107,21 @@ StatusOr<GpuKernel> prepareGemm(const GpuPrepareContext &ctx, const pb::Step &st
 StatusOr<GpuKernel> prepareGatedMlp(const plan::PlanFile &plan, const pb::Step &step,
                                     const Attrs &a, const GpuPrepareContext &ctx);
 
+/// act(x gate^T) * (x up^T) down^T for x [T, H], a fused gate_up [2S, H]
+/// (gate rows first) and down [H, S], all in x's dtype, into a temporary
+/// [T, H] (the batch-1 gated GEMV where it applies, else cuBLASLt and
+/// gated_act): the moe step's shared expert.
+StatusOr<DeviceTensor> denseGatedMlp(GpuRunState &st, const DeviceTensor &x,
+                                     const DeviceTensor &gateUp, const DeviceTensor &down,
+                                     int kind);
+
+// Moe.cpp
+/// `launch moe`: routing, the experts (an expert-batched GEMV kernel for
+/// small steps and inside CUDA graphs, cuBLASLt per expert otherwise), the
+/// weighted sum and the shared expert.
+StatusOr<GpuKernel> prepareMoe(const plan::PlanFile &plan, const pb::Step &step, const Attrs &a,
+                               const GpuPrepareContext &ctx);
+
 // Attention.cpp
 /// A `kv_write` step (k and v into the paged cache).
 StatusOr<GpuKernel> prepareKvWrite(const GpuPrepareContext &ctx, const pb::Step &step,

@@ -1,0 +1,370 @@
+//===- Moe.cu - the sparse mixture of experts (transformer.moe) -----------===//
+//
+// The moe step on the GPU (runtime/cuda/ops/Moe.cpp launches these; the
+// math is the CPU kernel's, runtime/cpu/transformer/Moe.cpp). For x [T, H]
+// and k = top_k, the entries (t, i) of the routing are t * k + i:
+//
+// moe_route_<T>: one block per token. Router logits in f32 (x . router[e]
+//   + bias[e], the router f32), their softmax, the k largest (ties to the
+//   lower expert), routing weights (divided by their sum when renormalize,
+//   as the CPU does), and each entry's rank among the entries of its expert
+//   (an atomicAdd on the expert's count, which the caller zeroed). With a
+//   shared expert gate, also sigmoid(x . gate) per token.
+// moe_permute: one block. Exclusive prefix sum of the counts (offsets
+//   [E + 1]), the experts that got any entry in ascending order (active
+//   [E], -1 after the last), and for every entry its row in expert order,
+//   offsets[expert] + rank: perm[row] = token, rowOf[entry] = row. The order
+//   of the rows of one expert follows the atomics (not deterministic), but
+//   no row's arithmetic depends on its position.
+// moe_gather_<T>: xs[row] = x[perm[row]] (the cuBLASLt path's GEMM input).
+// moe_expert_gate_up_<T> / moe_expert_down_<T>: the expert-batched GEMV of
+//   small steps (decode; CUDA graphs). Grid (column blocks, slots): slot s
+//   serves active[s] (an idle slot's blocks return at once; the host sizes
+//   the slots by min(E, T * k), a bound it knows without reading the
+//   device), a warp per output column streams that column's weight row(s)
+//   once per pass of kMoeRows rows of the expert, the rows' inputs read
+//   through the read-only cache. gate_up writes act(gate . x) * (up . x)
+//   for the rows' tokens into act [T * k, I]; down writes act . down into
+//   y [T * k, H]. f32 sums; results rounded to T.
+// moe_combine_<T>: out[t] = sum_i w[t, i] * y[rowOf[t, i]] (+ sigmoid gate
+//   * shared[t]), summed in f32 and rounded once.
+//
+//===----------------------------------------------------------------------===//
+#include "runtime/cuda/kernels/Common.cuh"
+#include "runtime/cuda/kernels/MoeShape.h"
+
+using namespace accel_kernels;
+
+namespace {
+namespace moe {
+
+constexpr int kWarps = accel::rt::kernels::kMoeWarps;
+constexpr int kRows = accel::rt::kernels::kMoeRows;
+constexpr int kUnroll = accel::rt::kernels::kMoeUnroll;
+constexpr int kMaxExperts = accel::rt::kernels::kMoeMaxExperts;
+
+/// 8 consecutive elements of T in registers (16 bytes; 32 for f32).
+template <typename T> struct Pack {
+  uint4 a;
+};
+template <> struct Pack<float> {
+  uint4 a, b;
+};
+
+/// A weight chunk, read once: no L1 allocation, so that the rows' inputs stay cached.
+__device__ __forceinline__ uint4 loadStreaming(const void *p) {
+  uint4 r;
+  asm volatile("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];"
+               : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w)
+               : "l"(p));
+  return r;
+}
+__device__ __forceinline__ uint4 loadCached(const void *p) {
+  return __ldg(static_cast<const uint4 *>(p));
+}
+
+/// p must be 16-byte aligned.
+template <typename T> __device__ __forceinline__ Pack<T> load(const T *p, bool streaming) {
+  Pack<T> r;
+  r.a = streaming ? loadStreaming(p) : loadCached(p);
+  return r;
+}
+template <> __device__ __forceinline__ Pack<float> load<float>(const float *p, bool streaming) {
+  Pack<float> r;
+  r.a = streaming ? loadStreaming(p) : loadCached(p);
+  r.b = streaming ? loadStreaming(p + 4) : loadCached(p + 4);
+  return r;
+}
+
+template <typename T> __device__ __forceinline__ void unpack(const Pack<T> &p, float (&f)[8]) {
+  const T *v = reinterpret_cast<const T *>(&p.a);
+#pragma unroll
+  for (int q = 0; q < 8; ++q)
+    f[q] = toF32(v[q]);
+}
+template <> __device__ __forceinline__ void unpack<float>(const Pack<float> &p, float (&f)[8]) {
+  const float *lo = reinterpret_cast<const float *>(&p.a);
+  const float *hi = reinterpret_cast<const float *>(&p.b);
+#pragma unroll
+  for (int q = 0; q < 4; ++q) {
+    f[q] = lo[q];
+    f[4 + q] = hi[q];
+  }
+}
+
+template <typename T>
+__device__ __forceinline__ void route(const T *x, const float *router, const float *routerBias,
+                                      const float *sharedGateW, i64 tokens, i64 hidden,
+                                      int experts, int topK, int renormalize, int *topIds,
+                                      float *topW, int *topRank, int *counts, float *sharedGate) {
+  extern __shared__ float prob[]; // [experts]
+  __shared__ float scratch[32];
+  const i64 t = blockIdx.x;
+  if (t >= tokens)
+    return;
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
+  const T *xr = x + t * hidden;
+  // Logits: a warp per expert.
+  for (int e = warp; e < experts; e += warps) {
+    const float *wr = router + i64(e) * hidden;
+    float s = 0.0f;
+    for (i64 h = lane; h < hidden; h += 32)
+      s += toF32(xr[h]) * wr[h];
+    s = warpSum(s);
+    if (lane == 0)
+      prob[e] = s + (routerBias ? routerBias[e] : 0.0f);
+  }
+  if (sharedGateW) { // the whole block (blockSum synchronises it)
+    float s = 0.0f;
+    for (i64 h = threadIdx.x; h < hidden; h += blockDim.x)
+      s += toF32(xr[h]) * sharedGateW[h];
+    s = blockSum(s, scratch);
+    if (threadIdx.x == 0)
+      sharedGate[t] = 1.0f / (1.0f + expf(-s));
+  }
+  __syncthreads();
+  if (warp != 0)
+    return;
+  // Softmax in f32 (the CPU's: exp(l - max), divided by the sum).
+  float mx = -INFINITY;
+  for (int e = lane; e < experts; e += 32)
+    mx = fmaxf(mx, prob[e]);
+  mx = warpMax(mx);
+  float sum = 0.0f;
+  for (int e = lane; e < experts; e += 32) {
+    const float v = expf(prob[e] - mx);
+    prob[e] = v;
+    sum += v;
+  }
+  sum = warpSum(sum);
+  for (int e = lane; e < experts; e += 32)
+    prob[e] /= sum;
+  __syncwarp();
+  // The k largest, one per round: the warp's largest probability, of equal
+  // ones the lowest expert; a chosen expert's entry becomes -2 (probabilities
+  // are >= 0, so it is never chosen again; a NaN never is).
+  float selected = 0.0f;
+  for (int i = 0; i < topK; ++i) {
+    float bv = -1.0f;
+    int bi = -1;
+    for (int e = lane; e < experts; e += 32) {
+      const float v = prob[e];
+      if (v > bv) { // ascending e: the first of equal values stays
+        bv = v;
+        bi = e;
+      }
+    }
+    for (int o = 16; o > 0; o >>= 1) {
+      const float ov = __shfl_xor_sync(0xffffffffu, bv, o);
+      const int oi = __shfl_xor_sync(0xffffffffu, bi, o);
+      if (ov > bv || (ov == bv && oi >= 0 && (bi < 0 || oi < bi))) {
+        bv = ov;
+        bi = oi;
+      }
+    }
+    if (bi < 0) { // only NaN left (NaN logits): any valid expert, weight 0
+      bi = 0;
+      bv = 0.0f;
+    }
+    if (lane == 0) {
+      const i64 entry = t * topK + i;
+      topIds[entry] = bi;
+      topW[entry] = bv;
+      topRank[entry] = atomicAdd(&counts[bi], 1);
+      prob[bi] = -2.0f;
+    }
+    selected += bv; // in the CPU's order: descending probability
+    __syncwarp();
+  }
+  if (renormalize && lane == 0)
+    for (int i = 0; i < topK; ++i)
+      topW[t * topK + i] /= selected;
+}
+
+template <typename T>
+__device__ __forceinline__ void gather(const T *x, const int *perm, T *xs, i64 rows, i64 hidden) {
+  for (i64 i = i64(blockIdx.x) * blockDim.x + threadIdx.x; i < rows * hidden;
+       i += i64(gridDim.x) * blockDim.x) {
+    const i64 r = i / hidden, h = i - r * hidden;
+    xs[i] = x[i64(perm[r]) * hidden + h];
+  }
+}
+
+/// out[row, j] for the rows of expert active[blockIdx.y] and column j =
+/// blockIdx.x * kWarps + warp: Gated, act(in[row'] . w0[e, j]) * (in[row']
+/// . w1[e, j]) with row' = perm[row] (a token of x); else in[row] . w0[e,
+/// j]. Weights [E, n, k] (w0, w1 at their matrices' first row of expert 0,
+/// `expertStride` elements apart); `vec`: k % 8 == 0 and every pointer 16-byte
+/// aligned (16-byte loads), else element by element.
+template <typename T, bool Gated>
+__device__ __forceinline__ void expertGemv(const T *in, const int *perm, const int *offsets,
+                                           const int *active, const T *w0, const T *w1,
+                                           i64 expertStride, T *out, i64 n, i64 k, int kind,
+                                           int vec) {
+  const int e = active[blockIdx.y];
+  if (e < 0)
+    return; // an idle slot: fewer experts got tokens than the grid allows
+  const int lane = threadIdx.x & 31;
+  const i64 j = i64(blockIdx.x) * kWarps + (threadIdx.x >> 5);
+  if (j >= n)
+    return;
+  const i64 begin = offsets[e], count = i64(offsets[e + 1]) - begin;
+  const T *g = w0 + i64(e) * expertStride + j * k;
+  const T *u = Gated ? w1 + i64(e) * expertStride + j * k : g;
+  for (i64 p = 0; p < count; p += kRows) {
+    const int rows = count - p < kRows ? int(count - p) : kRows;
+    const T *xr[kRows];
+#pragma unroll
+    for (int r = 0; r < kRows; ++r) {
+      const i64 row = begin + p + (r < rows ? r : 0);
+      xr[r] = in + (perm ? i64(perm[row]) : row) * k;
+    }
+    float a0[kRows], a1[kRows];
+#pragma unroll
+    for (int r = 0; r < kRows; ++r)
+      a0[r] = a1[r] = 0.0f;
+    if (vec) {
+      for (i64 c0 = i64(lane) * 8; c0 < k; c0 += 32 * 8 * kUnroll) {
+        Pack<T> wg[kUnroll], wu[kUnroll];
+#pragma unroll
+        for (int v = 0; v < kUnroll; ++v) {
+          const i64 c = c0 + i64(v) * 32 * 8;
+          if (c < k) {
+            wg[v] = load(g + c, true);
+            if (Gated)
+              wu[v] = load(u + c, true);
+          }
+        }
+#pragma unroll
+        for (int v = 0; v < kUnroll; ++v) {
+          const i64 c = c0 + i64(v) * 32 * 8;
+          if (c >= k)
+            break;
+          float gf[8], uf[8];
+          unpack(wg[v], gf);
+          if (Gated)
+            unpack(wu[v], uf);
+#pragma unroll
+          for (int r = 0; r < kRows; ++r) {
+            if (r < rows) {
+              float xf[8];
+              unpack(load(xr[r] + c, false), xf);
+#pragma unroll
+              for (int q = 0; q < 8; ++q) {
+                a0[r] += gf[q] * xf[q];
+                if (Gated)
+                  a1[r] += uf[q] * xf[q];
+              }
+            }
+          }
+        }
+      }
+    } else {
+      for (i64 c = lane; c < k; c += 32) {
+        const float gv = toF32(g[c]);
+        const float uv = Gated ? toF32(u[c]) : 0.0f;
+#pragma unroll
+        for (int r = 0; r < kRows; ++r) {
+          if (r < rows) {
+            const float xv = toF32(xr[r][c]);
+            a0[r] += gv * xv;
+            if (Gated)
+              a1[r] += uv * xv;
+          }
+        }
+      }
+    }
+#pragma unroll
+    for (int r = 0; r < kRows; ++r) {
+      if (r < rows) { // rows is the same for the whole warp
+        float v = warpSum(a0[r]);
+        if (Gated)
+          v = activate(kind, v) * warpSum(a1[r]);
+        if (lane == 0)
+          out[(begin + p + r) * n + j] = fromF32<T>(v);
+      }
+    }
+  }
+}
+
+template <typename T>
+__device__ __forceinline__ void combine(const T *y, const int *rowOf, const float *topW,
+                                        const T *shared, const float *sharedGate, T *out,
+                                        i64 tokens, i64 hidden, int topK) {
+  for (i64 i = i64(blockIdx.x) * blockDim.x + threadIdx.x; i < tokens * hidden;
+       i += i64(gridDim.x) * blockDim.x) {
+    const i64 t = i / hidden, h = i - t * hidden;
+    float acc = 0.0f;
+    for (int q = 0; q < topK; ++q) {
+      const i64 entry = t * topK + q;
+      acc += topW[entry] * toF32(y[i64(rowOf[entry]) * hidden + h]);
+    }
+    if (shared)
+      acc += (sharedGate ? sharedGate[t] : 1.0f) * toF32(shared[i]);
+    out[i] = fromF32<T>(acc);
+  }
+}
+
+} // namespace moe
+} // namespace
+
+extern "C" __global__ void moe_permute(const int *counts, const int *topIds, const int *topRank,
+                                       i64 entries, int topK, int experts, int *offsets,
+                                       int *active, int *perm, int *rowOf) {
+  __shared__ int off[moe::kMaxExperts + 1];
+  for (int e = threadIdx.x; e < experts; e += blockDim.x)
+    off[e] = counts[e];
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    int run = 0, a = 0;
+    for (int e = 0; e < experts; ++e) {
+      const int c = off[e];
+      off[e] = run;
+      if (c > 0)
+        active[a++] = e;
+      run += c;
+    }
+    off[experts] = run;
+    for (; a < experts; ++a)
+      active[a] = -1;
+  }
+  __syncthreads();
+  for (int e = threadIdx.x; e <= experts; e += blockDim.x)
+    offsets[e] = off[e];
+  for (i64 q = threadIdx.x; q < entries; q += blockDim.x) {
+    const int row = off[topIds[q]] + topRank[q];
+    perm[row] = int(q / topK);
+    rowOf[q] = row;
+  }
+}
+
+#define MOE_KERNELS(T, S)                                                                   \
+  extern "C" __global__ void moe_route_##S(                                                 \
+      const T *x, const float *router, const float *routerBias, const float *sharedGateW,   \
+      i64 tokens, i64 hidden, int experts, int topK, int renormalize, int *topIds,          \
+      float *topW, int *topRank, int *counts, float *sharedGate) {                          \
+    moe::route<T>(x, router, routerBias, sharedGateW, tokens, hidden, experts, topK,        \
+                  renormalize, topIds, topW, topRank, counts, sharedGate);                  \
+  }                                                                                         \
+  extern "C" __global__ void moe_gather_##S(const T *x, const int *perm, T *xs, i64 rows,   \
+                                            i64 hidden) {                                   \
+    moe::gather<T>(x, perm, xs, rows, hidden);                                              \
+  }                                                                                         \
+  extern "C" __global__ void __launch_bounds__(moe::kWarps * 32, 2) moe_expert_gate_up_##S(                                      \
+      const T *x, const int *perm, const int *offsets, const int *active, const T *gate,    \
+      const T *up, i64 expertStride, T *act, i64 inter, i64 hidden, int kind, int vec) {    \
+    moe::expertGemv<T, true>(x, perm, offsets, active, gate, up, expertStride, act, inter,  \
+                             hidden, kind, vec);                                            \
+  }                                                                                         \
+  extern "C" __global__ void __launch_bounds__(moe::kWarps * 32, 2) moe_expert_down_##S(     \
+      const T *act, const int *offsets, const int *active, const T *down, i64 expertStride,  \
+      T *y, i64 hidden, i64 inter, int vec) {                                               \
+    moe::expertGemv<T, false>(act, nullptr, offsets, active, down, down, expertStride, y,   \
+                              hidden, inter, 0, vec);                                       \
+  }                                                                                         \
+  extern "C" __global__ void moe_combine_##S(const T *y, const int *rowOf, const float *topW, \
+                                             const T *shared, const float *sharedGate,      \
+                                             T *out, i64 tokens, i64 hidden, int topK) {    \
+    moe::combine<T>(y, rowOf, topW, shared, sharedGate, out, tokens, hidden, topK);         \
+  }
+ACCEL_FOR_EACH_DTYPE(MOE_KERNELS)

@@ -1,0 +1,850 @@
+//===- MoeTest.cpp - the moe step on the GPU against the CPU kernel -------===//
+//
+// accel-gpu-moe-tests (label `gpu`): runtime/cuda/ops/Moe.cpp against
+// runtime/cpu/transformer/Moe (the reference numerics).
+//
+// Step tests: the moe step of a one-step plan, prepared by prepareGpuStep
+// and run on random inputs of every size below, through both expert paths
+// (the expert-batched GEMV of decode steps and CUDA graphs, and cuBLASLt per
+// expert), against tk::moe on the same inputs and the same (rounded)
+// weights: f32 within 1e-4 of max |out|, bf16 and f16 within 2e-2. Tokens
+// 1, 3, 16, 64, 300, 2048; (experts, top_k) (4, 1), (8, 2), (60, 8); both
+// routings; with and without a shared expert (with its sigmoid gate or
+// without); fused gate_up and separate gate / up; a router bias; sizes
+// that are not multiples of 8 (the kernels' element-by-element path); a
+// wide layer (hidden 1280, intermediate 1536); routings built to reach
+// every expert. Each case prints one line: the error, the worst element,
+// how many experts the routing reached and how many token rows were
+// redrawn. Token rows whose k-th and (k+1)-th router probabilities are
+// within 1e-3 (relative) are redrawn first, so that f32 summation order
+// cannot change which experts a token reaches.
+//
+// Plan tests: a plan (embedding, moe, logits) through GpuExecutor against
+// CpuExecutor: a ragged batch (a 300-token prefill, shorter prompts, decode
+// steps) in f32 and bf16 and with every eager step on cuBLASLt, and decode
+// steps replayed from CUDA graphs against eager runs (batch 1, 4, 16 and 3
+// padded to 4). Without a GPU these report SKIPPED; the refusal of
+// quantised experts and the routing claims run everywhere.
+//
+//===----------------------------------------------------------------------===//
+#include "GpuTestContext.h"
+#include "runtime/cpu/CpuExecutor.h"
+#include "runtime/cpu/transformer/Moe.h"
+#include "runtime/cuda/GpuExecutor.h"
+#include "runtime/cuda/GpuSteps.h"
+
+#include "../unit/PlanTestUtil.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <climits>
+#include <cmath>
+#include <cstdio>
+#include <memory>
+#include <numeric>
+#include <set>
+#include <sstream>
+
+using namespace accel::rt;
+using accel::test::PlanBuilder;
+namespace pb = accel::plan;
+namespace tk = accel::rt::cpu::transformer;
+
+namespace {
+
+//===----------------------------------------------------------------------===//
+// Random inputs (splitmix64: the same numbers on every machine)
+//===----------------------------------------------------------------------===//
+
+struct Rng {
+  uint64_t s;
+  explicit Rng(uint64_t seed) : s(seed * 0x9E3779B97F4A7C15ull + 1) {}
+  uint64_t next() {
+    uint64_t z = (s += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+  }
+  /// Uniform in [-1, 1).
+  float uniform() { return float(double(next() >> 11) * 0x1.0p-53 * 2.0 - 1.0); }
+  std::vector<float> fill(size_t n, float scale) {
+    std::vector<float> v(n);
+    for (float &x : v)
+      x = uniform() * scale;
+    return v;
+  }
+};
+
+const char *dtypeText(DType t) { return dtypeName(t); }
+
+/// `v` rounded to `dt` and back (what a `dt` tensor of these values holds).
+std::vector<float> roundTo(const std::vector<float> &v, DType dt) {
+  Tensor t = *Tensor::fromVector<float>({int64_t(v.size())}, v);
+  Tensor r = t.astype(dt).toF32();
+  return std::vector<float>(r.data<float>(), r.data<float>() + v.size());
+}
+
+/// A constant of dtype `dt` (f32, bf16, f16) holding `data` rounded to it.
+int32_t constantOf(PlanBuilder &b, DType dt, std::vector<int64_t> shape,
+                   const std::vector<float> &data) {
+  if (dt == DType::kF32)
+    return b.constant(std::move(shape), data);
+  Tensor t = Tensor::fromVector<float>({int64_t(data.size())}, data)->astype(dt);
+  return b.constantBytes(dtypeName(dt), std::move(shape),
+                         std::string(static_cast<const char *>(t.rawData()), t.byteSize()));
+}
+
+//===----------------------------------------------------------------------===//
+// One moe layer: its weights and inputs
+//===----------------------------------------------------------------------===//
+
+struct Case {
+  int64_t tokens = 1, experts = 8, topK = 2, hidden = 64, inter = 96;
+  int64_t shared = 0;       // the shared expert's intermediate size (0: none)
+  bool sharedGate = true;   // ... scaled by sigmoid(x . gate)
+  bool renormalize = true;  // else "softmax"
+  bool fused = true;        // gate_up, else gate and up
+  bool routerBias = false;
+  bool hitAll = false;      // token t prefers expert t % E
+  DType dtype = DType::kF32; // compute dtype and the experts' weights
+  uint64_t seed = 1;
+
+  std::string name() const {
+    std::ostringstream o;
+    o << dtypeText(dtype) << " tokens=" << tokens << " experts=" << experts << " top_k=" << topK
+      << " hidden=" << hidden << " inter=" << inter << " "
+      << (renormalize ? "renormalize" : "softmax") << (fused ? " gate_up" : " gate+up");
+    if (shared)
+      o << " shared=" << shared << (sharedGate ? "+gate" : "");
+    if (routerBias)
+      o << " router_bias";
+    if (hitAll)
+      o << " hit-all";
+    return o.str();
+  }
+};
+
+struct Layer {
+  std::vector<float> router, bias, gateUp, gate, up, down, sharedGateUp, sharedDown, sharedGate;
+};
+
+Layer makeLayer(const Case &c) {
+  Rng r(c.seed * 7919 + 17);
+  const int64_t e = c.experts, h = c.hidden, i = c.inter, s = c.shared;
+  Layer l;
+  // Router logits of order 1 (x ~ U(-1, 1)).
+  l.router = r.fill(size_t(e * h), 2.0f / std::sqrt(float(h)));
+  if (c.hitAll)
+    for (int64_t ex = 0; ex < e; ++ex)
+      l.router[size_t(ex * h + ex % h)] += 3.0f;
+  if (c.routerBias)
+    l.bias = r.fill(size_t(e), 0.5f);
+  const float wIn = 1.7f / std::sqrt(float(h)), wMid = 1.7f / std::sqrt(float(std::max<int64_t>(i, 1)));
+  if (c.fused) {
+    l.gateUp = r.fill(size_t(e * 2 * i * h), wIn);
+  } else {
+    l.gate = r.fill(size_t(e * i * h), wIn);
+    l.up = r.fill(size_t(e * i * h), wIn);
+  }
+  l.down = r.fill(size_t(e * h * i), wMid);
+  if (s) {
+    l.sharedGateUp = r.fill(size_t(2 * s * h), wIn);
+    l.sharedDown = r.fill(size_t(h * s), 1.7f / std::sqrt(float(s)));
+    if (c.sharedGate)
+      l.sharedGate = r.fill(size_t(h), 2.0f / std::sqrt(float(h)));
+  }
+  return l;
+}
+
+/// The routing of one token row (in double): the experts in descending
+/// probability and the relative gap between the k-th and (k+1)-th.
+struct RowRoute {
+  std::vector<int64_t> order;
+  double gap = 1.0;
+};
+RowRoute routeRow(const float *x, const Layer &l, const Case &c) {
+  const int64_t e = c.experts, h = c.hidden;
+  std::vector<double> logit(static_cast<size_t>(e));
+  for (int64_t ex = 0; ex < e; ++ex) {
+    double s = c.routerBias ? double(l.bias[size_t(ex)]) : 0.0;
+    for (int64_t j = 0; j < h; ++j)
+      s += double(x[j]) * double(l.router[size_t(ex * h + j)]);
+    logit[size_t(ex)] = s;
+  }
+  const double mx = *std::max_element(logit.begin(), logit.end());
+  double sum = 0;
+  for (double &v : logit)
+    sum += v = std::exp(v - mx);
+  for (double &v : logit)
+    v /= sum;
+  RowRoute rr;
+  rr.order.resize(size_t(e));
+  std::iota(rr.order.begin(), rr.order.end(), int64_t(0));
+  std::stable_sort(rr.order.begin(), rr.order.end(),
+                   [&](int64_t a, int64_t b) { return logit[size_t(a)] > logit[size_t(b)]; });
+  if (c.topK < e) {
+    const double pk = logit[size_t(rr.order[size_t(c.topK - 1)])],
+                 pn = logit[size_t(rr.order[size_t(c.topK)])];
+    rr.gap = (pk - pn) / pk;
+  }
+  return rr;
+}
+
+/// x [tokens, hidden] in the compute dtype's values, rows redrawn until the
+/// routing of each has a gap of at least `margin`; `hits` the experts the
+/// routing reaches, `redrawn` the rows drawn again.
+std::vector<float> makeInputs(const Case &c, const Layer &l, double margin, int64_t *hits,
+                              int64_t *redrawn) {
+  Rng r(c.seed * 104729 + 3);
+  const int64_t h = c.hidden;
+  std::vector<float> x(size_t(c.tokens * h));
+  std::set<int64_t> reached;
+  *redrawn = 0;
+  for (int64_t t = 0; t < c.tokens; ++t) {
+    for (int attempt = 0;; ++attempt) {
+      std::vector<float> row = r.fill(size_t(h), 1.0f);
+      if (c.hitAll)
+        row[size_t(t % c.experts % h)] += 3.0f;
+      row = roundTo(row, c.dtype);
+      RowRoute rr = routeRow(row.data(), l, c);
+      if (rr.gap >= margin || attempt == 1000) {
+        std::copy(row.begin(), row.end(), x.begin() + t * h);
+        for (int64_t i = 0; i < c.topK; ++i)
+          reached.insert(rr.order[size_t(i)]);
+        break;
+      }
+      ++*redrawn;
+    }
+  }
+  *hits = int64_t(reached.size());
+  return x;
+}
+
+//===----------------------------------------------------------------------===//
+// The step on the GPU and the CPU
+//===----------------------------------------------------------------------===//
+
+/// The plan: ids -> embedding -> moe -> logits, the moe's weights as plan
+/// constants of the case's dtype (router, bias and shared gate f32).
+struct MoePlan {
+  std::string bytes;
+  std::vector<int32_t> moeInputs; // the moe step's operands (-1: absent)
+};
+
+MoePlan buildPlan(const Case &c, const Layer &l, const std::vector<float> &table, int64_t vocab,
+                  const std::vector<float> &lm) {
+  PlanBuilder b;
+  const int64_t e = c.experts, h = c.hidden, i = c.inter, s = c.shared;
+  const DType wd = c.dtype;
+  int32_t ids = b.value("i64", {-1});
+  int32_t tbl = b.constant({vocab, h}, table);
+  int32_t wr = b.constant({e, h}, l.router);
+  int32_t wb = c.routerBias ? b.constant({e}, l.bias) : -1;
+  int32_t wgu = c.fused ? constantOf(b, wd, {e, 2 * i, h}, l.gateUp) : -1;
+  int32_t wg = c.fused ? -1 : constantOf(b, wd, {e, i, h}, l.gate);
+  int32_t wu = c.fused ? -1 : constantOf(b, wd, {e, i, h}, l.up);
+  int32_t wdn = constantOf(b, wd, {e, h, i}, l.down);
+  int32_t wsgu = s ? constantOf(b, wd, {2 * s, h}, l.sharedGateUp) : -1;
+  int32_t wsd = s ? constantOf(b, wd, {h, s}, l.sharedDown) : -1;
+  int32_t wsg = s && c.sharedGate ? b.constant({1, h}, l.sharedGate) : -1;
+  int32_t wl = b.constant({vocab, h}, lm);
+  int32_t x = b.value("f32", {-1, h}), y = b.value("f32", {-1, h}),
+          logits = b.value("f32", {-1, vocab});
+  b.step(pb::EMBEDDING, {tbl, ids}, {x});
+  MoePlan p;
+  p.moeInputs = {x, wr, wb, wgu, wg, wu, wdn, wsgu, wsd, wsg};
+  auto &m = b.step(pb::MOE, p.moeInputs, {y});
+  PlanBuilder::attr(m, "kind", "silu");
+  PlanBuilder::attr(m, "routing", c.renormalize ? "renormalize" : "softmax");
+  PlanBuilder::attr(m, "num_experts", e);
+  PlanBuilder::attr(m, "top_k", c.topK);
+  PlanBuilder::attr(b.step(pb::LOGITS, {y, wl}, {logits}), "out_dtype", "f32");
+  b.meta.mutable_schedule()->set_token_ids(ids);
+  b.meta.mutable_schedule()->set_logits(logits);
+  b.meta.mutable_model()->set_vocab_size(vocab);
+  b.meta.mutable_model()->set_max_position(4096);
+  auto *kv = b.meta.mutable_kv_cache();
+  kv->set_num_layers(1);
+  kv->set_num_kv_heads(1);
+  kv->set_head_dim(4);
+  kv->set_block_size(4);
+  kv->set_dtype("f32");
+  b.meta.set_target("sm_80");
+  p.bytes = b.bytes();
+  return p;
+}
+
+/// cuBLASLt for the step tests (one per process).
+gpu::CublasLt *testBlas(gpu::GpuContext &g, std::string *why) {
+  static std::unique_ptr<gpu::CublasLt> blas;
+  static std::string error;
+  static bool tried = false;
+  if (!tried) {
+    tried = true;
+    StatusOr<std::unique_ptr<gpu::CublasLt>> b = gpu::CublasLt::create(g);
+    if (b)
+      blas = std::move(*b);
+    else
+      error = b.status().message();
+  }
+  if (!blas)
+    *why = error;
+  return blas.get();
+}
+
+enum class Path { kGemv, kCublas };
+const char *pathName(Path p) { return p == Path::kGemv ? "gemv" : "cublas"; }
+
+struct CaseResult {
+  bool ran = false;
+  double rel = 1e9;
+  std::string line;
+};
+
+/// The moe step of case `c` on the GPU along `path` against tk::moe.
+/// `cpuOut` caches the CPU's result between the two paths of one case.
+CaseResult runCase(gpu::GpuContext &g, gpu::CublasLt &blas, const Case &c, Path path,
+                   Tensor *cpuOut) {
+  CaseResult res;
+  const Layer l = makeLayer(c);
+  int64_t hits = 0, redrawn = 0;
+  const std::vector<float> xv = makeInputs(c, l, 1e-3, &hits, &redrawn);
+  const std::vector<float> table(size_t(4 * c.hidden), 0.25f), lm(size_t(4 * c.hidden), 0.5f);
+  const MoePlan mp = buildPlan(c, l, table, 4, lm);
+  StatusOr<std::shared_ptr<const plan::PlanFile>> plan =
+      plan::PlanFile::fromBytes(mp.bytes, "moe.plan");
+  EXPECT_TRUE(plan) << plan.status().message();
+  if (!plan)
+    return res;
+  const pb::Step &step = (*plan)->schedule().steps(1);
+  EXPECT_EQ(step.kind(), pb::MOE);
+
+  // The inputs: x in the compute dtype, the weights as the plan holds them.
+  Tensor x = Tensor::fromVector<float>({c.tokens, c.hidden}, xv)->astype(c.dtype);
+  std::vector<Tensor> consts(mp.moeInputs.size());
+  for (size_t i = 1; i < mp.moeInputs.size(); ++i)
+    if (mp.moeInputs[i] >= 0)
+      consts[i] = (*plan)->constant(mp.moeInputs[i], 0);
+
+  if (!cpuOut->defined()) {
+    tk::MoeWeights w;
+    auto ptr = [&](size_t i) { return consts[i].defined() ? &consts[i] : nullptr; };
+    w.router = ptr(1);
+    w.routerBias = ptr(2);
+    w.gateUp = ptr(3);
+    w.gate = ptr(4);
+    w.up = ptr(5);
+    w.down = ptr(6);
+    w.sharedGateUp = ptr(7);
+    w.sharedDown = ptr(8);
+    w.sharedExpertGate = ptr(9);
+    tk::MoeParams p;
+    p.numExperts = c.experts;
+    p.topK = c.topK;
+    p.routing = c.renormalize ? tk::MoeRouting::kRenormalize : tk::MoeRouting::kSoftmax;
+    StatusOr<Tensor> want = tk::moe(x, w, p);
+    EXPECT_TRUE(want) << want.status().message();
+    if (!want)
+      return res;
+    *cpuOut = want->toF32();
+  }
+
+  engine::GpuPrepareContext ctx;
+  ctx.gpu = &g;
+  ctx.dtype = c.dtype;
+  ctx.moeGemvMaxTokens = path == Path::kGemv ? INT64_MAX : 0;
+  StatusOr<engine::GpuKernel> kernel = engine::prepareGpuStep(**plan, step, ctx);
+  EXPECT_TRUE(kernel) << kernel.status().message();
+  if (!kernel)
+    return res;
+  engine::GpuRunState st;
+  st.gpu = &g;
+  st.blas = &blas;
+  st.dtype = c.dtype;
+  std::vector<engine::GpuValue> vals(mp.moeInputs.size());
+  std::vector<engine::GpuValue *> in(mp.moeInputs.size(), nullptr);
+  vals[0].host = x;
+  in[0] = &vals[0];
+  for (size_t i = 1; i < vals.size(); ++i)
+    if (consts[i].defined()) {
+      vals[i].host = consts[i];
+      in[i] = &vals[i];
+    }
+  std::vector<engine::GpuValue> out;
+  Status s = (*kernel)(st, in, out);
+  EXPECT_TRUE(s.isOk()) << c.name() << " " << pathName(path) << ": " << s.message();
+  if (!s.isOk() || out.size() != 1)
+    return res;
+  StatusOr<Tensor> got = st.toHost(out[0]);
+  Status sync = g.synchronize();
+  EXPECT_TRUE(got && sync.isOk()) << c.name() << " " << pathName(path) << ": "
+                                  << (got ? sync.message() : got.status().message());
+  if (!got || !sync.isOk())
+    return res;
+  const Tensor &want = *cpuOut;
+  EXPECT_EQ(got->shape(), want.shape()) << c.name();
+  if (got->shape() != want.shape())
+    return res;
+  double maxRef = 0, maxErr = 0;
+  int64_t worst = 0, bad = -1;
+  for (int64_t i = 0; i < want.numElements(); ++i) {
+    const float a = got->data<float>()[i], r = want.data<float>()[i];
+    if (!std::isfinite(a) && bad < 0)
+      bad = i;
+    maxRef = std::max(maxRef, double(std::fabs(r)));
+    const double err = std::fabs(double(a) - double(r));
+    if (err > maxErr || std::isnan(err)) {
+      maxErr = std::isnan(err) ? 1e30 : err;
+      worst = i;
+    }
+  }
+  res.ran = true;
+  res.rel = bad >= 0 ? 1e9 : maxRef > 0 ? maxErr / maxRef : maxErr;
+  char buf[512];
+  std::snprintf(buf, sizeof buf,
+                "[moe] %-78s path=%-6s err/max|ref| %.3g (worst token %lld col %lld: gpu %.6g "
+                "cpu %.6g; max|ref| %.4g)%s, experts hit %lld/%lld, rows redrawn %lld",
+                c.name().c_str(), pathName(path), res.rel, (long long)(worst / c.hidden),
+                (long long)(worst % c.hidden), double(got->data<float>()[worst]),
+                double(want.data<float>()[worst]), maxRef,
+                bad >= 0 ? " NON-FINITE OUTPUT" : "", (long long)hits, (long long)c.experts,
+                (long long)redrawn);
+  res.line = buf;
+  std::printf("%s\n", buf);
+  return res;
+}
+
+double tolerance(DType t) { return t == DType::kF32 ? 1e-4 : 2e-2; }
+
+/// Runs each case along both paths; every one must pass its dtype's bound.
+void runCases(const std::vector<Case> &cases) {
+  ACCEL_REQUIRE_GPU_CONTEXT(g);
+  std::string why;
+  gpu::CublasLt *blas = testBlas(*g, &why);
+  if (!blas)
+    GTEST_SKIP() << "cuBLASLt: " << why;
+  int failed = 0;
+  for (const Case &c : cases) {
+    Tensor cpu;
+    for (Path p : {Path::kGemv, Path::kCublas}) {
+      CaseResult r = runCase(*g, *blas, c, p, &cpu);
+      EXPECT_TRUE(r.ran) << c.name() << " " << pathName(p);
+      EXPECT_LE(r.rel, tolerance(c.dtype)) << r.line;
+      failed += !r.ran || !(r.rel <= tolerance(c.dtype));
+    }
+  }
+  std::printf("[moe] %zu cases x 2 paths, %d failed\n", cases.size(), failed);
+}
+
+/// The size matrix for one dtype: tokens x (experts, top_k), both routings,
+/// shared expert or not, alternating fused / separate gate and up, some with
+/// a router bias.
+std::vector<Case> matrix(DType dt) {
+  std::vector<Case> out;
+  uint64_t seed = dt == DType::kF32 ? 100 : dt == DType::kBF16 ? 200 : 300;
+  int n = 0;
+  for (int64_t tokens : {1, 3, 16, 64, 300, 2048})
+    for (auto [experts, topK] : {std::pair<int64_t, int64_t>{4, 1}, {8, 2}, {60, 8}})
+      for (int variant = 0; variant < 4; ++variant) {
+        Case c;
+        c.dtype = dt;
+        c.tokens = tokens;
+        c.experts = experts;
+        c.topK = topK;
+        c.renormalize = variant % 2 == 0;
+        c.shared = variant >= 2 ? 48 : 0;
+        c.sharedGate = variant == 2;
+        c.fused = n % 3 != 2;
+        c.routerBias = n % 5 == 4;
+        c.seed = seed + uint64_t(n++);
+        out.push_back(c);
+      }
+  return out;
+}
+
+TEST(MoeGpuStep, F32MatchesCpu) { runCases(matrix(DType::kF32)); }
+TEST(MoeGpuStep, Bf16MatchesCpu) { runCases(matrix(DType::kBF16)); }
+TEST(MoeGpuStep, F16MatchesCpu) { runCases(matrix(DType::kF16)); }
+
+// Hidden and intermediate sizes that are not multiples of 8: the kernels'
+// element-by-element loads.
+TEST(MoeGpuStep, OddSizesMatchCpu) {
+  std::vector<Case> cases;
+  int n = 0;
+  for (DType dt : {DType::kF32, DType::kBF16, DType::kF16})
+    for (int64_t tokens : {1, 16, 300}) {
+      Case c;
+      c.dtype = dt;
+      c.tokens = tokens;
+      c.hidden = 36;
+      c.inter = 44;
+      c.shared = n % 2 ? 20 : 0;
+      c.fused = n % 2 == 0;
+      c.seed = 400 + uint64_t(n++);
+      cases.push_back(c);
+    }
+  runCases(cases);
+}
+
+// A wider layer: K loops of several rounds (hidden 1280, intermediate 1536),
+// Mixtral's 8 experts, top-2.
+TEST(MoeGpuStep, WideLayerMatchesCpu) {
+  std::vector<Case> cases;
+  int n = 0;
+  for (DType dt : {DType::kBF16, DType::kF32})
+    for (int64_t tokens : {1, 16, 64, 2048}) {
+      if (dt == DType::kF32 && tokens == 2048)
+        continue;
+      Case c;
+      c.dtype = dt;
+      c.tokens = tokens;
+      c.hidden = 1280;
+      c.inter = 1536;
+      c.shared = tokens == 16 ? 512 : 0;
+      c.seed = 500 + uint64_t(n++);
+      cases.push_back(c);
+    }
+  runCases(cases);
+}
+
+/// Cases whose routing reaches every expert: token t's largest router
+/// logit is expert t % E's (tokens >= E).
+std::vector<Case> hitAllCases() {
+  std::vector<Case> cases;
+  int n = 0;
+  for (DType dt : {DType::kF32, DType::kBF16})
+    for (auto [tokens, experts, topK] :
+         {std::tuple<int64_t, int64_t, int64_t>{8, 8, 2}, {64, 60, 8}, {300, 60, 2}, {16, 4, 1}}) {
+      Case c;
+      c.dtype = dt;
+      c.tokens = tokens;
+      c.experts = experts;
+      c.topK = topK;
+      c.hitAll = true;
+      c.shared = n % 2 ? 32 : 0;
+      c.renormalize = n % 3 != 1;
+      c.seed = 600 + uint64_t(n++);
+      cases.push_back(c);
+    }
+  return cases;
+}
+
+// The routing claims of hitAllCases(), checked on the CPU (no GPU needed):
+// tk::moeRoute reaches every expert.
+TEST(MoeGpuStep, HitAllCasesReachEveryExpertOnTheCpu) {
+  for (const Case &c : hitAllCases()) {
+    const Layer l = makeLayer(c);
+    int64_t hits = 0, redrawn = 0;
+    const std::vector<float> xv = makeInputs(c, l, 1e-3, &hits, &redrawn);
+    EXPECT_EQ(hits, c.experts) << c.name();
+    Tensor x = *Tensor::fromVector<float>({c.tokens, c.hidden}, xv);
+    Tensor router = *Tensor::fromVector<float>({c.experts, c.hidden}, l.router);
+    tk::MoeParams p;
+    p.numExperts = c.experts;
+    p.topK = c.topK;
+    StatusOr<tk::MoeRoute> r = tk::moeRoute(x, router, nullptr, p);
+    ASSERT_TRUE(r) << r.status().message();
+    std::set<int64_t> reached(r->experts.begin(), r->experts.end());
+    EXPECT_EQ(int64_t(reached.size()), c.experts) << c.name();
+  }
+}
+
+TEST(MoeGpuStep, RoutingThatHitsEveryExpertMatchesCpu) { runCases(hitAllCases()); }
+
+// Quantised experts have no GPU kernel: one sentence, before any kernel is
+// looked up (so this runs without a GPU).
+TEST(MoeGpuStep, QuantisedExpertsAreRefused) {
+  for (const char *dt : {"i8", "f8E4M3FN"}) {
+    PlanBuilder b;
+    const int64_t e = 4, h = 8, i = 6, vocab = 4;
+    int32_t ids = b.value("i64", {-1});
+    int32_t tbl = b.constant({vocab, h}, std::vector<float>(size_t(vocab * h), 0.1f));
+    int32_t wr = b.constant({e, h}, std::vector<float>(size_t(e * h), 0.1f));
+    int32_t wgu = b.constantBytes(dt, {e, 2 * i, h}, std::string(size_t(e * 2 * i * h), '\1'));
+    int32_t wd = b.constant({e, h, i}, std::vector<float>(size_t(e * h * i), 0.1f));
+    int32_t wl = b.constant({vocab, h}, std::vector<float>(size_t(vocab * h), 0.1f));
+    int32_t x = b.value("f32", {-1, h}), y = b.value("f32", {-1, h}),
+            logits = b.value("f32", {-1, vocab});
+    b.step(pb::EMBEDDING, {tbl, ids}, {x});
+    auto &m = b.step(pb::MOE, {x, wr, -1, wgu, -1, -1, wd}, {y});
+    PlanBuilder::attr(m, "kind", "silu");
+    PlanBuilder::attr(m, "routing", "renormalize");
+    PlanBuilder::attr(m, "num_experts", e);
+    PlanBuilder::attr(m, "top_k", int64_t(2));
+    PlanBuilder::attr(b.step(pb::LOGITS, {y, wl}, {logits}), "out_dtype", "f32");
+    b.meta.mutable_schedule()->set_token_ids(ids);
+    b.meta.mutable_schedule()->set_logits(logits);
+    b.meta.mutable_model()->set_vocab_size(vocab);
+    StatusOr<std::shared_ptr<const plan::PlanFile>> p = plan::PlanFile::fromBytes(b.bytes(), "q.plan");
+    ASSERT_TRUE(p) << p.status().message();
+    engine::GpuPrepareContext ctx; // no GPU: the refusal comes first
+    ctx.dtype = DType::kBF16;
+    StatusOr<engine::GpuKernel> k = engine::prepareGpuStep(**p, (*p)->schedule().steps(1), ctx);
+    ASSERT_FALSE(k) << dt;
+    EXPECT_EQ(k.status().code(), StatusCode::kUnimplemented);
+    EXPECT_EQ(k.status().message(),
+              std::string("the moe step's gate_up is ") + dt +
+                  "; the GPU runs mixtures of experts with f32, bf16 or f16 weights only "
+                  "(quantised experts have no GPU kernel: run the plan with -target=cpu)");
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// The plan through GpuExecutor
+//===----------------------------------------------------------------------===//
+
+constexpr int64_t kVocab = 64;
+
+/// Embedding rows whose routing keeps a wide margin (5%): bf16 rounding of
+/// x cannot change it, so the bf16 executor routes as the f32 CPU does.
+std::string executorPlan(const Case &c) {
+  const Layer l = makeLayer(c);
+  Rng r(c.seed + 99);
+  std::vector<float> table;
+  for (int64_t v = 0; v < kVocab; ++v)
+    for (int attempt = 0;; ++attempt) {
+      const std::vector<float> row = r.fill(size_t(c.hidden), 1.0f);
+      const std::vector<float> rounded = roundTo(row, DType::kBF16);
+      const RowRoute a = routeRow(row.data(), l, c), b = routeRow(rounded.data(), l, c);
+      const bool sameTopK = std::equal(a.order.begin(), a.order.begin() + c.topK, b.order.begin());
+      if ((a.gap >= 0.05 && b.gap >= 0.05 && sameTopK) || attempt == 1000) {
+        table.insert(table.end(), row.begin(), row.end());
+        break;
+      }
+    }
+  const std::vector<float> lm = r.fill(size_t(kVocab * c.hidden), 1.0f);
+  Case planCase = c;
+  planCase.dtype = DType::kF32; // the plan's weights; the executor rounds them
+  return buildPlan(planCase, l, table, kVocab, lm).bytes;
+}
+
+Case executorCase() {
+  Case c;
+  c.experts = 8;
+  c.topK = 2;
+  c.hidden = 64;
+  c.inter = 96;
+  c.shared = 32;
+  c.sharedGate = true;
+  c.seed = 700;
+  return c;
+}
+
+kv::KVCacheConfig kvConfigOf(const plan::PlanFile &plan, int64_t numBlocks) {
+  const auto &kvc = plan.metadata().kv_cache();
+  kv::KVCacheConfig cfg;
+  cfg.numLayers = kvc.num_layers();
+  cfg.numKvHeads = kvc.num_kv_heads();
+  cfg.headDim = kvc.head_dim();
+  cfg.blockSize = kvc.block_size();
+  cfg.numBlocks = numBlocks;
+  return cfg;
+}
+
+struct Seq {
+  int64_t len;
+  std::vector<int64_t> chunks; // tokens per step; the last repeats
+};
+
+/// Both executors step by step on the same metadata: the largest |gpu -
+/// cpu| / max |cpu| over all steps (printed per step).
+double compareBackends(const std::string &bytes, DType dtype, const std::vector<Seq> &seqs,
+                       const engine::GpuTuning &tune, const char *label) {
+  StatusOr<std::shared_ptr<const plan::PlanFile>> p = plan::PlanFile::fromBytes(bytes, "m.plan");
+  EXPECT_TRUE(p) << p.status().message();
+  if (!p)
+    return 1e9;
+  StatusOr<std::unique_ptr<engine::CpuExecutor>> cpu = engine::CpuExecutor::create(*p);
+  engine::GpuExecutorOptions o;
+  o.dtype = dtype;
+  o.logFallbacks = false;
+  o.tuning = tune;
+  StatusOr<std::unique_ptr<engine::GpuExecutor>> gpu = engine::GpuExecutor::create(*p, o);
+  EXPECT_TRUE(cpu) << cpu.status().message();
+  EXPECT_TRUE(gpu) << gpu.status().message();
+  if (!cpu || !gpu)
+    return 1e9;
+  StatusOr<std::unique_ptr<kv::BlockPool>> pool = kv::BlockPool::create(kvConfigOf(**p, 512));
+  EXPECT_TRUE(pool) << pool.status().message();
+  if (!pool)
+    return 1e9;
+  std::vector<kv::SequenceKV> kvs(seqs.size());
+  std::vector<int64_t> done(seqs.size(), 0);
+  double worst = 0;
+  for (int step = 0;; ++step) {
+    std::vector<kv::StepSequence> batch;
+    std::vector<int64_t> ids;
+    for (size_t i = 0; i < seqs.size(); ++i) {
+      if (done[i] >= seqs[i].len)
+        continue;
+      int64_t n = seqs[i].chunks[std::min(size_t(step), seqs[i].chunks.size() - 1)];
+      n = std::min(n, seqs[i].len - done[i]);
+      batch.push_back({&kvs[i], n});
+      for (int64_t t = 0; t < n; ++t)
+        ids.push_back((int64_t(i) * 13 + (done[i] + t) * 7 + (done[i] + t) * (done[i] + t) % 11) %
+                      kVocab);
+      done[i] += n;
+    }
+    if (batch.empty())
+      break;
+    StatusOr<kv::StepMetadata> meta = kv::prepareStep(**pool, batch);
+    EXPECT_TRUE(meta) << meta.status().message();
+    if (!meta)
+      return 1e9;
+    Tensor tokens = *Tensor::fromVector<int64_t>({int64_t(ids.size())}, ids);
+    StatusOr<Tensor> want = (*cpu)->run(tokens, **pool, *meta);
+    StatusOr<Tensor> got = (*gpu)->run(tokens, **pool, *meta);
+    EXPECT_TRUE(want) << want.status().message();
+    EXPECT_TRUE(got) << label << " step " << step << ": " << got.status().message();
+    if (!want || !got)
+      return 1e9;
+    Tensor w = want->toF32();
+    EXPECT_EQ(w.numElements(), got->numElements()) << "step " << step;
+    if (w.numElements() != got->numElements())
+      return 1e9;
+    double maxRef = 0, maxErr = 0;
+    for (int64_t i = 0; i < w.numElements(); ++i) {
+      const float a = got->data<float>()[i], r = w.data<float>()[i];
+      if (!std::isfinite(a))
+        return 1e9;
+      maxRef = std::max(maxRef, double(std::fabs(r)));
+      maxErr = std::max(maxErr, double(std::fabs(a - r)));
+    }
+    const double rel = maxRef > 0 ? maxErr / maxRef : maxErr;
+    std::printf("[moe-plan] %s %s step %d: %zu tokens, err/max|ref| %.3g\n", label,
+                dtypeName(dtype), step, ids.size(), rel);
+    worst = std::max(worst, rel);
+  }
+  return worst;
+}
+
+#define REQUIRE_GPU()                                                                       \
+  do {                                                                                      \
+    std::string why;                                                                        \
+    if (!test::gpuAvailable(&why))                                                          \
+      GTEST_SKIP() << why;                                                                  \
+  } while (0)
+
+// A ragged batch through the executor: a 300-token prompt in one step (the
+// cuBLASLt path), short prompts in chunks and decode tokens mixed (the
+// GEMV path), with the step's output in the activations arena; then every
+// eager step on cuBLASLt (moeGemvMaxTokens 0) and on the GEMV kernel.
+TEST(MoeGpuPlan, RaggedBatchMatchesCpu) {
+  REQUIRE_GPU();
+  const std::string plan = executorPlan(executorCase());
+  const std::vector<Seq> seqs = {{300, {300, 1}}, {9, {4, 1}}, {13, {1, 3}}, {6, {6, 1}}};
+  engine::GpuTuning t;
+  EXPECT_LE(compareBackends(plan, DType::kF32, seqs, t, "default"), 1e-4);
+  EXPECT_LE(compareBackends(plan, DType::kBF16, seqs, t, "default"), 2e-2);
+  EXPECT_LE(compareBackends(plan, DType::kF16, seqs, t, "default"), 2e-2);
+  t.moeGemvMaxTokens = 0;
+  EXPECT_LE(compareBackends(plan, DType::kF32, seqs, t, "all-cublas"), 1e-4);
+  t.moeGemvMaxTokens = INT64_MAX;
+  EXPECT_LE(compareBackends(plan, DType::kF32, seqs, t, "all-gemv"), 1e-4);
+}
+
+struct GraphRun {
+  double graphVsEager = 1e9, graphVsCpu = 1e9;
+  size_t graphs = 0;
+  std::string off;
+};
+
+/// `batch` sequences prefill prompts of 3 + i % 5 tokens (eager), then
+/// `decodeSteps` decode steps, each through an executor with CUDA graphs,
+/// one without and the CPU.
+GraphRun compareGraphDecode(const std::string &bytes, DType dtype, int64_t batch,
+                            int64_t decodeSteps) {
+  GraphRun r;
+  StatusOr<std::shared_ptr<const plan::PlanFile>> p = plan::PlanFile::fromBytes(bytes, "g.plan");
+  EXPECT_TRUE(p) << p.status().message();
+  if (!p)
+    return r;
+  StatusOr<std::unique_ptr<engine::CpuExecutor>> cpu = engine::CpuExecutor::create(*p);
+  engine::GpuExecutorOptions o;
+  o.dtype = dtype;
+  o.logFallbacks = false;
+  o.graphMaxBatch = 64;
+  StatusOr<std::unique_ptr<engine::GpuExecutor>> graph = engine::GpuExecutor::create(*p, o);
+  o.cudaGraphs = false;
+  StatusOr<std::unique_ptr<engine::GpuExecutor>> eager = engine::GpuExecutor::create(*p, o);
+  EXPECT_TRUE(cpu && graph && eager);
+  if (!cpu || !graph || !eager)
+    return r;
+  StatusOr<std::unique_ptr<kv::BlockPool>> pool = kv::BlockPool::create(kvConfigOf(**p, 256));
+  EXPECT_TRUE(pool);
+  if (!pool)
+    return r;
+  std::vector<kv::SequenceKV> kvs(static_cast<size_t>(batch));
+  double worstGE = 0, worstGC = 0;
+  for (int64_t step = 0; step <= decodeSteps; ++step) {
+    std::vector<kv::StepSequence> b;
+    std::vector<int64_t> ids;
+    for (int64_t i = 0; i < batch; ++i) {
+      const int64_t n = step == 0 ? 3 + i % 5 : 1;
+      b.push_back({&kvs[size_t(i)], n});
+      for (int64_t t = 0; t < n; ++t)
+        ids.push_back((i * 5 + step * 3 + t * 7) % kVocab);
+    }
+    StatusOr<kv::StepMetadata> meta = kv::prepareStep(**pool, b);
+    EXPECT_TRUE(meta) << meta.status().message();
+    if (!meta)
+      return r;
+    Tensor tokens = *Tensor::fromVector<int64_t>({int64_t(ids.size())}, ids);
+    StatusOr<Tensor> want = (*cpu)->run(tokens, **pool, *meta);
+    StatusOr<Tensor> got = (*graph)->run(tokens, **pool, *meta);
+    StatusOr<Tensor> ref = (*eager)->run(tokens, **pool, *meta);
+    EXPECT_TRUE(want && got && ref) << "step " << step << ": "
+                                    << (!got ? got.status().message()
+                                             : !ref ? ref.status().message() : "cpu");
+    if (!want || !got || !ref)
+      return r;
+    if (step == 0)
+      continue; // a prefill: eager in both
+    Tensor w = want->toF32();
+    if (got->numElements() != ref->numElements() || got->numElements() != w.numElements())
+      return r;
+    double maxRef = 0, maxW = 0, errGE = 0, errGC = 0;
+    for (int64_t k = 0; k < got->numElements(); ++k) {
+      const float g = got->data<float>()[k], e = ref->data<float>()[k], c = w.data<float>()[k];
+      if (!std::isfinite(g))
+        return r;
+      maxRef = std::max(maxRef, double(std::fabs(e)));
+      maxW = std::max(maxW, double(std::fabs(c)));
+      errGE = std::max(errGE, double(std::fabs(g - e)));
+      errGC = std::max(errGC, double(std::fabs(g - c)));
+    }
+    worstGE = std::max(worstGE, maxRef > 0 ? errGE / maxRef : errGE);
+    worstGC = std::max(worstGC, maxW > 0 ? errGC / maxW : errGC);
+  }
+  r.graphVsEager = worstGE;
+  r.graphVsCpu = worstGC;
+  r.graphs = (*graph)->numGraphs();
+  r.off = (*graph)->graphsOffReason();
+  std::printf("[moe-graph] %s batch %lld: %zu graphs%s, graph vs eager %.3g, graph vs cpu %.3g\n",
+              dtypeName(dtype), (long long)batch, r.graphs,
+              r.off.empty() ? "" : (" (off: " + r.off + ")").c_str(), r.graphVsEager,
+              r.graphVsCpu);
+  return r;
+}
+
+// Decode steps replayed from CUDA graphs (the moe step captured: no host
+// round trip) give the eager run's logits bit for bit at bucket sizes, the
+// CPU's within the dtype's bound; 3 sequences pad to the bucket of 4.
+TEST(MoeGpuPlan, DecodeGraphsMatchEagerAndCpu) {
+  REQUIRE_GPU();
+  const std::string plan = executorPlan(executorCase());
+  for (DType dt : {DType::kF32, DType::kBF16})
+    for (int64_t batch : {1, 4, 16, 3}) {
+      GraphRun r = compareGraphDecode(plan, dt, batch, 5);
+      EXPECT_EQ(r.off, "") << dtypeName(dt) << " batch " << batch;
+      EXPECT_GE(r.graphs, 1u) << dtypeName(dt) << " batch " << batch;
+      if (batch == 3) // the LM head's GEMM runs 4 rows in the graph, 3 eager
+        EXPECT_LE(r.graphVsEager, 1e-5) << dtypeName(dt) << " batch " << batch;
+      else
+        EXPECT_EQ(r.graphVsEager, 0.0) << dtypeName(dt) << " batch " << batch;
+      EXPECT_LE(r.graphVsCpu, tolerance(dt)) << dtypeName(dt) << " batch " << batch;
+    }
+}
+
+} // namespace
