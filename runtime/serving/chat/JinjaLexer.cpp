@@ -115,6 +115,7 @@ private:
   /// Lexes from `p` to the closing }} or %}; returns the position after it.
   size_t lexInside(size_t p, bool stmt, bool &minusClose) {
     const char *close = stmt ? "%}" : "}}";
+    const int openLine = line_;
     int depth = 0; // brackets open: a '}' inside {{ {'a': 1} }} is not the end
     while (true) {
       while (p < s_.size() && isSpace(s_[p])) {
@@ -124,8 +125,8 @@ private:
       }
       lineFrom_ = p;
       if (p >= s_.size())
-        throw SyntaxError(line_, std::string("'") + (stmt ? "{%" : "{{") +
-                                     "' is not closed with '" + close + "'");
+        throw SyntaxError(openLine, std::string("'") + (stmt ? "{%" : "{{") +
+                                        "' is not closed with '" + close + "'");
       if (depth == 0) {
         if (s_[p] == '-' && s_.compare(p + 1, 2, close) == 0) {
           tokens_.push_back({stmt ? Token::Kind::kStmtEnd : Token::Kind::kExprEnd, "", line_});
@@ -186,8 +187,11 @@ private:
             std::string o(op);
             if (o == "(" || o == "[" || o == "{")
               ++depth;
-            else if ((o == ")" || o == "]" || o == "}") && depth > 0)
+            else if (o == ")" || o == "]" || o == "}") {
+              if (depth == 0)
+                throw SyntaxError(line_, "unexpected '" + o + "'");
               --depth;
+            }
             tokens_.push_back({Token::Kind::kOp, o, line_});
             p += n;
             found = true;
