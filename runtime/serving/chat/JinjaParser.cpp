@@ -151,6 +151,8 @@ private:
     }
     if (name == "for") {
       s->kind = Stmt::Kind::kFor;
+      if (isName("in"))
+        fail("expected a loop variable after 'for', found 'in'");
       s->targets.push_back(expectName("a loop variable after 'for'"));
       while (isOp(",")) {
         next();
