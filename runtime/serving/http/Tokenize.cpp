@@ -13,7 +13,7 @@ namespace {
 bool parseObject(std::string_view body, json::Value &root, ApiError &err) {
   StatusOr<json::Value> v = json::parse(body);
   if (!v) {
-    err = badRequest("the body is not valid JSON: " + v.status().message());
+    err = badRequest(v.status().message());
     return false;
   }
   if (!v->isObject()) {

@@ -122,6 +122,39 @@ status, _, body = server.request("POST", "/detokenize", {"tokens": r["tokens"]})
 check(status == 200 and json.loads(body) == {"prompt": text}, "/detokenize gives the text back")
 status, _, body = server.request("GET", "/version")
 check(status == 200 and "version" in json.loads(body), "/version")
+# Bad bodies: 4xx with one sentence naming the field.
+for path, body, want_status, want in [
+        ("/tokenize", {"prompt": "a", "messages": [U1]}, 400,
+         "give either 'prompt' or 'messages' to /tokenize, not both"),
+        ("/tokenize", {}, 400, "/tokenize needs 'prompt' (a string) or 'messages'"),
+        ("/tokenize", {"prompt": "a", "max_tokens": 3}, 400,
+         "unknown parameter 'max_tokens' for /tokenize with a prompt"),
+        ("/tokenize", {"prompt": [1, 2]}, 400, "'prompt' must be a string for /tokenize"),
+        ("/tokenize", {"messages": [{"role": "tool", "content": "x"}]}, 400,
+         "'messages[0].role' is 'tool'; supported roles are system, developer, user, assistant"),
+        ("/tokenize", {"prompt": "a", "model": "other"}, 404, "The model `other` does not exist."),
+        ("/detokenize", {"tokens": [1, 99999]}, 400,
+         "tokens[1] is 99999, not a token id of this model (vocabulary of 2048)"),
+        ("/detokenize", {"tokens": "1"}, 400, "/detokenize needs 'tokens', an array of token ids"),
+        ("/detokenize", b"{", 400, None)]:
+    status, _, raw = server.request("POST", path, body)
+    msg = json.loads(raw)["error"]["message"]
+    check(status == want_status and (want is None or msg == want),
+          f"POST {path} {body!r}: {status} {msg!r}")
+status, hdrs, _ = server.request("GET", "/tokenize")
+check(status == 405 and hdrs.get("Allow") == "POST", "GET /tokenize: 405, Allow: POST")
+status, _, _ = server.request("POST", "/tokenize", b"{}", headers={"Content-Type": "text/plain"})
+check(status == 415, "POST /tokenize as text/plain: 415")
+check(server.stop() == 0, "accel-run exits 0")
+# With an API key, /tokenize and /detokenize need it as /v1/ does; /version does not.
+server = Server(accel_run, plan, ["--api-key", "k3y"])
+status, _, _ = server.request("POST", "/tokenize", {"prompt": "a"})
+check(status == 401, "/tokenize without the API key: 401")
+status, _, _ = server.request("POST", "/detokenize", {"tokens": [1]},
+                              headers={"Authorization": "Bearer k3y"})
+check(status == 200, "/detokenize with the API key: 200")
+status, _, _ = server.request("GET", "/version")
+check(status == 200, "/version without the API key: 200")
 check(server.stop() == 0, "accel-run exits 0")
 print(f"served chat templates: {total} conversations compared")
 sys.exit(1 if failures else 0)
