@@ -233,3 +233,19 @@ TEST(Jinja, ErrorSentences) {
 }
 
 } // namespace
+
+namespace {
+
+TEST(Jinja, NothingEscapesRender) {
+  // Whatever a template or its data do, render() answers with a Status.
+  EXPECT_EQ(render("{{ x.99999999999999999999999 }}", R"({"x": [1]})").rfind("ERROR: ", 0), 0u);
+  EXPECT_EQ(render("{{ m | map(attribute='99999999999999999999999') | list | length }}",
+                   R"({"m": [[1]]})"),
+            "1");
+  EXPECT_EQ(render("{{ 99999999999999999999999 }}").rfind("ERROR: ", 0), 0u);
+  EXPECT_EQ(render("{% for i in range(1000000) %}{% endfor %}"),
+            "ERROR: the chat template t.jinja, line 1: range() is limited to 100000 items in a "
+            "chat template");
+}
+
+} // namespace

@@ -326,7 +326,8 @@ Value attribute(const Value &v, const std::string &attr) {
     if (cur.isDict()) {
       const Value *m = cur.find(part);
       cur = m ? *m : Value::undefined(part);
-    } else if (cur.isList() && !part.empty() && std::all_of(part.begin(), part.end(), ::isdigit)) {
+    } else if (cur.isList() && !part.empty() && part.size() < 19 &&
+               std::all_of(part.begin(), part.end(), ::isdigit)) {
       size_t i = std::stoul(part);
       cur = i < cur.list().size() ? cur.list()[i] : Value::undefined(part);
     } else {

@@ -525,7 +525,12 @@ private:
         ExprPtr a = make(Expr::Kind::kAttr, line);
         if (peek().kind == K::kInt) { // x.0: an item
           ExprPtr idx = make(Expr::Kind::kLiteral, line);
-          idx->value = Value(int64_t(std::stoll(next().value)));
+          const Token &n = next();
+          try {
+            idx->value = Value(int64_t(std::stoll(n.value)));
+          } catch (...) {
+            throw SyntaxError(n.line, "the integer " + n.value + " does not fit 64 bits");
+          }
           a->kind = Expr::Kind::kItem;
           a->kids = {e, idx};
         } else {

@@ -6,6 +6,8 @@
 #include "runtime/serving/chat/JinjaLexer.h"
 #include "runtime/serving/chat/JinjaParser.h"
 
+#include <new>
+
 namespace accel::rt::jinja {
 
 namespace {
@@ -24,6 +26,8 @@ StatusOr<Template> Template::parse(const std::string &source, const std::string 
     t.body_ = std::make_shared<const Body>(jinja::parse(lex(source)));
   } catch (const SyntaxError &e) {
     return invalidArgument(where(sourceName, e.line) + e.what());
+  } catch (const std::exception &e) { // e.g. a number literal too large
+    return invalidArgument("the chat template " + sourceName + " does not parse: " + e.what());
   }
   return t;
 }
@@ -40,7 +44,12 @@ StatusOr<std::string> Template::render(const Dict &variables, bool *raisedByTemp
   } catch (const RenderError &e) {
     return invalidArgument(where(name_, e.line) + e.what());
   } catch (const EvalError &e) {
-    return invalidArgument(where(name_, 0) + e.what());
+    return invalidArgument("the chat template " + name_ + ": " + e.what());
+  } catch (const std::bad_alloc &) {
+    return Status(StatusCode::kResourceExhausted,
+                  "the chat template " + name_ + " ran out of memory while rendering");
+  } catch (const std::exception &e) {
+    return invalidArgument("the chat template " + name_ + " failed while rendering: " + e.what());
   }
 }
 
