@@ -243,6 +243,13 @@ TEST(Jinja, NothingEscapesRender) {
                    R"({"m": [[1]]})"),
             "1");
   EXPECT_EQ(render("{{ 99999999999999999999999 }}").rfind("ERROR: ", 0), 0u);
+  EXPECT_EQ(render("{{ " + std::string(100000, '(') + "1" + std::string(100000, ')') + " }}"),
+            "ERROR: the chat template t.jinja, line 1: the template nests deeper than 200 levels");
+  std::string ifs;
+  for (int i = 0; i < 5000; ++i)
+    ifs += "{% if true %}";
+  EXPECT_EQ(render(ifs), "ERROR: the chat template t.jinja, line 1: the template nests deeper than "
+                         "200 levels");
   EXPECT_EQ(render("{% for i in range(1000000) %}{% endfor %}"),
             "ERROR: the chat template t.jinja, line 1: range() is limited to 100000 items in a "
             "chat template");

@@ -127,6 +127,7 @@ private:
   }
 
   StmtPtr parseStatement(const std::string &name, int line) {
+    Depth guard(*this);
     auto s = std::make_shared<Stmt>();
     s->line = line;
     if (name == "if") {
@@ -382,7 +383,19 @@ private:
     }
     return l;
   }
+  /// Nesting bound: a template nested deeper is refused, not a stack overflow.
+  struct Depth {
+    Parser &p;
+    explicit Depth(Parser &parser) : p(parser) {
+      if (++p.depth_ > kMaxDepth)
+        p.fail("the template nests deeper than " + std::to_string(kMaxDepth) + " levels");
+    }
+    ~Depth() { --p.depth_; }
+  };
+  static constexpr int kMaxDepth = 200;
+
   ExprPtr parseUnary(bool withFilter) {
+    Depth guard(*this);
     ExprPtr e;
     if (isOp("-") || isOp("+")) {
       const Token &t = next();
@@ -620,6 +633,7 @@ private:
 
   const std::vector<Token> &t_;
   size_t p_ = 0;
+  int depth_ = 0;
 };
 
 } // namespace
