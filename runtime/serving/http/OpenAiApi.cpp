@@ -495,7 +495,6 @@ std::optional<OpenAiApi::Prepared> OpenAiApi::prepare(Endpoint endpoint, HttpReq
                                                      HttpExchange &exchange,
                                                      const Headers &extra) {
   HttpExchange *ex = &exchange;
-  const bool chat = endpoint == Endpoint::kChat;
   CompletionRequest cr;
   ApiError err;
   auto fail = [this](HttpExchange &x, const ApiError &e, Headers h) {
