@@ -88,6 +88,12 @@ TEST(Jinja, ForLoop) {
   // A set inside a loop does not leak out; a namespace carries it.
   EXPECT_EQ(render("{% set n = 0 %}{% for x in [1, 2] %}{% set n = n + x %}{% endfor %}{{ n }}"),
             "0");
+  // ... nor into the next iteration.
+  EXPECT_EQ(render("{% set n = 0 %}{% for x in [1, 2] %}{{ n }}{% set n = n + x %}{% endfor %}"),
+            "00");
+  EXPECT_EQ(render("{% for x in [1, 2] %}{% if x == 2 %}[{{ y }}]{% endif %}{% set y = x %}"
+                   "{% endfor %}"),
+            "[]");
   EXPECT_EQ(render("{% set ns = namespace(n=0) %}{% for x in [1, 2] %}{% set ns.n = ns.n + x %}"
                    "{% endfor %}{{ ns.n }}"),
             "3");

@@ -167,20 +167,24 @@ private:
 
   Flow execFor(const Stmt &s, std::string &out) {
     List all = iterate(eval(*s.expr));
-    scopes_.emplace_back();
     List items;
     if (s.filter) {
+      scopes_.emplace_back();
       for (const Value &x : all) {
         assign(s.targets, x);
         if (eval(*s.filter).truthy())
           items.push_back(x);
       }
+      scopes_.pop_back();
     } else {
       items = std::move(all);
     }
     ++loopDepth_;
     const int64_t n = int64_t(items.size());
     for (int64_t i = 0; i < n; ++i) {
+      // Each iteration has a fresh scope, as in Jinja2: a `set` in the body
+      // lasts until the iteration ends.
+      scopes_.emplace_back();
       assign(s.targets, items[size_t(i)]);
       Dict loop;
       loop.emplace_back("index0", Value(i));
@@ -193,12 +197,19 @@ private:
       loop.emplace_back("previtem", i > 0 ? items[size_t(i - 1)] : Value::undefined("previtem"));
       loop.emplace_back("nextitem", i + 1 < n ? items[size_t(i + 1)] : Value::undefined("nextitem"));
       scopes_.back()["loop"] = Value(std::move(loop));
-      Flow f = exec(s.bodies[0], out);
+      Flow f;
+      try {
+        f = exec(s.bodies[0], out);
+      } catch (...) {
+        scopes_.pop_back();
+        --loopDepth_;
+        throw;
+      }
+      scopes_.pop_back();
       if (f == Flow::kBreak)
         break;
     }
     --loopDepth_;
-    scopes_.pop_back();
     if (n == 0 && s.bodies.size() > 1)
       return exec(s.bodies[1], out);
     return Flow::kNormal;

@@ -1,10 +1,11 @@
 //===- JinjaEval.h - rendering a parsed chat template -----------*- C++ -*-===//
 //
-// Walks JinjaAst with Jinja2's scoping: a for loop's body has its own scope
-// (a `set` in it does not leak out: namespace() is how templates carry values
-// out of loops), `if` has none, a macro call sees the template's top-level
-// names and its arguments. `loop` has index0, index, revindex, revindex0,
-// first, last, length, previtem and nextitem.
+// Walks JinjaAst with Jinja2's scoping: each iteration of a for loop has its
+// own scope (a `set` in it lasts until the iteration ends: namespace() is how
+// templates carry values across iterations and out of loops), `if` has none,
+// a macro call sees the template's top-level names and its arguments. `loop`
+// has index0, index, revindex, revindex0, first, last, length, previtem and
+// nextitem.
 //
 // Bounded: macro calls nest at most 64 deep and the output is at most 64 MiB.
 //

@@ -12,6 +12,7 @@ The plan must carry bos_token <s> and eos_token </s> (its tokenizer_config.json)
 """
 import json
 import os
+import random
 import subprocess
 import sys
 
@@ -52,6 +53,27 @@ TOOL_CONVERSATIONS = {
     "tools_system": ([SYS, U1], [WEATHER]),
     "tool_call_and_result": ([U1, CALL, RESULT], [WEATHER]),
 }
+# Random conversations (fixed seed) of tricky contents: template syntax inside
+# the data, special-token text, quotes and backslashes, whitespace at either
+# end, reasoning blocks (Qwen3 splits assistant messages at </think>).
+PIECES = ["", " ", "\n", "hi", "{{ messages }}", "{% if true %}x{% endif %}", "<|im_end|>",
+          "'\"\\", "日本語", "emoji 🎉", "a\tb", "  padded  ", "<think>\nplan\n</think>\n\nanswer",
+          "before</think>after", "[INST]", "line1\nline2\n"]
+
+
+def random_conversations(rng, n):
+    out = {}
+    for k in range(n):
+        msgs = []
+        if rng.random() < 0.5:
+            msgs.append({"role": "system", "content": "".join(rng.choice(PIECES) for _ in range(2))})
+        for t in range(rng.randint(1, 4)):
+            role = "user" if t % 2 == 0 else "assistant"
+            msgs.append({"role": role, "content": "".join(rng.choice(PIECES) for _ in range(3))})
+        out[f"random{k}"] = msgs
+    return out
+
+
 # Templates that render tools (the others ignore them, so tools add nothing there).
 TAKES_TOOLS = {"llama-3.1-8b-instruct", "qwen2.5-instruct", "qwen3", "mistral-7b-instruct-v0.3"}
 
@@ -87,7 +109,9 @@ for fname in sorted(os.listdir(fixtures)):
     path = os.path.join(fixtures, fname)
     with open(path, encoding="utf-8") as f:
         source = f.read()
+    rng = random.Random(24)
     cases = [(k, {"messages": m}) for k, m in CONVERSATIONS.items()]
+    cases += [(k, {"messages": m}) for k, m in random_conversations(rng, 6).items()]
     if name in TAKES_TOOLS:
         cases += [(k, {"messages": m, "tools": t}) for k, (m, t) in TOOL_CONVERSATIONS.items()]
     cases.append(("continue_final", {"messages": [U1, {"role": "assistant", "content": "The capital is"}],
