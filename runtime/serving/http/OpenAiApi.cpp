@@ -363,9 +363,20 @@ void OpenAiApi::handle(HttpRequest request, std::shared_ptr<HttpExchange> ex) {
       return notAllowed("POST");
     if (std::optional<ApiError> ct = jsonBodyError(request))
       return fail(*ex, *ct, std::move(extra));
-    if (path == "/tokenize")
-      return tokenize(request, *ex, extra);
-    return detokenize(request, *ex, extra);
+    const bool tok = path == "/tokenize";
+    if (request.body.size() <= opts_.inlineBodyBytes)
+      return tok ? tokenize(request, *ex, extra) : detokenize(request, *ex, extra);
+    // Large: tokenize off the IO threads, as the completion routes do.
+    std::call_once(poolOnce_,
+                   [this]() { pool_ = std::make_unique<WorkerPool>(opts_.tokenizerThreads); });
+    auto req = std::make_shared<HttpRequest>(std::move(request));
+    preparing_.fetch_add(1);
+    pool_->post([this, tok, req, ex = std::move(ex), extra = std::move(extra)]() {
+      if (ex->isOpen())
+        tok ? tokenize(*req, *ex, extra) : detokenize(*req, *ex, extra);
+      preparing_.fetch_sub(1);
+    });
+    return;
   }
   if (path == "/version") {
     if (!get)

@@ -118,6 +118,11 @@ status, _, body = server.request("POST", "/tokenize", {"prompt": text})
 r = json.loads(body)
 check(status == 200 and r["tokens"] == tok.encode(text) and r["count"] == len(r["tokens"])
       and r["max_model_len"] == 512, "/tokenize with a prompt: transformers' ids, count, max_model_len")
+# A body over 64 KiB is tokenized off the IO threads: the same answer.
+long_text = text * 2000
+status, _, body = server.request("POST", "/tokenize", {"prompt": long_text})
+check(status == 200 and json.loads(body)["tokens"] == tok.encode(long_text),
+      f"/tokenize of a {len(long_text)}-byte prompt (worker pool): transformers' ids")
 status, _, body = server.request("POST", "/detokenize", {"tokens": r["tokens"]})
 check(status == 200 and json.loads(body) == {"prompt": text}, "/detokenize gives the text back")
 status, _, body = server.request("GET", "/version")
