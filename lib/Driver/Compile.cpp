@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "accel/Driver/Compile.h"
+#include "TokenizerConfig.h"
 
 #include "accel/Codegen/Codegen.h"
 #include "accel/Driver/Diagnostics.h"
@@ -279,6 +280,24 @@ llvm::Error accel::compileToPlan(const CompileOptions &options) {
   }
   if (llvm::Error e = readModelConfig(options, opts))
     return e;
+  // The chat template(s): tokenizer_config.json beside the tokenizer the plan
+  // carries (or beside the model).
+  if (!tok.empty()) {
+    llvm::SmallString<256> config(tok);
+    llvm::sys::path::remove_filename(config);
+    llvm::sys::path::append(config, "tokenizer_config.json");
+    if (llvm::sys::fs::exists(config)) {
+      accel::rt::Status s = accel::driver::readChatTemplates(
+          std::string(config), opts, [&](const std::string &msg) {
+            if (options.onDiagnostic)
+              options.onDiagnostic(options.onnxPath + ": warning: " + msg);
+          });
+      if (!s.isOk())
+        return compileError(s.code() == accel::rt::StatusCode::kNotFound ? CompileErrorKind::NotFound
+                                                                   : CompileErrorKind::InvalidModel,
+                            s.message());
+    }
+  }
 
   std::function<void(const std::string &)> started;
   if (options.onProgress)

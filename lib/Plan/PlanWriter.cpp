@@ -887,6 +887,17 @@ llvm::Error accel::plan::writePlan(ModuleOp module, const PlanOptions &options,
   for (int32_t id : options.eosTokenIds)
     model->add_eos_token_ids(id);
   model->set_bos_token_id(options.bosTokenId);
+  if (!options.chatTemplates.empty() || !options.specialTokens.empty()) {
+    pb::ChatTemplates *chat = meta.mutable_chat_templates();
+    for (const auto &[name, source] : options.chatTemplates) {
+      pb::ChatTemplate *t = chat->add_templates();
+      t->set_name(name);
+      t->set_source(source);
+    }
+    for (const auto &[name, text] : options.specialTokens)
+      (*chat->mutable_special_tokens())[name] = text;
+    chat->set_origin(options.chatTemplateOrigin);
+  }
 
   // Layout: header page, weights, tokenizer, metadata.
   // One weights section per rank, all of one layout (constants name rank 0's).

@@ -1,6 +1,8 @@
 //===- Describe.cpp - a plan as readable text ------------------------------===//
 #include "runtime/plan/Describe.h"
 
+#include <algorithm>
+
 #include <cinttypes>
 #include <cstdio>
 #include <sstream>
@@ -88,6 +90,24 @@ std::string describePlan(const PlanFile &plan) {
   for (int i = 0; i < c.eos_token_ids_size(); ++i)
     os << (i ? ", " : "") << c.eos_token_ids(i);
   os << "]\n";
+  if (m.has_chat_templates()) {
+    const pb::ChatTemplates &ct = m.chat_templates();
+    os << "chat templates: ";
+    for (int i = 0; i < ct.templates_size(); ++i)
+      os << (i ? ", " : "") << ct.templates(i).name() << " (" << ct.templates(i).source().size()
+         << " bytes)";
+    if (ct.templates_size() == 0)
+      os << "none";
+    os << " from " << ct.origin() << "; special tokens";
+    std::vector<std::pair<std::string, std::string>> specials(ct.special_tokens().begin(),
+                                                              ct.special_tokens().end());
+    std::sort(specials.begin(), specials.end());
+    for (const auto &[name, text] : specials)
+      os << " " << name << "=" << text;
+    if (specials.empty())
+      os << " none";
+    os << "\n";
+  }
   const pb::KVCache &kv = m.kv_cache();
   if (m.tp_size() > 1)
     os << "tensor parallel: " << m.tp_size()

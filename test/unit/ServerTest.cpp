@@ -510,6 +510,42 @@ TEST(ChatTemplate, Choose) {
   EXPECT_EQ(ChatTemplate::choose("auto", &*t)->format(), ChatTemplate::Format::kChatML);
 }
 
+TEST(ChatTemplate, Jinja) {
+  JinjaTemplates j;
+  j.templates = {{"default", "{{ bos_token }}{% for m in messages %}<{{ m.role }}>{{ m.content }}"
+                             "{% endfor %}{% if add_generation_prompt %}<assistant>{% endif %}"
+                             "{{ extra }}"},
+                 {"tool_use", "T:{{ tools | length }}:{{ messages[0].content }}"}};
+  j.specialTokens = {{"bos_token", "<s>"}};
+  j.origin = "tokenizer_config.json chat_template";
+  StatusOr<ChatTemplate> t = ChatTemplate::fromJinja(j);
+  ASSERT_TRUE(t.isOk()) << t.status().message();
+  EXPECT_EQ(t->format(), ChatTemplate::Format::kJinja);
+  EXPECT_EQ(t->name(), "jinja (tokenizer_config.json chat_template)");
+  EXPECT_FALSE(t->addSpecialTokens()); // the template writes BOS itself
+  ChatInput in;
+  in.messages = *json::parse(R"([{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Hel"}])");
+  EXPECT_EQ(*t->apply(in), "<s><user>Hi<assistant>Hel<assistant>");
+  in.kwargs = *json::parse(R"({"extra": "!"})");
+  in.addGenerationPrompt = false;
+  EXPECT_EQ(*t->apply(in), "<s><user>Hi<assistant>Hel!");
+  // continue_final_message: the text ends with the last message's content.
+  in.continueFinalMessage = true;
+  EXPECT_EQ(*t->apply(in), "<s><user>Hi<assistant>Hel");
+  // Tools select "tool_use".
+  in = ChatInput();
+  in.messages = *json::parse(R"([{"role": "user", "content": "Hi"}])");
+  in.tools = *json::parse(R"([{"type": "function", "function": {"name": "f"}}])");
+  EXPECT_EQ(*t->apply(in), "T:1:Hi");
+  // A template that does not parse is refused naming it and the line.
+  j.templates = {{"default", "{% if x %}"}};
+  StatusOr<ChatTemplate> bad = ChatTemplate::fromJinja(j);
+  ASSERT_FALSE(bad.isOk());
+  EXPECT_EQ(bad.status().message(),
+            "the chat template tokenizer_config.json chat_template, line 1: the block opened here "
+            "is not closed: expected 'elif' or 'else' or 'endif' before the end of the template");
+}
+
 // ---------------------------------------------------------------------------
 // Metrics
 // ---------------------------------------------------------------------------
@@ -1296,7 +1332,8 @@ std::string summarize(const CompletionRequest &r) {
   o << "|" << (r.truncatePromptTokens ? std::to_string(*r.truncatePromptTokens) : "-") << "|"
     << r.skipSpecialTokens << "|"
     << (r.addSpecialTokens ? std::to_string(*r.addSpecialTokens) : "-") << "|" << r.echo
-    << r.continueFinalMessage;
+    << r.continueFinalMessage << "|" << json::write(r.chatTemplateKwargs) << "|"
+    << json::write(r.documents);
   return o.str();
 }
 

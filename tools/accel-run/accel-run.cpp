@@ -4,12 +4,14 @@
 //   accel-run model.plan --prompt "text" [-n 64] [--temperature T] [--top-p P]
 //                        [--top-k K] [--seed S]
 //   accel-run model.plan --describe
+//   accel-run model.plan --render-chat chat.json [--chat-template T]
 //   accel-run model.plan [--host H] [--port P] [--max-num-seqs N] ...   (serve)
 //
 // Thin: parses flags and hands over to runtime/. Links no LLVM or MLIR.
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/Env.h"
+#include "runtime/Version.h"
 #include "core/Npy.h"
 #include "runtime/cuda/CudaDriver.h"
 #include "runtime/cuda/GpuExecutor.h"
@@ -17,6 +19,7 @@
 #include "runtime/engine/TextGeneration.h"
 #include "runtime/plan/Describe.h"
 #include "runtime/serving/http/Serve.h"
+#include "RenderChat.h"
 
 #include <cerrno>
 #include <chrono>
@@ -63,7 +66,9 @@ void printUsage() {
       "  --num-kv-blocks <N>      KV cache blocks (overrides --kv-cache-memory)\n"
       "  --enable-prefix-caching  share full KV blocks between prompts\n"
       "  --max-logprobs <N>       largest logprobs/top_logprobs (default 20)\n"
-      "  --chat-template <name>   auto, chatml, llama3 or plain (default auto)\n"
+      "  --chat-template <name>   auto, chatml, llama3, plain, or a Jinja file\n"
+      "                           (default auto: the plan's template, else chosen\n"
+      "                           from the tokenizer's special tokens)\n"
       "  --admission-ttft-target <s>  p95 time to first token the admission\n"
       "                           limit aims at (default 10; 0: off)\n"
       "  --io-threads <N>         HTTP IO threads (default 2)\n"
@@ -103,6 +108,9 @@ void printUsage() {
       "  --cuda-graph-max-bs <N>  GPU plans: the largest decode batch replayed from a\n"
       "                           CUDA graph (default: --max-num-seqs)\n"
       "  --describe               print the plan's header, sections and schedule\n"
+      "  --render-chat <chat.json>  print the prompt the chat template makes of these\n"
+      "                           messages (with --chat-template; --print-ids: and its\n"
+      "                           token ids, on stderr), then exit\n"
       "  --list-devices           list the GPUs the CUDA driver sees, then exit\n"
       "  --version                print the version, then exit\n"
       "  --help-env               list the ACCEL_* environment variables, then exit\n"
@@ -168,6 +176,7 @@ struct Flags {
   int64_t cudaGraphMaxBs = 0; // 0: --max-num-seqs
   bool kvSizeGiven = false;   // --kv-cache-memory or --num-kv-blocks
   bool ignoreEos = false, printIds = false, describe = false, verify = true;
+  std::string renderChat; // --render-chat: the chat JSON file
   // Serve mode.
   server::ServeOptions serve;
   bool anyServeFlag = false;
@@ -308,7 +317,7 @@ int main(int argc, char **argv) {
       return 0;
     }
     if (arg == "--version") {
-      std::puts("accel-run 0.1.0 (plan format 1.x)");
+      std::printf("accel-run %s (plan format %u.x)\n", kAccelVersion, unsigned(plan::kFormatMajor));
       return 0;
     }
     if (arg == "--help-env") {
@@ -317,7 +326,11 @@ int main(int argc, char **argv) {
     }
     if (arg == "--list-devices")
       return envStatus().isOk() ? listDevices() : fail(envStatus());
-    if (arg == "--describe") {
+    if (arg == "--render-chat") {
+      if (!value(v))
+        return needValue();
+      f.renderChat = v;
+    } else if (arg == "--describe") {
       f.describe = true;
     } else if (arg == "--no-verify-checksums") {
       f.verify = false;
@@ -584,6 +597,14 @@ int main(int argc, char **argv) {
 
   plan::LoadOptions load;
   load.verifyChecksums = f.verify;
+  if (!f.renderChat.empty()) {
+    if (scoring || generating || f.describe)
+      return usageError("--render-chat goes without --score, --prompt and --describe");
+    if (Status s = renderChat(f.plan, load, f.renderChat, f.serve.chatTemplate, f.printIds);
+        !s.isOk())
+      return fail(s);
+    return 0;
+  }
   if (f.describe) {
     StatusOr<std::shared_ptr<const plan::PlanFile>> p = plan::PlanFile::open(f.plan, load);
     if (!p)

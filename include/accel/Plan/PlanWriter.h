@@ -31,6 +31,12 @@ struct PlanOptions {
   std::string source;
   /// The HF tokenizer.json to carry verbatim; empty: none.
   std::string tokenizerJson;
+  /// The chat templates (name, Jinja source) of tokenizer_config.json, the
+  /// special-token strings they read (bos_token -> "<s>", ...) and where they
+  /// came from (docs/plan-format.md, ChatTemplates). Empty: none.
+  std::vector<std::pair<std::string, std::string>> chatTemplates;
+  std::vector<std::pair<std::string, std::string>> specialTokens;
+  std::string chatTemplateOrigin;
   /// Model facts raising cannot see: max positions (0: unknown), the end of
   /// sequence ids, the beginning of sequence id (-1: none).
   int64_t maxPosition = 0;

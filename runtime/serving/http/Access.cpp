@@ -148,7 +148,9 @@ std::optional<ApiError> Access::check(const HttpRequest &r) const {
                        "' are refused (--allowed-origins)");
   }
   // 3. The API key, on the API's routes.
-  if (!opts_.apiKey.empty() && r.path.rfind("/v1/", 0) == 0 && !isPreflight(r)) {
+  const bool keyed = r.path.rfind("/v1/", 0) == 0 || r.path == "/tokenize" ||
+                     r.path == "/detokenize";
+  if (!opts_.apiKey.empty() && keyed && !isPreflight(r)) {
     std::string auth = r.header("Authorization");
     std::string_view a = trim(auth);
     bool ok = a.size() > 7 && lower(a.substr(0, 7)) == "bearer " &&

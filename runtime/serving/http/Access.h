@@ -10,9 +10,9 @@
 //      refused unless that origin is this server itself (its authority
 //      equals the Host header) or is listed in `allowedOrigins` ("*": any);
 //      listed origins get CORS headers and preflight answers.
-//   3. API key: with `apiKey` set, every /v1/ route needs
-//      `Authorization: Bearer <key>` (compared in constant time); /health and
-//      /metrics stay open.
+//   3. API key: with `apiKey` set, every /v1/ route, /tokenize and
+//      /detokenize need `Authorization: Bearer <key>` (compared in constant
+//      time); /health, /metrics and /version stay open.
 // Refusals: 403 (Host, Origin), 401 (key, with WWW-Authenticate), each one
 // sentence naming the header and the flag that governs it. POST bodies must
 // be `Content-Type: application/json` (jsonBodyError: 415).

@@ -3,6 +3,7 @@
 
 #include "core/Json.h"
 #include "runtime/serving/http/Sse.h"
+#include "runtime/serving/http/Tokenize.h"
 #include "runtime/serving/tokenizer/Tokenizer.h"
 
 #include <algorithm>
@@ -19,6 +20,22 @@ using Clock = std::chrono::steady_clock;
 namespace {
 
 constexpr const char *kJson = "application/json";
+
+/// What the chat template renders for request `cr`.
+ChatInput chatInput(const CompletionRequest &cr) {
+  ChatInput in;
+  for (const ChatMessage &m : cr.messages) {
+    json::Value msg = json::Value::object();
+    msg.set("role", m.role);
+    msg.set("content", m.content);
+    in.messages.push(std::move(msg));
+  }
+  in.documents = cr.documents;
+  in.kwargs = cr.chatTemplateKwargs;
+  in.addGenerationPrompt = cr.addGenerationPrompt;
+  in.continueFinalMessage = cr.continueFinalMessage;
+  return in;
+}
 
 double seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
 
@@ -341,19 +358,154 @@ void OpenAiApi::handle(HttpRequest request, std::shared_ptr<HttpExchange> ex) {
     });
     return;
   }
+  if (path == "/tokenize" || path == "/detokenize") {
+    if (!post)
+      return notAllowed("POST");
+    if (std::optional<ApiError> ct = jsonBodyError(request))
+      return fail(*ex, *ct, std::move(extra));
+    const bool tok = path == "/tokenize";
+    if (request.body.size() <= opts_.inlineBodyBytes)
+      return tok ? tokenize(request, *ex, extra) : detokenize(request, *ex, extra);
+    // Large: tokenize off the IO threads, as the completion routes do.
+    std::call_once(poolOnce_,
+                   [this]() { pool_ = std::make_unique<WorkerPool>(opts_.tokenizerThreads); });
+    auto req = std::make_shared<HttpRequest>(std::move(request));
+    preparing_.fetch_add(1);
+    pool_->post([this, tok, req, ex = std::move(ex), extra = std::move(extra)]() {
+      if (ex->isOpen())
+        tok ? tokenize(*req, *ex, extra) : detokenize(*req, *ex, extra);
+      preparing_.fetch_sub(1);
+    });
+    return;
+  }
+  if (path == "/version") {
+    if (!get)
+      return notAllowed("GET, HEAD");
+    return reply(*ex, 200, kJson, versionResponse(), std::move(extra));
+  }
   return fail(*ex,
               notFound("no route " + request.method + " " + path +
                            " (this server has /v1/completions, /v1/chat/completions, "
-                           "/v1/models, /health, /metrics)",
+                           "/v1/models, /tokenize, /detokenize, /version, /health, /metrics)",
                        "not_found"),
               std::move(extra));
+}
+
+bool OpenAiApi::encodePrompt(CompletionRequest &cr, std::vector<int64_t> &ids,
+                             ApiError &err) const {
+  const bool chat = cr.endpoint == Endpoint::kChat;
+  const char *promptField = chat ? "messages" : "prompt";
+  if (!chat && cr.promptIsIds) {
+    for (size_t i = 0; i < cr.promptIds.size(); ++i) {
+      int64_t t = cr.promptIds[i];
+      if (t < 0 || (opts_.vocabSize > 0 && t >= opts_.vocabSize)) {
+        err = badRequest("prompt[" + std::to_string(i) + "] = " + std::to_string(t) +
+                             " is not a token id of this model (vocabulary of " +
+                             std::to_string(opts_.vocabSize) + ")",
+                         "prompt");
+        return false;
+      }
+    }
+    ids = std::move(cr.promptIds);
+    return true;
+  }
+  if (!tokenizer_ || !tokenizer_->isLoaded()) {
+    err = badRequest(std::string("the plan carries no tokenizer, so this server takes no text") +
+                         (chat ? "; chat needs one" : ": send the prompt as an array of token ids"),
+                     promptField);
+    return false;
+  }
+  // The byte limit, before any tokenization.
+  size_t bytes = 0;
+  if (chat)
+    for (const ChatMessage &m : cr.messages)
+      bytes += m.content.size();
+  else
+    bytes = cr.prompt.size();
+  if (bytes > opts_.maxPromptBytes) {
+    err = ApiError();
+    err.status = 413;
+    err.param = promptField;
+    err.code = "prompt_too_large";
+    err.message = std::string(chat ? "the messages' contents are " : "the prompt is ") +
+                  std::to_string(bytes) + " bytes; this server tokenizes at most " +
+                  std::to_string(opts_.maxPromptBytes) + " (--max-prompt-bytes)";
+    return false;
+  }
+  std::string text;
+  if (chat) {
+    StatusOr<std::string> rendered = opts_.chatTemplate.apply(chatInput(cr));
+    if (!rendered) {
+      err = badRequest(rendered.status().message(), "messages");
+      return false;
+    }
+    text = std::move(*rendered);
+  } else {
+    text = cr.prompt;
+  }
+  bool special = cr.addSpecialTokens.value_or(chat ? opts_.chatTemplate.addSpecialTokens() : true);
+  StatusOr<std::vector<int32_t>> enc = tokenizer_->encode(text, special);
+  if (!enc) {
+    err = badRequest(enc.status().message(), promptField);
+    return false;
+  }
+  ids.assign(enc->begin(), enc->end());
+  return true;
+}
+
+void OpenAiApi::tokenize(HttpRequest &request, HttpExchange &ex, const Headers &extra) {
+  TokenizeRequest tr;
+  ApiError err;
+  if (!parseTokenizeRequest(request.body, opts_.limits, tr, err))
+    return fail(ex, err, extra);
+  if (!knownModel(tr.req.model))
+    return fail(ex, unknownModel(tr.req.model), extra);
+  std::vector<int64_t> ids;
+  if (!encodePrompt(tr.req, ids, err))
+    return fail(ex, err, extra);
+  std::vector<std::string> strs;
+  if (tr.returnTokenStrs)
+    for (int64_t id : ids)
+      strs.push_back(tokenizer_->idToToken(int32_t(id)).value_or(""));
+  reply(ex, 200, kJson, tokenizeResponse(ids, opts_.maxModelLen, tr.returnTokenStrs ? &strs : nullptr),
+        extra);
+}
+
+void OpenAiApi::detokenize(HttpRequest &request, HttpExchange &ex, const Headers &extra) {
+  std::string model;
+  std::vector<int32_t> ids;
+  ApiError err;
+  if (!parseDetokenizeRequest(request.body, opts_.vocabSize, model, ids, err))
+    return fail(ex, err, extra);
+  if (!knownModel(model))
+    return fail(ex, unknownModel(model), extra);
+  if (!tokenizer_ || !tokenizer_->isLoaded())
+    return fail(ex, badRequest("the plan carries no tokenizer, so this server cannot detokenize",
+                               "tokens"),
+                extra);
+  reply(ex, 200, kJson, detokenizeResponse(tokenizer_->decode(ids, /*skipSpecialTokens=*/false)),
+        extra);
+}
+
+bool OpenAiApi::knownModel(const std::string &model) const {
+  if (model.empty())
+    return true;
+  for (const std::string &n : opts_.modelNames)
+    if (n == model)
+      return true;
+  return false;
+}
+
+ApiError OpenAiApi::unknownModel(const std::string &model) const {
+  ApiError e = notFound("The model `" + model + "` does not exist.", "model_not_found");
+  e.param = "model";
+  return e;
 }
 
 std::optional<OpenAiApi::Prepared> OpenAiApi::prepare(Endpoint endpoint, HttpRequest &request,
                                                      HttpExchange &exchange,
                                                      const Headers &extra) {
   HttpExchange *ex = &exchange;
-  const bool chat = endpoint == Endpoint::kChat;
   CompletionRequest cr;
   ApiError err;
   auto fail = [this](HttpExchange &x, const ApiError &e, Headers h) {
@@ -363,69 +515,13 @@ std::optional<OpenAiApi::Prepared> OpenAiApi::prepare(Endpoint endpoint, HttpReq
   if (!parseCompletionRequest(request.body, endpoint, opts_.limits, cr, err))
     return fail(*ex, err, extra);
   request.body = std::string(); // the prompt is in `cr` now
-  if (!cr.model.empty()) {
-    bool known = false;
-    for (const std::string &n : opts_.modelNames)
-      known = known || n == cr.model;
-    if (!known) {
-      ApiError e = notFound("The model `" + cr.model + "` does not exist.", "model_not_found");
-      e.param = "model";
-      return fail(*ex, e, extra);
-    }
-  }
+  if (!knownModel(cr.model))
+    return fail(*ex, unknownModel(cr.model), extra);
 
   // Tokens.
-  const char *promptField = chat ? "messages" : "prompt";
   std::vector<int64_t> ids;
-  if (!chat && cr.promptIsIds) {
-    for (size_t i = 0; i < cr.promptIds.size(); ++i) {
-      int64_t t = cr.promptIds[i];
-      if (t < 0 || (opts_.vocabSize > 0 && t >= opts_.vocabSize))
-        return fail(*ex,
-                    badRequest("prompt[" + std::to_string(i) + "] = " + std::to_string(t) +
-                                   " is not a token id of this model (vocabulary of " +
-                                   std::to_string(opts_.vocabSize) + ")",
-                               "prompt"),
-                    extra);
-    }
-    ids = std::move(cr.promptIds);
-  } else {
-    if (!tokenizer_ || !tokenizer_->isLoaded())
-      return fail(*ex,
-                  badRequest(std::string("the plan carries no tokenizer, so this server "
-                                         "takes no text") +
-                                 (chat ? "; chat needs one"
-                                       : ": send the prompt as an array of token ids"),
-                             promptField),
-                  extra);
-    // The byte limit, before any tokenization.
-    size_t bytes = 0;
-    if (chat)
-      for (const ChatMessage &m : cr.messages)
-        bytes += m.content.size();
-    else
-      bytes = cr.prompt.size();
-    if (bytes > opts_.maxPromptBytes) {
-      ApiError e;
-      e.status = 413;
-      e.param = promptField;
-      e.code = "prompt_too_large";
-      e.message = std::string(chat ? "the messages' contents are " : "the prompt is ") +
-                  std::to_string(bytes) + " bytes; this server tokenizes at most " +
-                  std::to_string(opts_.maxPromptBytes) + " (--max-prompt-bytes)";
-      return fail(*ex, e, extra);
-    }
-    std::string text =
-        chat ? opts_.chatTemplate.render(cr.messages, cr.addGenerationPrompt,
-                                         cr.continueFinalMessage)
-             : cr.prompt;
-    bool special = cr.addSpecialTokens.value_or(chat ? opts_.chatTemplate.addSpecialTokens()
-                                                     : true);
-    StatusOr<std::vector<int32_t>> enc = tokenizer_->encode(text, special);
-    if (!enc)
-      return fail(*ex, badRequest(enc.status().message(), promptField), extra);
-    ids.assign(enc->begin(), enc->end());
-  }
+  if (!encodePrompt(cr, ids, err))
+    return fail(*ex, err, extra);
   int64_t maxTokens = 0;
   if (!fitContext(cr, opts_.maxModelLen, opts_.defaultCompletionMaxTokens, ids, maxTokens, err))
     return fail(*ex, err, extra);

@@ -7,6 +7,8 @@
 //   POST /v1/completions        text or token-id prompt, stream or not
 //   POST /v1/chat/completions   messages through the ChatTemplate
 //   GET  /v1/models, /v1/models/{id}
+//   POST /tokenize, /detokenize  vLLM's tokenizer routes (Tokenize.h)
+//   GET  /version
 //   GET  /health                200 once serving
 //   GET  /metrics               Prometheus text (Metrics.h)
 //
@@ -126,6 +128,14 @@ private:
   /// and returns nullopt.
   std::optional<Prepared> prepare(Endpoint endpoint, HttpRequest &request, HttpExchange &ex,
                                   const Headers &extra);
+  /// The prompt's token ids (completions: the text or the ids; chat: the
+  /// messages through the chat template); false with `err` set.
+  bool encodePrompt(CompletionRequest &cr, std::vector<int64_t> &ids, ApiError &err) const;
+  /// POST /tokenize and /detokenize (vLLM's), answered at once.
+  void tokenize(HttpRequest &request, HttpExchange &ex, const Headers &extra);
+  void detokenize(HttpRequest &request, HttpExchange &ex, const Headers &extra);
+  bool knownModel(const std::string &model) const;
+  ApiError unknownModel(const std::string &model) const;
   /// Admission, submit, the stream's start: on the exchange's strand.
   void start(Prepared &p, std::shared_ptr<HttpExchange> ex);
   void fail(HttpExchange &ex, const ApiError &e, Headers extra = {});

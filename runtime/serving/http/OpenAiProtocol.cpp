@@ -182,10 +182,8 @@ const Refused kRefused[] = {
     {"prompt_embeds", "is not supported: send text or token ids"},
     {"mm_processor_kwargs", "is not supported (text-only models)"},
     {"media_io_kwargs", "is not supported (text-only models)"},
-    {"documents", "is not supported: it needs a Jinja chat template, which accel does not run"},
-    {"chat_template", "is not supported: accel has no Jinja engine (see --chat-template)"},
-    {"chat_template_kwargs",
-     "is not supported: accel has no Jinja engine (see --chat-template)"},
+    {"chat_template",
+     "is not supported: the server's chat template is chosen when it starts (--chat-template)"},
     {"audio", "is not supported (text output only)"},
     {"prediction", "is not supported (no predicted outputs)"},
     {"reasoning_effort", "is not supported (no reasoning controls)"},
@@ -617,6 +615,25 @@ bool parseCompletionRequest(std::string_view body, Endpoint endpoint, const Requ
       return p.fail("'continue_final_message' and 'add_generation_prompt' cannot both be true",
                     "continue_final_message");
     out.addGenerationPrompt = addGen.value_or(!out.continueFinalMessage);
+    if (const json::Value *v = p.get("chat_template_kwargs")) {
+      if (!v->isObject())
+        return p.wrongType("chat_template_kwargs", "an object", *v);
+      for (const json::Member &m : v->members())
+        if (m.first == "messages" || m.first == "tools" || m.first == "documents" ||
+            m.first == "add_generation_prompt")
+          return p.fail("'chat_template_kwargs." + m.first + "' is not allowed: the request's own '" +
+                            m.first + "' sets it",
+                        "chat_template_kwargs");
+      out.chatTemplateKwargs = *v;
+    }
+    if (const json::Value *v = p.get("documents")) {
+      if (!v->isArray())
+        return p.wrongType("documents", "an array of objects", *v);
+      for (size_t i = 0; i < v->items().size(); ++i)
+        if (!v->items()[i].isObject())
+          return p.wrongType("documents[" + std::to_string(i) + "]", "an object", v->items()[i]);
+      out.documents = *v;
+    }
   }
   if (const json::Value *v = p.get("response_format")) {
     const json::Value *type = v->isObject() ? v->find("type") : nullptr;

@@ -89,6 +89,8 @@ struct CompletionRequest {
   std::optional<bool> addSpecialTokens; // unset: completions yes, chat the template's
   bool echo = false;                    // the prompt / final message before the text
   bool continueFinalMessage = false;    // chat: the last message left open
+  json::Value chatTemplateKwargs;       // chat: null or an object of template variables
+  json::Value documents;                // chat: null or an array of objects
 };
 
 /// The request parameters `endpoint` takes (honoured, limited or no-op),

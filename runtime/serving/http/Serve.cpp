@@ -129,6 +129,31 @@ void drain(HttpServer &server, OpenAiApi &api, double timeoutSeconds) {
 }
 } // namespace
 
+JinjaTemplates planChatTemplates(const plan::PlanFile &plan) {
+  JinjaTemplates t;
+  if (!plan.metadata().has_chat_templates())
+    return t;
+  const accel::plan::ChatTemplates &c = plan.metadata().chat_templates();
+  for (const accel::plan::ChatTemplate &e : c.templates())
+    t.templates.emplace_back(e.name(), e.source());
+  for (const auto &[name, text] : c.special_tokens())
+    t.specialTokens.emplace_back(name, text);
+  std::sort(t.specialTokens.begin(), t.specialTokens.end()); // a proto map has no order
+  t.origin = c.origin().empty() ? "the plan's chat template" : c.origin();
+  return t;
+}
+
+StatusOr<ChatTemplate> chooseChatTemplate(const std::string &name, const plan::PlanFile &plan,
+                                          const tok::Tokenizer *tokenizer) {
+  JinjaTemplates fromPlan = planChatTemplates(plan);
+  StatusOr<ChatTemplate> t = ChatTemplate::choose(name, tokenizer, &fromPlan);
+  if (!t && name == "auto")
+    return Status(t.status().code(),
+                  plan.path() + ": " + t.status().message() +
+                      " (give --chat-template chatml, llama3, plain or a .jinja file instead)");
+  return t;
+}
+
 Status serve(const ServeOptions &o) {
 #ifndef ACCEL_HAVE_SCHEDULER
   (void)o;
@@ -147,7 +172,7 @@ Status serve(const ServeOptions &o) {
     tokenizer = std::make_shared<const tok::Tokenizer>(std::move(*t));
   }
   ACCEL_RT_ASSIGN_OR_RETURN(ChatTemplate chatTemplate,
-                            ChatTemplate::choose(o.chatTemplate, tokenizer.get()));
+                            chooseChatTemplate(o.chatTemplate, engine->plan(), tokenizer.get()));
 
   ApiOptions api;
   api.modelNames = o.servedModelNames;
@@ -190,7 +215,7 @@ Status serve(const ServeOptions &o) {
                "accel-run: serving '%s' (max model len %lld, %lld KV blocks, chat template %s) "
                "at http://%s:%u\n",
                api.modelNames.front().c_str(), (long long)api.maxModelLen,
-               (long long)st.kvBlocksTotal, chatTemplate.name(), o.http.host.c_str(),
+               (long long)st.kvBlocksTotal, chatTemplate.name().c_str(), o.http.host.c_str(),
                unsigned(server->port()));
   std::fflush(stderr);
   server->waitForSignal();

@@ -16,7 +16,9 @@
 
 #include "runtime/engine/Engine.h"
 #include "runtime/serving/Scheduler.h"
+#include "runtime/plan/PlanFile.h"
 #include "runtime/serving/http/Access.h"
+#include "runtime/serving/http/ChatTemplate.h"
 #include "runtime/serving/http/HttpServer.h"
 
 #include <optional>
@@ -32,7 +34,7 @@ struct ServeOptions {
   serve::SchedulerOptions scheduler;  // --max-num-seqs, --kv-cache-memory, ...
   HttpServerOptions http;             // --host, --port, --io-threads
   std::vector<std::string> servedModelNames; // empty: the plan's file name without .plan
-  std::string chatTemplate = "auto";  // --chat-template: auto|chatml|llama3|plain
+  std::string chatTemplate = "auto";  // --chat-template: auto|chatml|llama3|plain|FILE.jinja
   double admissionTtftTarget = 10.0;  // --admission-ttft-target (s); 0: off
   double shutdownTimeout = 30.0;      // --shutdown-timeout (s): the drain's bound
   std::string apiKey;                 // --api-key (or $ACCEL_API_KEY); "": none
@@ -47,6 +49,14 @@ struct ServeOptions {
 /// The prompt byte limit `options` give for a context of `maxModelLen`
 /// tokens, or an error when it exceeds the body limit.
 StatusOr<int64_t> promptByteLimit(const ServeOptions &options, int64_t maxModelLen);
+
+/// The chat templates `plan` carries (none for plans compiled without a
+/// tokenizer_config.json, and for older plans).
+JinjaTemplates planChatTemplates(const plan::PlanFile &plan);
+/// --chat-template `name` (auto, chatml, llama3, plain or a .jinja file)
+/// for `plan`; a plan template that does not parse is an error naming it.
+StatusOr<ChatTemplate> chooseChatTemplate(const std::string &name, const plan::PlanFile &plan,
+                                          const tok::Tokenizer *tokenizer);
 
 /// Serves until a signal; errors (a plan that does not load, a port in
 /// use, no scheduler built) come back as a Status before serving starts.
