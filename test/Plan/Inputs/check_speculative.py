@@ -2,9 +2,10 @@
 """Greedy generation with and without speculative decoding on fixture plans.
 
 usage: check_speculative.py --accel-run BIN --accelc BIN --out DIR --other PLAN
-                            MODELS_DIR NAME...
+                            [--target T] [--run-arg ARG]... FIXTURE_DIR...
 
-For each fixture NAME: compiles MODELS_DIR/NAME/model.onnx to a CPU plan,
+For each FIXTURE_DIR: compiles its model.onnx to a plan (for -target=T, cpu
+by default; --run-arg: more accel-run flags, e.g. a GPU's --kv-cache-memory),
 generates 24 tokens greedily from its input_ids.npy (--ignore-eos) plainly,
 with --speculative-method ngram (K=4), with the plan as its own draft (K=3:
 every draft token must be accepted) and with OTHER as the draft (K=4), and
@@ -12,6 +13,7 @@ checks that the four give the same ids. Prints one line per fixture, then
 'ok'; exits 1 on the first difference.
 """
 import argparse
+import os
 import re
 import subprocess
 import sys
@@ -36,17 +38,19 @@ def main():
     ap.add_argument("--accelc", required=True)
     ap.add_argument("--out", required=True)
     ap.add_argument("--other", required=True)
-    ap.add_argument("models")
-    ap.add_argument("names", nargs="+")
+    ap.add_argument("--target", default="cpu")
+    ap.add_argument("--run-arg", action="append", default=[])
+    ap.add_argument("dirs", nargs="+")
     a = ap.parse_args()
-    for name in a.names:
+    for d in a.dirs:
+        name = os.path.basename(os.path.normpath(d))
         plan = "%s/%s.plan" % (a.out, name)
-        c = subprocess.run([a.accelc, "%s/%s/model.onnx" % (a.models, name), "-o", plan],
+        c = subprocess.run([a.accelc, "%s/model.onnx" % d, "-target=" + a.target, "-o", plan],
                            capture_output=True, text=True)
         if c.returncode != 0:
             sys.exit("accelc failed on %s:\n%s" % (name, c.stderr))
-        base = [a.accel_run, plan, "--prompt-ids", "%s/%s/input_ids.npy" % (a.models, name),
-                "-n", str(N), "--ignore-eos"]
+        base = [a.accel_run, plan, "--prompt-ids", "%s/input_ids.npy" % d,
+                "-n", str(N), "--ignore-eos", *a.run_arg]
         plain, _ = run(base)
         if len(plain.split()) != N + 1:
             sys.exit("%s: expected %d ids, got: %s" % (name, N, plain))
