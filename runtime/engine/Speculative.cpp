@@ -103,7 +103,19 @@ Status Speculator::sizeDraftCache(int64_t tokens) {
   if (!draft_)
     return Status::ok();
   const int64_t bs = std::max<int64_t>(1, draft_->pool().blockSize());
-  return draft_->resizeKvCache(std::max<int64_t>(1, (tokens + bs - 1) / bs + 1));
+  // The whole size, else halves of it down to one sequence of the context
+  // (a GPU may not hold a second cache as large as the target's): a short
+  // draft cache only means fewer guesses when it is full.
+  const int64_t least = (draft_->maxModelLen() + bs - 1) / bs + 1;
+  int64_t blocks = std::max<int64_t>(1, (tokens + bs - 1) / bs + 1);
+  for (;;) {
+    Status s = draft_->resizeKvCache(blocks);
+    if (s.isOk() || s.code() != StatusCode::kResourceExhausted || blocks <= least)
+      return s.isOk() ? s
+                      : Status(s.code(), "the draft plan's KV cache of " + std::to_string(blocks) +
+                                             " blocks does not fit: " + s.message());
+    blocks = std::max(least, blocks / 2);
+  }
 }
 
 void Speculator::propose(std::vector<DraftRequest *> &requests) {

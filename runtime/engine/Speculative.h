@@ -94,7 +94,8 @@ public:
   /// The draft plan's engine (method kDraft), else null.
   Engine *draftEngine() { return draft_.get(); }
   /// Gives the draft plan's KV cache room for `tokens` tokens (the target's
-  /// pool, when serving); only while no draft sequence holds blocks.
+  /// pool, when serving), or the most that fits of halves of it down to one
+  /// sequence of the context; only while no draft sequence holds blocks.
   Status sizeDraftCache(int64_t tokens);
 
   /// Fills each request's proposal (at most k tokens; fewer or none when
