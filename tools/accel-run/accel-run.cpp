@@ -58,7 +58,7 @@ void printUsage() {
       "  --speculative-ngram-max <N>  --speculative-ngram-min <N>  the n-gram\n"
       "                           lengths looked up, longest first (default 4, 1)\n"
       "  --draft <draft.plan>     a small plan with the same tokenizer that proposes\n"
-      "                           (implies --speculative-method draft)"
+      "                           (implies --speculative-method draft)\n"
       "\n"
       "Serving (the default without --score/--prompt/--describe; docs/serving.md):\n"
       "  --host <addr>            address to listen on (default 127.0.0.1)\n"
