@@ -360,7 +360,8 @@ StatusOr<Kernel> prepareCpuStep(const plan::PlanFile &plan, const pb::Step &step
       o.softcap = float(softcap);
       o.outType = outType;
       if (selectLast || ctx.meta->lastRowsOnly)
-        o.queryStartLoc = &ctx.meta->queryStartLoc;
+        o.queryStartLoc = ctx.meta->logitsRowEnds.defined() ? &ctx.meta->logitsRowEnds
+                                                            : &ctx.meta->queryStartLoc;
       return tk::logits(*in[0], *in[1], o);
     });
   }

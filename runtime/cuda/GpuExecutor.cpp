@@ -605,14 +605,22 @@ StatusOr<Tensor> GpuExecutorImpl::runEager(const Tensor &tokenIds, GpuRunState &
     v.host = m.t->dtype() == DType::kI32 ? *m.t : m.t->astype(DType::kI32);
     ACCEL_RT_ASSIGN_OR_RETURN(*m.d, st.toDevice(v));
   }
+  st.logitsRowEnds = DeviceTensor();
+  if (meta.logitsRowEnds.defined()) { // several logits rows per sequence
+    GpuValue v;
+    v.host = meta.logitsRowEnds.dtype() == DType::kI32 ? meta.logitsRowEnds
+                                                       : meta.logitsRowEnds.astype(DType::kI32);
+    ACCEL_RT_ASSIGN_OR_RETURN(st.logitsRowEnds, st.toDevice(v));
+  }
   GpuValue tokens;
   tokens.host = tokenIds.dtype() == tokenDType ? tokenIds : tokenIds.astype(tokenDType);
   ACCEL_RT_ASSIGN_OR_RETURN(GpuValue logits, runSchedule(st, std::move(tokens)));
   // Greedy steps whose logits are one device row per sequence: pick there.
   const DeviceTensor &d = logits.dev;
   if (meta.greedy && d.defined() && d.rank() >= 2 &&
-      d.numElements() == meta.numSeqs * d.dim(-1)) {
-    StatusOr<Tensor> ids = greedyTokensOnDevice(*gpu, d.ptr, d.dtype, meta.numSeqs, d.dim(-1));
+      d.numElements() == meta.numLogitsRows() * d.dim(-1)) {
+    StatusOr<Tensor> ids =
+        greedyTokensOnDevice(*gpu, d.ptr, d.dtype, meta.numLogitsRows(), d.dim(-1));
     if (ids)
       ACCEL_RT_RETURN_IF_ERROR(gpu->synchronize());
     return ids;

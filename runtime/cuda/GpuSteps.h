@@ -61,6 +61,9 @@ struct GpuRunState {
   const kv::StepMetadata *meta = nullptr;
   // The step's metadata on the device (i32).
   DeviceTensor queryStartLoc, seqLens, blockTables, slotMapping;
+  /// meta->logitsRowEnds on the device when the step has it (speculative
+  /// verification: several logits rows per sequence).
+  DeviceTensor logitsRowEnds;
   int64_t maxSeqLen = 0;
   /// Decode steps (one query per sequence) whose longest context exceeds
   /// 2 * decodeSplit keys split each query's keys into chunks of about this

@@ -15,8 +15,8 @@ namespace accel::rt::engine {
 namespace {
 
 // What a leading rank 0 sends the other ranks (Engine::follow): a header
-// i64 [kind, ...], then for a step the token ids, the five metadata tensors
-// and the KV block copies i64 [copies, 2].
+// i64 [kind, ...], then for a step the token ids, the five metadata tensors,
+// the KV block copies i64 [copies, 2] and the logits row ends (empty: none).
 constexpr int64_t kStep = 1, kResize = 2, kStop = 3;
 
 Tensor header(std::initializer_list<int64_t> values) {
@@ -45,7 +45,8 @@ StatusOr<std::vector<Tensor>> stepMessage(const Tensor &ids, const kv::StepMetad
                              orEmpty(m.positions),
                              orEmpty(m.slotMapping),
                              orEmpty(m.blockTables),
-                             pairs};
+                             pairs,
+                             orEmpty(m.logitsRowEnds)};
 }
 
 /// One tensor-parallel rank of a CPU plan in this process (--tp-rank):
@@ -328,7 +329,7 @@ Status Engine::follow() {
       ACCEL_RT_RETURN_IF_ERROR(resizeLocal(h[1]));
       continue;
     }
-    if (kind != kStep || m[0].numElements() != 6 || m.size() != 8 ||
+    if (kind != kStep || m[0].numElements() != 6 || m.size() != 9 ||
         m[7].dtype() != DType::kI64 || m[7].rank() != 2)
       return Status(StatusCode::kInternal, from + "rank 0 sent a message of kind " +
                                                std::to_string(kind) + " this rank cannot read");
@@ -343,6 +344,8 @@ Status Engine::follow() {
     meta.positions = m[4];
     meta.slotMapping = m[5];
     meta.blockTables = m[6];
+    if (m[8].numElements() > 0)
+      meta.logitsRowEnds = m[8];
     const int64_t *pairs = m[7].data<int64_t>();
     for (int64_t i = 0; i < m[7].dim(0); ++i)
       ACCEL_RT_RETURN_IF_ERROR(
@@ -378,7 +381,7 @@ StatusOr<Tensor> Engine::stepBatch(const std::vector<BatchSequence> &batch, Logi
     return Status(StatusCode::kInvalidArgument, "a step needs at least one sequence");
   std::vector<kv::StepSequence> steps;
   std::vector<int64_t> before;
-  int64_t total = 0;
+  int64_t total = 0, wanted = 0;
   for (size_t i = 0; i < batch.size(); ++i) {
     const BatchSequence &b = batch[i];
     if (!b.seq || !b.ids || b.numTokens < 1)
@@ -396,14 +399,40 @@ StatusOr<Tensor> Engine::stepBatch(const std::vector<BatchSequence> &batch, Logi
                       "batch sequence " + std::to_string(i) + ": token " + std::to_string(t) +
                           " is " + std::to_string(b.ids[t]) + ", outside the vocabulary [0, " +
                           std::to_string(vocab_) + ")");
+    if (b.logitsRows < 1 || b.logitsRows > b.numTokens)
+      return Status(StatusCode::kInvalidArgument,
+                    "batch sequence " + std::to_string(i) + " asks for " +
+                        std::to_string(b.logitsRows) + " logits rows of its " +
+                        std::to_string(b.numTokens) + " tokens");
     steps.push_back({b.seq, b.numTokens});
     before.push_back(b.seq->numTokens());
     total += b.numTokens;
+    wanted += b.logitsRows;
   }
   ACCEL_RT_ASSIGN_OR_RETURN(kv::StepMetadata meta, kv::prepareStep(*pool_, steps));
   const bool greedy = rows == LogitsRows::kLastGreedy;
   meta.lastRowsOnly = rows == LogitsRows::kLast || greedy;
   meta.greedy = greedy;
+  const int64_t nseq = int64_t(batch.size());
+  if (meta.lastRowsOnly && wanted != nseq) {
+    // Several rows of some sequence (speculative verification): their ends
+    // in query_start_loc's form, which the LM head gathers by.
+    StatusOr<Tensor> ends = Tensor::allocate(DType::kI32, {wanted + 1});
+    if (!ends) {
+      for (size_t i = 0; i < batch.size(); ++i)
+        (void)batch[i].seq->truncate(*pool_, before[i]);
+      return ends.status();
+    }
+    int32_t *e = ends->data<int32_t>();
+    int64_t end = 0, j = 0;
+    e[j++] = 0;
+    for (const BatchSequence &b : batch) {
+      end += b.numTokens;
+      for (int64_t r = b.logitsRows - 1; r >= 0; --r)
+        e[j++] = int32_t(end - r);
+    }
+    meta.logitsRowEnds = std::move(*ends);
+  }
   auto rollback = [&](Status s) -> Status {
     for (size_t i = 0; i < batch.size(); ++i)
       (void)batch[i].seq->truncate(*pool_, before[i]);
@@ -420,13 +449,12 @@ StatusOr<Tensor> Engine::stepBatch(const std::vector<BatchSequence> &batch, Logi
   StatusOr<Tensor> out = backend_->run(*tokens, *pool_, meta);
   if (!out)
     return rollback(out.status());
-  const int64_t nseq = int64_t(batch.size());
-  // The backend picked the greedy tokens itself: i64 [seqs].
+  // The backend picked the greedy tokens itself: i64 [wanted rows].
   if (greedy && isInteger(out->dtype())) {
-    if (out->numElements() != nseq)
+    if (out->numElements() != wanted)
       return rollback(Status(StatusCode::kInternal,
                              "the backend returned " + out->describe() + " as the greedy tokens of " +
-                                 std::to_string(nseq) + " sequences"));
+                                 std::to_string(wanted) + " rows"));
     return out->dtype() == DType::kI64 ? std::move(*out) : out->astype(DType::kI64);
   }
   // [tokens, vocab] (or [1, tokens, vocab] when the graph kept its batch
@@ -435,7 +463,7 @@ StatusOr<Tensor> Engine::stepBatch(const std::vector<BatchSequence> &batch, Logi
                 : out->rank() == 3 && out->dim(0) == 1 ? out->dim(1)
                                                        : -1;
   const bool perToken = got == total;
-  if ((!perToken && got != nseq) || out->dim(-1) != vocab_)
+  if ((!perToken && got != (meta.lastRowsOnly ? wanted : nseq)) || out->dim(-1) != vocab_)
     return rollback(Status(StatusCode::kInternal,
                            "the plan returned logits " + out->describe() + " for a step of " +
                                std::to_string(total) + " tokens in " + std::to_string(nseq) +
@@ -448,19 +476,21 @@ StatusOr<Tensor> Engine::stepBatch(const std::vector<BatchSequence> &batch, Logi
   if (!f32.defined())
     return rollback(Status(StatusCode::kResourceExhausted, "cannot convert the logits to f32"));
   if (greedy) {
-    // The host picks: each sequence's last row.
-    StatusOr<Tensor> ids = Tensor::allocate(DType::kI64, {nseq});
+    // The host picks: each sequence's last row(s).
+    StatusOr<Tensor> ids = Tensor::allocate(DType::kI64, {wanted});
     if (!ids)
       return rollback(ids.status());
     const float *src = f32.data<float>();
-    int64_t row = 0;
+    int64_t end = 0, j = 0;
     for (int64_t i = 0; i < nseq; ++i) {
-      row = perToken ? row + batch[size_t(i)].numTokens : i + 1;
-      ids->data<int64_t>()[i] = greedyToken(src + (row - 1) * vocab_, vocab_);
+      const BatchSequence &b = batch[size_t(i)];
+      end += perToken ? b.numTokens : b.logitsRows;
+      for (int64_t r = b.logitsRows; r >= 1; --r)
+        ids->data<int64_t>()[j++] = greedyToken(src + (end - r) * vocab_, vocab_);
     }
     return std::move(*ids);
   }
-  if (rows == LogitsRows::kAll || !perToken || total == nseq) {
+  if (rows == LogitsRows::kAll || !perToken || total == wanted) {
     if (f32.rank() == 3) {
       StatusOr<Tensor> flat = f32.reshaped({got, vocab_});
       if (!flat)
@@ -469,15 +499,17 @@ StatusOr<Tensor> Engine::stepBatch(const std::vector<BatchSequence> &batch, Logi
     }
     return f32;
   }
-  StatusOr<Tensor> last = Tensor::allocate(DType::kF32, {nseq, vocab_});
+  StatusOr<Tensor> last = Tensor::allocate(DType::kF32, {wanted, vocab_});
   if (!last)
     return rollback(last.status());
   const float *src = f32.data<float>();
-  int64_t row = 0;
+  int64_t row = 0, j = 0;
   for (int64_t i = 0; i < nseq; ++i) {
-    row += batch[size_t(i)].numTokens;
-    std::memcpy(last->data<float>() + i * vocab_, src + (row - 1) * vocab_,
-                size_t(vocab_) * sizeof(float));
+    const BatchSequence &b = batch[size_t(i)];
+    row += b.numTokens;
+    for (int64_t r = b.logitsRows; r >= 1; --r)
+      std::memcpy(last->data<float>() + (j++) * vocab_, src + (row - r) * vocab_,
+                  size_t(vocab_) * sizeof(float));
   }
   return std::move(*last);
 }

@@ -63,15 +63,21 @@ struct BatchSequence {
   kv::SequenceKV *seq = nullptr;
   const int64_t *ids = nullptr;
   int64_t numTokens = 0;
+  /// With LogitsRows::kLast / kLastGreedy: how many of the sequence's last
+  /// new tokens' rows come back (1..numTokens). A speculative verification
+  /// step (runtime/engine/Speculative.h) reads all K+1 of its rows.
+  int64_t logitsRows = 1;
 };
 
 /// Which logits rows stepBatch returns.
 enum class LogitsRows {
   kAll,  // [total tokens, vocab]: every new token's row, in batch order
-  kLast, // [sequences, vocab]: each sequence's last new token
+  kLast, // [sequences, vocab]: each sequence's last new token (its last
+         // BatchSequence::logitsRows tokens: [sum of those, vocab])
   kLastGreedy, // i64 [sequences]: the argmax of each sequence's last row
-               // (greedyToken's rule), picked on the device when the
-               // backend can: no logits come back to the host
+               // (greedyToken's rule; again logitsRows rows a sequence),
+               // picked on the device when the backend can: no logits
+               // come back to the host
 };
 
 /// The greedy token of one logits row: the argmax, the lowest index on

@@ -51,7 +51,7 @@ void appendTokens(const Tensor &tokens, Batch &b) {
 
 struct OneRun {
   double prefillMs = 0;
-  std::vector<double> steps;
+  std::vector<double> steps, verify;
 };
 
 StatusOr<OneRun> runDecode(Engine &e, int64_t batch, const LatencyBenchOptions &o,
@@ -72,6 +72,26 @@ StatusOr<OneRun> runDecode(Engine &e, int64_t batch, const LatencyBenchOptions &
     ACCEL_RT_ASSIGN_OR_RETURN(next, e.stepBatch(b.entries(from), LogitsRows::kLastGreedy));
     r.steps.push_back(msSince(t0));
     appendTokens(next, b);
+    if (o.verifyTokens > 0) {
+      // A verification step: K+1 rows a sequence, then the guesses' KV
+      // given back, as when every guess is rejected.
+      const int64_t k = o.verifyTokens;
+      std::vector<std::vector<int64_t>> ids(b.seqs.size());
+      std::vector<BatchSequence> entries;
+      std::vector<int64_t> before;
+      for (size_t i = 0; i < b.seqs.size(); ++i) {
+        ids[i].push_back(b.ids[i].back());
+        for (int64_t j = 0; j < k; ++j)
+          ids[i].push_back(tok(rng));
+        before.push_back(b.seqs[i].numTokens());
+        entries.push_back({&b.seqs[i], ids[i].data(), k + 1, k + 1});
+      }
+      t0 = Clock::now();
+      ACCEL_RT_RETURN_IF_ERROR(e.stepBatch(entries, LogitsRows::kLastGreedy).status());
+      r.verify.push_back(msSince(t0));
+      for (size_t i = 0; i < b.seqs.size(); ++i)
+        ACCEL_RT_RETURN_IF_ERROR(b.seqs[i].truncate(e.pool(), before[i]));
+    }
   }
   return r;
 }
@@ -91,7 +111,8 @@ StatusOr<double> runPrefill(Engine &e, int64_t len, std::mt19937_64 &rng) {
 int64_t latencyBenchKvBlocks(const LatencyBenchOptions &o, int64_t blockSize) {
   int64_t most = 0;
   for (int64_t b : o.batchSizes)
-    most = std::max(most, b * ((o.inputLen + o.outputLen + blockSize - 1) / blockSize));
+    most = std::max(most, b * ((o.inputLen + o.outputLen + o.verifyTokens + blockSize - 1) /
+                               blockSize));
   return std::max(most, (o.prefillLen + blockSize - 1) / blockSize);
 }
 
@@ -106,7 +127,11 @@ StatusOr<LatencyReport> runLatencyBench(Engine &e, const LatencyBenchOptions &o,
   if (!o.batchSizes.empty() && (o.inputLen < 1 || o.outputLen < 2))
     return bad("the decode benchmark needs an input length >= 1 and an output length >= 2, got " +
                std::to_string(o.inputLen) + " and " + std::to_string(o.outputLen));
-  if (o.inputLen + o.outputLen > e.maxModelLen() || o.prefillLen > e.maxModelLen())
+  if (o.verifyTokens < 0 || o.verifyTokens > 16)
+    return bad("the verification step's guesses must be between 0 and 16, got " +
+               std::to_string(o.verifyTokens));
+  if (o.inputLen + o.outputLen + o.verifyTokens > e.maxModelLen() ||
+      o.prefillLen > e.maxModelLen())
     return bad("the benchmark's sequences (" + std::to_string(o.inputLen + o.outputLen) +
                " and " + std::to_string(o.prefillLen) + " tokens) do not fit the context of " +
                std::to_string(e.maxModelLen()) + " tokens (--max-model-len)");
@@ -126,6 +151,7 @@ StatusOr<LatencyReport> runLatencyBench(Engine &e, const LatencyBenchOptions &o,
     d.stepMsMedian = median(r.steps);
     d.stepMsMean = std::accumulate(r.steps.begin(), r.steps.end(), 0.0) / double(d.steps);
     d.stepMsMin = *std::min_element(r.steps.begin(), r.steps.end());
+    d.verifyMsMedian = median(r.verify);
     report.decode.push_back(d);
     if (progress) {
       char line[256];
@@ -136,6 +162,14 @@ StatusOr<LatencyReport> runLatencyBench(Engine &e, const LatencyBenchOptions &o,
                     d.stepMsMedian, d.stepMsMean, d.stepMsMin,
                     (long long)d.steps);
       progress(line);
+      if (o.verifyTokens > 0) {
+        std::snprintf(line, sizeof line,
+                      "batch %lld: verification step (%lld tokens a sequence) median %.3f ms, "
+                      "%.2fx the decode step",
+                      (long long)batch, (long long)(o.verifyTokens + 1), d.verifyMsMedian,
+                      d.stepMsMedian > 0 ? d.verifyMsMedian / d.stepMsMedian : 0.0);
+        progress(line);
+      }
     }
   }
   if (o.prefillLen > 0) {
@@ -163,9 +197,10 @@ std::string latencyReportJson(const LatencyReport &r, const LatencyBenchOptions 
     const DecodeLatency &d = r.decode[i];
     std::snprintf(buf, sizeof buf,
                   "%s{\"batch\": %lld, \"prefill_ms\": %.4f, \"decode_ms_per_step\": %.4f, "
-                  "\"decode_ms_mean\": %.4f, \"decode_ms_min\": %.4f, \"steps\": %lld}",
+                  "\"decode_ms_mean\": %.4f, \"decode_ms_min\": %.4f, \"steps\": %lld, "
+                  "\"verify_tokens\": %lld, \"verify_ms_per_step\": %.4f}",
                   i ? ", " : "", (long long)d.batch, d.prefillMs, d.stepMsMedian, d.stepMsMean,
-                  d.stepMsMin, (long long)d.steps);
+                  d.stepMsMin, (long long)d.steps, (long long)o.verifyTokens, d.verifyMsMedian);
     s += buf;
   }
   std::snprintf(buf, sizeof buf, "], \"prefill_tokens\": %lld, \"prefill_ms\": %.4f}",

@@ -34,6 +34,11 @@ struct LatencyBenchOptions {
   /// cuBLASLt heuristics, CUDA Graph capture).
   int warmup = 1;
   uint64_t seed = 1;
+  /// K > 0: after each decode step, also time one speculative verification
+  /// step (the last token and K random guesses a sequence, K+1 logits rows
+  /// each, greedy), then cut the sequences back (the rollback of rejected
+  /// guesses): the cost of verifying K tokens next to a one-token step.
+  int64_t verifyTokens = 0;
 };
 
 struct DecodeLatency {
@@ -43,6 +48,7 @@ struct DecodeLatency {
   double stepMsMean = 0;
   double stepMsMin = 0;
   int64_t steps = 0;
+  double verifyMsMedian = 0; // LatencyBenchOptions::verifyTokens > 0: one verification step
 };
 
 struct LatencyReport {

@@ -125,8 +125,12 @@ StatusOr<GenerationResult> TextGenerator::generate(
   // Plain greedy requests let the engine pick the tokens (on the GPU, where
   // the logits are); the others sample from the logits on the host.
   const sampler::SamplingParams &sp = request.sampling;
+  const bool plainGreedy = sp.isGreedy() && sp.repetitionPenalty == 1.0f;
   StatusOr<std::vector<int64_t>> out =
-      sp.isGreedy() && sp.repetitionPenalty == 1.0f
+      speculator_ ? generateSpeculative(engine_, *speculator_, result.promptIds,
+                                        plainGreedy ? nullptr : &sampler, context,
+                                        request.maxTokens, accept, result.speculative)
+      : plainGreedy
           ? engine_.generateGreedy(result.promptIds, accept)
           : engine_.generate(result.promptIds,
                              [&](const float *logits, int64_t vocab) -> StatusOr<int64_t> {

@@ -10,6 +10,7 @@
 #define ACCEL_RUNTIME_ENGINE_TEXTGENERATION_H
 
 #include "runtime/engine/Engine.h"
+#include "runtime/engine/Speculative.h"
 #include "runtime/serving/sampler/Sampler.h"
 #include "runtime/serving/sampler/StopCriteria.h"
 
@@ -44,6 +45,8 @@ struct GenerationResult {
   std::vector<int64_t> tokens; // generated, the stop token excluded
   std::string text;            // decoded output (empty without a tokenizer)
   std::string finishReason;    // "stop" or "length"
+  /// With a speculator: its counters for this request.
+  SpeculativeStats speculative;
 };
 
 class TextGenerator {
@@ -53,6 +56,8 @@ public:
   ~TextGenerator();
 
   bool hasTokenizer() const { return tokenizer_ != nullptr; }
+  /// Generate with speculative decoding (null: without); not owned.
+  void setSpeculator(Speculator *speculator) { speculator_ = speculator; }
   StatusOr<std::vector<int64_t>> encode(std::string_view text, bool addSpecialTokens) const;
   StatusOr<std::string> decode(const std::vector<int64_t> &ids) const;
 
@@ -66,6 +71,7 @@ private:
   explicit TextGenerator(Engine &engine);
   Engine &engine_;
   std::unique_ptr<tok::Tokenizer> tokenizer_;
+  Speculator *speculator_ = nullptr;
 };
 
 } // namespace accel::rt::engine

@@ -47,6 +47,18 @@ struct StepMetadata {
   /// [seqs] token ids instead of logits; one that cannot returns the logits
   /// and Engine::stepBatch takes the argmax on the host.
   bool greedy = false;
+  /// With lastRowsOnly, when defined: the rows whose logits the caller
+  /// wants are not only each sequence's last but, per sequence, its last
+  /// few (a speculative verification step reads all K+1 of a sequence's
+  /// rows). i32 [rows + 1], in query_start_loc's form: wanted row j is
+  /// logitsRowEnds[j + 1] - 1 (increasing, the last the step's last token),
+  /// so the LM head gathers them with query_start_loc's kernel. Undefined:
+  /// query_start_loc (one row per sequence).
+  Tensor logitsRowEnds;
+  /// The logits rows a lastRowsOnly step returns.
+  int64_t numLogitsRows() const {
+    return logitsRowEnds.defined() ? logitsRowEnds.numElements() - 1 : numSeqs;
+  }
 };
 
 /// Reserves cache slots for every sequence's new tokens (SequenceKV::

@@ -26,6 +26,7 @@
 #include "runtime/serving/Scheduler.h"
 
 #include "runtime/serving/PrefixCache.h"
+#include "runtime/serving/sampler/SpeculativeAcceptance.h"
 #include "runtime/serving/sampler/StopCriteria.h"
 #include "runtime/serving/tokenizer/Tokenizer.h"
 
@@ -77,6 +78,11 @@ struct Sequence {
   size_t numRegistered = 0;      // leading blocks inserted in the prefix cache
 
   std::vector<std::vector<int64_t>> badWordIds; // Request::badWords, tokenized
+
+  // Speculative decoding: the sequence's KV in the draft plan's cache, and
+  // this step's tokens (the last accepted one, then the guesses).
+  kv::SequenceKV draftKv;
+  std::vector<int64_t> draft, stepIds;
 };
 
 /// Whether s's next token is drawn from a masked row: allowed_token_ids,
@@ -127,6 +133,7 @@ private:
   struct Scheduled {
     SeqPtr seq;
     int64_t numTokens = 0;
+    int64_t specK = 0; // a decode that may guess up to this many tokens
   };
 
   kv::BlockPool &pool() { return engine_.pool(); }
@@ -149,6 +156,15 @@ private:
   /// tokens s may not generate now set to -inf.
   const float *maskedRow(const Sequence &s, const float *row);
   void freeSequence(Sequence &s);
+  /// Whether s may guess tokens this step (a speculator, a decode whose
+  /// next token is unmasked and needs no logprobs).
+  bool canSpeculate(const Sequence &s) const;
+  /// Verifies s's guesses against its step's rows (greedy: `ids`, the
+  /// target's tokens, else `rows` of logits): keeps the agreed prefix and
+  /// the target's own token, gives back the rest's KV, then processes the
+  /// kept tokens in order.
+  void verifyDraft(const SeqPtr &s, const int64_t *ids, const float *rows,
+                   std::vector<Event> &events);
   void removeFromQueues(const SeqPtr &s);
   void takeCancels(std::vector<Event> &events);
   void refreshStats();
@@ -163,6 +179,7 @@ private:
   SchedulerOptions opts_;
   std::vector<int32_t> eosIds_;
   std::unique_ptr<PrefixCache> cache_;
+  std::unique_ptr<engine::Speculator> spec_;
 
   mutable std::mutex mu_;
   std::mutex stepMu_;
@@ -215,6 +232,12 @@ Status SchedulerImpl::init() {
       eosIds_.push_back(*eos);
   if (opts_.enablePrefixCaching)
     cache_ = std::make_unique<PrefixCache>(pool().allocator());
+  if (opts_.speculative.enabled()) {
+    ACCEL_RT_ASSIGN_OR_RETURN(spec_, engine::Speculator::create(engine_, opts_.speculative,
+                                                                opts_.draftEngine));
+    // The draft's cache holds as many tokens as the target's.
+    ACCEL_RT_RETURN_IF_ERROR(spec_->sizeDraftCache(pool().numBlocks() * blockSize()));
+  }
   refreshStats();
   return Status::ok();
 }
@@ -413,6 +436,8 @@ void SchedulerImpl::removeFromQueues(const SeqPtr &s) {
 
 void SchedulerImpl::freeSequence(Sequence &s) {
   (void)s.kv.release(pool());
+  if (spec_)
+    spec_->release(s.draftKv);
   s.numComputed = 0;
   s.numRegistered = 0;
 }
@@ -515,9 +540,20 @@ void SchedulerImpl::schedule(std::vector<Scheduled> &batch, std::vector<Event> &
     }
     if (!fits)
       break; // s, the last one still running, was preempted itself
-    committed_ += s->kv.blocksNeeded(pool(), n);
-    batch.push_back({s, n});
-    budget -= n;
+    // A decode may guess: room for its guesses within the budget, the
+    // context, max_tokens and the free blocks (never preempting for them).
+    int64_t k = 0;
+    if (n == 1 && canSpeculate(*s)) {
+      k = std::min({opts_.speculative.numTokens, budget - 1,
+                    engine_.maxModelLen() - int64_t(s->tokens.size()),
+                    s->req.maxTokens - s->numGenerated - 1});
+      if (k > 0 && s->kv.blocksNeeded(pool(), 1 + k) > freeBlocks())
+        k = 0;
+      k = std::max<int64_t>(k, 0);
+    }
+    committed_ += s->kv.blocksNeeded(pool(), n + k);
+    batch.push_back({s, n, k});
+    budget -= n + k;
     ++i;
   }
 
@@ -729,9 +765,37 @@ StatusOr<bool> SchedulerImpl::step() {
 
   // The engine runs without the lock. On a failed batch each sequence is
   // run alone, so that one bad sequence fails only itself.
+  // Speculating decodes guess first (the draft plan runs its steps here).
+  std::vector<engine::DraftRequest> requests(batch.size());
+  std::vector<engine::DraftRequest *> asked;
+  for (size_t i = 0; i < batch.size(); ++i) {
+    Sequence &q = *batch[i].seq;
+    q.draft.clear();
+    if (batch[i].specK < 1)
+      continue;
+    engine::DraftRequest &r = requests[i];
+    r.tokens = q.tokens.data();
+    r.numTokens = int64_t(q.tokens.size());
+    r.k = batch[i].specK;
+    r.draftKv = &q.draftKv;
+    asked.push_back(&r);
+  }
+  if (!asked.empty())
+    spec_->propose(asked);
   std::vector<engine::BatchSequence> entries;
-  for (const Scheduled &b : batch)
-    entries.push_back({&b.seq->kv, b.seq->tokens.data() + b.seq->numComputed, b.numTokens});
+  for (size_t i = 0; i < batch.size(); ++i) {
+    Scheduled &b = batch[i];
+    Sequence &q = *b.seq;
+    if (b.specK > 0) {
+      q.draft = std::move(requests[i].proposal);
+      q.stepIds.assign(1, q.tokens.back());
+      q.stepIds.insert(q.stepIds.end(), q.draft.begin(), q.draft.end());
+      b.numTokens = int64_t(q.stepIds.size());
+      entries.push_back({&q.kv, q.stepIds.data(), b.numTokens, b.numTokens});
+    } else {
+      entries.push_back({&q.kv, q.tokens.data() + q.numComputed, b.numTokens});
+    }
+  }
   std::vector<Tensor> rows(batch.size());
   std::vector<Status> errors(batch.size());
   std::vector<int64_t> rowIndex(batch.size(), 0);
@@ -746,9 +810,11 @@ StatusOr<bool> SchedulerImpl::step() {
   const Clock::time_point engineBegan = Clock::now();
   StatusOr<Tensor> all = engine_.stepBatch(entries, want);
   if (all) {
+    int64_t row = 0; // a verifying sequence has several rows
     for (size_t i = 0; i < batch.size(); ++i) {
       rows[i] = *all;
-      rowIndex[i] = int64_t(i);
+      rowIndex[i] = row;
+      row += entries[i].logitsRows;
     }
   } else if (batch.size() == 1) {
     errors[0] = all.status();
@@ -779,6 +845,15 @@ StatusOr<bool> SchedulerImpl::step() {
       }
       s->numComputed += batch[i].numTokens;
       stats_.batchedTokensTotal += batch[i].numTokens;
+      if (!s->draft.empty()) {
+        if (s->cancelled) { // takeCancels finishes it
+          s->numComputed = int64_t(s->tokens.size());
+          continue;
+        }
+        verifyDraft(s, greedy ? rows[i].data<int64_t>() + rowIndex[i] : nullptr,
+                    greedy ? nullptr : rows[i].data<float>() + rowIndex[i] * vocab, events);
+        continue;
+      }
       registerBlocks(*s);
       if (s->cancelled)
         continue; // takeCancels finishes it
@@ -795,6 +870,46 @@ StatusOr<bool> SchedulerImpl::step() {
   deliver(events);
   recordStepTime(secondsSince(stepBegan), engineSeconds);
   return true;
+}
+
+bool SchedulerImpl::canSpeculate(const Sequence &s) const {
+  return spec_ && s.sampler && s.sampler->paramsStatus().isOk() && s.req.logprobs < 0 &&
+         !masksTokens(s);
+}
+
+void SchedulerImpl::verifyDraft(const SeqPtr &s, const int64_t *ids, const float *rows,
+                                std::vector<Event> &events) {
+  const std::vector<int64_t> draft = std::move(s->draft);
+  s->draft.clear();
+  const int64_t m = int64_t(draft.size()), before = int64_t(s->tokens.size());
+  std::vector<int64_t> got;
+  if (ids) {
+    got = sampler::acceptGreedy(draft, std::vector<int64_t>(ids, ids + m + 1));
+  } else {
+    StatusOr<std::vector<int64_t>> r =
+        engine::acceptSampled(*s->sampler, rows, engine_.vocabSize(), draft, s->context);
+    if (!r) {
+      finish(s, FinishReason::kError, "sampling failed: " + r.status().message(), events);
+      return;
+    }
+    got = std::move(*r);
+  }
+  const int64_t kept = int64_t(got.size()) - 1;
+  ++stats_.specVerifySteps;
+  stats_.specDraftTokens += m;
+  stats_.specAcceptedTokens += kept;
+  // The rejected guesses' slots (and blocks only they used) go back.
+  (void)s->kv.truncate(pool(), before + kept);
+  s->numComputed = before + kept;
+  spec_->rollback(s->draftKv, before + kept);
+  // In order, as plain decoding would have given them: a stop token,
+  // stop string or max_tokens ends the run where it happens.
+  for (int64_t t : got) {
+    processToken(s, nullptr, events, t);
+    if (s->state == SeqState::kDone)
+      return;
+  }
+  registerBlocks(*s);
 }
 
 void SchedulerImpl::recordStepTime(double stepSeconds, double engineSeconds) {

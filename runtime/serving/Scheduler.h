@@ -24,6 +24,7 @@
 #define ACCEL_RUNTIME_SERVING_SCHEDULER_H
 
 #include "runtime/engine/Engine.h"
+#include "runtime/engine/Speculative.h"
 #include "runtime/serving/PrefixCache.h"
 #include "runtime/serving/sampler/Sampler.h"
 
@@ -52,6 +53,12 @@ struct SchedulerOptions {
   /// Tests only: the prefix cache's block hash instead of hashBlock, to
   /// force collisions (a hit must still be verified by its token ids).
   BlockHashFn prefixCacheHashForTesting = nullptr;
+  /// Speculative decoding (--speculative-method, --num-speculative-tokens,
+  /// --draft; runtime/engine/Speculative.h): decoding sequences whose next
+  /// token is not masked and asks no logprobs propose K tokens and verify
+  /// them in their step (K+1 rows). A draft plan opens with draftEngine.
+  engine::SpeculativeConfig speculative;
+  engine::EngineOptions draftEngine;
 };
 
 /// One completion request, already tokenized by the caller.
@@ -122,6 +129,9 @@ struct SchedulerStats {
   int64_t stepsTotal = 0;
   int64_t kvBlocksCached = 0;          // blocks the prefix cache can still serve (used or free)
   int64_t batchedTokensTotal = 0;      // tokens run through the engine (prefill + decode)
+  // Speculative decoding: draft tokens proposed and kept (/metrics'
+  // accel:spec_decode_*), and the decode steps that verified drafts.
+  int64_t specDraftTokens = 0, specAcceptedTokens = 0, specVerifySteps = 0;
   // Where a step's wall time goes: stepSecondsTotal is step() from taking
   // the step lock to delivering the events (scheduling, the engine run,
   // sampling, stop checks, detokenisation, callbacks); engineSecondsTotal

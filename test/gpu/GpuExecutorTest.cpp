@@ -1254,3 +1254,77 @@ TEST(GpuExecutor, GreedyStepsPickTheLogitsArgmax) {
   EXPECT_GE(checked, 8);
   EXPECT_GE((*graph)->numGraphs(), 1u);
 }
+
+// Speculative verification steps (StepMetadata::logitsRowEnds, what
+// Engine::stepBatch sets for BatchSequence::logitsRows > 1): a lastRowsOnly
+// step returns, for each sequence, the logits of its last few rows, equal to
+// those rows of the full logits; greedy, their argmax picked on the device.
+TEST(GpuExecutor, VerificationStepsReturnSeveralRowsPerSequence) {
+  REQUIRE_GPU();
+  StatusOr<std::shared_ptr<const plan::PlanFile>> p =
+      plan::PlanFile::fromBytes(attentionPlan(16), "t.plan");
+  ASSERT_TRUE(p) << p.status().message();
+  engine::GpuExecutorOptions o;
+  o.dtype = DType::kF32;
+  o.logFallbacks = false;
+  StatusOr<std::unique_ptr<engine::GpuExecutor>> ex = engine::GpuExecutor::create(*p, o);
+  ASSERT_TRUE(ex) << ex.status().message();
+  kv::KVCacheConfig cfg = kvConfigOf(**p, 128);
+  StatusOr<std::unique_ptr<kv::BlockPool>> pool = kv::BlockPool::create(cfg);
+  ASSERT_TRUE(pool);
+  const int64_t batch = 3;
+  std::vector<kv::SequenceKV> kvs(static_cast<size_t>(batch));
+  // A prefill, then a verification step of 1 + {4, 1, 2} tokens whose last
+  // {5, 1, 3} rows are wanted.
+  const std::vector<int64_t> prefill = {6, 3, 9}, verify = {5, 1, 3}, wanted = {5, 1, 3};
+  for (int pass = 0; pass < 2; ++pass) {
+    const std::vector<int64_t> &n = pass == 0 ? prefill : verify;
+    std::vector<kv::StepSequence> b;
+    std::vector<int64_t> ids;
+    for (int64_t i = 0; i < batch; ++i) {
+      b.push_back({&kvs[size_t(i)], n[size_t(i)]});
+      for (int64_t t = 0; t < n[size_t(i)]; ++t)
+        ids.push_back((i * 7 + t * 3 + pass) % kVocab);
+    }
+    StatusOr<kv::StepMetadata> meta = kv::prepareStep(**pool, b);
+    ASSERT_TRUE(meta) << meta.status().message();
+    Tensor tokens = *Tensor::fromVector<int64_t>({int64_t(ids.size())}, ids);
+    StatusOr<Tensor> full = (*ex)->run(tokens, **pool, *meta);
+    ASSERT_TRUE(full) << full.status().message();
+    if (pass == 0)
+      continue;
+    const int64_t vocab = full->dim(-1);
+    ASSERT_EQ(full->numElements(), meta->numTokens * vocab);
+    // The rows' ends in query_start_loc's form.
+    std::vector<int32_t> ends{0};
+    std::vector<int64_t> rows;
+    int64_t end = 0;
+    for (int64_t i = 0; i < batch; ++i) {
+      end += n[size_t(i)];
+      for (int64_t r = wanted[size_t(i)]; r >= 1; --r) {
+        ends.push_back(int32_t(end - r + 1));
+        rows.push_back(end - r);
+      }
+    }
+    kv::StepMetadata some = *meta;
+    some.lastRowsOnly = true;
+    some.logitsRowEnds = *Tensor::fromVector<int32_t>({int64_t(ends.size())}, ends);
+    StatusOr<Tensor> got = (*ex)->run(tokens, **pool, some);
+    ASSERT_TRUE(got) << got.status().message();
+    ASSERT_EQ(got->numElements(), int64_t(rows.size()) * vocab);
+    for (size_t j = 0; j < rows.size(); ++j)
+      for (int64_t v = 0; v < vocab; ++v)
+        EXPECT_NEAR(got->data<float>()[int64_t(j) * vocab + v],
+                    full->data<float>()[rows[j] * vocab + v], 1e-4)
+            << "row " << rows[j] << " token " << v;
+    some.greedy = true;
+    StatusOr<Tensor> picked = (*ex)->run(tokens, **pool, some);
+    ASSERT_TRUE(picked) << picked.status().message();
+    ASSERT_EQ(picked->dtype(), DType::kI64);
+    ASSERT_EQ(picked->numElements(), int64_t(rows.size()));
+    for (size_t j = 0; j < rows.size(); ++j) {
+      const float *r = full->data<float>() + rows[j] * vocab;
+      EXPECT_EQ(picked->data<int64_t>()[j], std::max_element(r, r + vocab) - r) << "row " << rows[j];
+    }
+  }
+}

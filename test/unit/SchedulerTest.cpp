@@ -1055,6 +1055,123 @@ TEST_F(SchedulerTest, EosEndsTheRequest) {
   expectAllFree(*e, **sch);
 }
 
+// Speculative decoding (issue 23): decoding sequences guess K tokens (prompt
+// lookup, or the demo plan as its own draft) and verify them in their step;
+// batched, chunked, preempted and prefix-cached, greedy output is exactly
+// plain decoding's (and HF's for the demo prompt), every KV block comes back,
+// and the counters add up (the plan as its own draft: every guess kept).
+TEST_F(SchedulerTest, SpeculativeGreedyMatchesPlainDecoding) {
+  auto e = openEngine(plans().demo);
+  ASSERT_TRUE(e);
+  auto tok = tokenizerOf(*e);
+  ASSERT_TRUE(tok);
+  std::vector<Case> cases = demoCases(*e, *tok, 20);
+  StatusOr<Tensor> hf = readNpy(kSource + "/test/fixtures/demo/generated_ids.npy");
+  ASSERT_TRUE(hf.isOk()) << hf.status().toString();
+  std::vector<int64_t> hfIds(hf->data<int64_t>(), hf->data<int64_t>() + hf->numElements());
+  Case h;
+  h.prompt.assign(hfIds.begin(), hfIds.begin() + 4);
+  h.n = 48;
+  h.expected.assign(hfIds.begin() + 4, hfIds.end());
+  cases.push_back(h);
+  int64_t generated = 0, largest = 0;
+  for (const Case &c : cases) {
+    generated += c.n;
+    largest = std::max<int64_t>(largest, (int64_t(c.prompt.size()) + c.n + 15) / 16);
+  }
+  serve::SchedulerOptions plain;
+  plain.numKvBlocks = 256;
+  serve::SchedulerStats base;
+  runAndCompare(*e, tok, plain, cases, &base);
+  EXPECT_EQ(base.specDraftTokens, 0);
+
+  struct Mode {
+    engine::SpeculativeMethod method;
+    int64_t k;
+    int64_t budget, blocks;
+    bool prefixCaching;
+  };
+  using M = engine::SpeculativeMethod;
+  for (const Mode &m : {Mode{M::kNgram, 4, 2048, 256, false}, Mode{M::kDraft, 3, 2048, 256, false},
+                        Mode{M::kNgram, 8, 6, 256, true}, Mode{M::kDraft, 4, 2048, largest + 2, false},
+                        Mode{M::kDraft, 16, 2048, largest + 2, true}}) {
+    SCOPED_TRACE("method " + std::to_string(int(m.method)) + " K " + std::to_string(m.k) +
+                 " budget " + std::to_string(m.budget) + " blocks " + std::to_string(m.blocks));
+    serve::SchedulerOptions opts;
+    opts.numKvBlocks = m.blocks;
+    opts.maxNumBatchedTokens = m.budget;
+    opts.enablePrefixCaching = m.prefixCaching;
+    opts.speculative.method = m.method;
+    opts.speculative.numTokens = m.k;
+    if (m.method == M::kDraft)
+      opts.speculative.draftPlan = plans().demo;
+    serve::SchedulerStats st;
+    runAndCompare(*e, tok, opts, cases, &st);
+    EXPECT_EQ(st.generationTokensTotal, generated);
+    EXPECT_GT(st.specDraftTokens, 0);
+    EXPECT_GT(st.specVerifySteps, 0);
+    EXPECT_LE(st.specAcceptedTokens, st.specDraftTokens);
+    if (m.method == M::kDraft) {
+      EXPECT_EQ(st.specAcceptedTokens, st.specDraftTokens) << "the plan disagrees with itself";
+      if (m.blocks == 256)
+        EXPECT_LT(st.stepsTotal, base.stepsTotal); // several tokens a step
+    }
+    if (m.blocks != 256)
+      EXPECT_GT(st.preemptionsTotal, 0);
+  }
+}
+
+// EOS inside an accepted run ends the request there, as without speculation;
+// a stop string cuts the text the same way; seeded sampling with the
+// rejection rule is reproducible.
+TEST_F(SchedulerTest, SpeculativeStopsAndSampling) {
+  auto e = openEngine(plans().demo);
+  ASSERT_TRUE(e);
+  auto tok = tokenizerOf(*e);
+  ASSERT_TRUE(tok);
+  std::vector<int64_t> prompt =
+      encode(*tok, "Let every thing that hath breath praise the LORD. Praise ye");
+  const int64_t n = 20;
+  std::vector<int64_t> ref = reference(*e, prompt, n);
+  auto eos = std::find(ref.begin(), ref.end(), 0);
+  ASSERT_NE(eos, ref.end());
+  serve::SchedulerOptions opts;
+  opts.numKvBlocks = 64;
+  opts.speculative.method = engine::SpeculativeMethod::kDraft;
+  opts.speculative.numTokens = 8;
+  opts.speculative.draftPlan = plans().demo;
+  auto sch = serve::Scheduler::create(*e, tok, opts);
+  ASSERT_TRUE(sch.isOk()) << sch.status().toString();
+  Collector c;
+  serve::Request r = request("eos", prompt, n);
+  r.ignoreEos = false;
+  ASSERT_TRUE((*sch)->submit(r, c.callbacks("eos")).isOk());
+  serve::Request st = request("stop", prompt, n);
+  st.stop = {"LORD"};
+  ASSERT_TRUE((*sch)->submit(st, c.callbacks("stop")).isOk());
+  for (const char *id : {"s1", "s2"}) {
+    serve::Request q = request(id, prompt, n);
+    q.sampling.temperature = 0.8f;
+    q.sampling.seed = 11;
+    ASSERT_TRUE((*sch)->submit(q, c.callbacks(id)).isOk());
+  }
+  drain(**sch);
+  const Outcome &o = c.out["eos"];
+  EXPECT_EQ(o.finish.reason, FinishReason::kStop);
+  EXPECT_EQ(o.tokens, std::vector<int64_t>(ref.begin(), eos + 1));
+  EXPECT_EQ(o.text, " the LORD.");
+  EXPECT_EQ(o.finish.completionTokens, int64_t(eos - ref.begin()) + 1);
+  const std::string full = tok->decode(std::vector<int32_t>(ref.begin(), ref.end()), true);
+  const Outcome &so = c.out["stop"];
+  ASSERT_NE(full.find("LORD"), std::string::npos);
+  EXPECT_EQ(so.finish.reason, FinishReason::kStop);
+  EXPECT_EQ(so.text, full.substr(0, full.find("LORD")));
+  EXPECT_EQ(c.out["s1"].tokens, c.out["s2"].tokens);
+  EXPECT_EQ(int64_t(c.out["s1"].tokens.size()), n);
+  EXPECT_GT((*sch)->stats().specDraftTokens, 0);
+  expectAllFree(*e, **sch);
+}
+
 // Seeded sampling per request: batched equals single-sequence.
 TEST_F(SchedulerTest, SeededSamplingMatchesSingleSequence) {
   auto e = openEngine(plans().demo);

@@ -30,6 +30,8 @@ void usage(FILE *to) {
       "  --output-len <n>       generated tokens per sequence (default 64)\n"
       "  --prefill-len <n>      tokens of the timed single prefill; 0 skips it (default 2048)\n"
       "  --warmup <n>           untimed runs of each configuration first (default 1)\n"
+      "  --verify-tokens <k>    also time a speculative verification step of k guesses\n"
+      "                         (k+1 tokens a sequence) after each decode step (default 0)\n"
       "  --seed <n>             random prompt tokens (default 1)\n"
       "  --dtype f32|bf16|f16   GPU compute dtype (default: the plan's)\n"
       "  --device <n>           CUDA device (default 0)\n"
@@ -110,6 +112,8 @@ int main(int argc, char **argv) {
         o.prefillLen = number();
       } else if (arg == "--warmup") {
         o.warmup = int(number());
+      } else if (arg == "--verify-tokens") {
+        o.verifyTokens = number();
       } else if (arg == "--seed") {
         o.seed = uint64_t(number());
       } else if (arg == "--max-model-len") {

@@ -54,6 +54,15 @@ void printUsage() {
       "  --ignore-eos             do not stop at the end-of-sequence token\n"
       "  --print-ids              also print the generated token ids\n"
       "\n"
+      "Speculative decoding (generation and serving; docs/cli.md):\n"
+      "  --speculative-method ngram|draft  propose tokens by prompt lookup, or with\n"
+      "                           the --draft plan\n"
+      "  --num-speculative-tokens <K>  tokens proposed per step, 1..16\n"
+      "  --speculative-ngram-max <N>  --speculative-ngram-min <N>  the n-gram\n"
+      "                           lengths looked up, longest first (default 4, 1)\n"
+      "  --draft <draft.plan>     a small plan with the same tokenizer that proposes\n"
+      "                           (implies --speculative-method draft)\n"
+      "\n"
       "Serving (the default without --score/--prompt/--describe; docs/serving.md):\n"
       "  --host <addr>            address to listen on (default 127.0.0.1)\n"
       "  --port <N>               port (default 8000; 0: any free port)\n"
@@ -177,6 +186,9 @@ struct Flags {
   bool kvSizeGiven = false;   // --kv-cache-memory or --num-kv-blocks
   bool ignoreEos = false, printIds = false, describe = false, verify = true;
   std::string renderChat; // --render-chat: the chat JSON file
+  // Speculative decoding.
+  engine::SpeculativeConfig spec;
+  bool specFlag = false, methodGiven = false, kGiven = false;
   // Serve mode.
   server::ServeOptions serve;
   bool anyServeFlag = false;
@@ -256,6 +268,15 @@ int runGenerate(engine::Engine &e, const Flags &f) {
   req.stop = f.stop;
   req.ignoreEos = f.ignoreEos;
 
+  std::unique_ptr<engine::Speculator> spec;
+  if (f.spec.enabled()) {
+    StatusOr<std::unique_ptr<engine::Speculator>> s =
+        engine::Speculator::create(e, f.spec, f.serve.scheduler.draftEngine);
+    if (!s)
+      return fail(s.status());
+    spec = std::move(*s);
+    (*gen)->setSpeculator(spec.get());
+  }
   const bool text = (*gen)->hasTokenizer();
   bool echoed = false;
   auto start = std::chrono::steady_clock::now();
@@ -291,6 +312,10 @@ int runGenerate(engine::Engine &e, const Flags &f) {
                "finish: %s\n",
                r->promptIds.size(), r->tokens.size(), secs,
                secs > 0 ? double(r->tokens.size()) / secs : 0.0, r->finishReason.c_str());
+  if (spec)
+    std::fprintf(stderr, "accel-run: speculative (%s, K=%lld): %s\n",
+                 f.spec.method == engine::SpeculativeMethod::kNgram ? "ngram" : "draft",
+                 (long long)f.spec.numTokens, r->speculative.summary().c_str());
   return 0;
 }
 
@@ -428,6 +453,36 @@ int main(int argc, char **argv) {
        : arg == "--min-p"     ? f.minP
                               : f.repetitionPenalty) = d;
       anyPromptFlag = true;
+    } else if (arg == "--speculative-method" || arg == "--draft") {
+      if (!value(v))
+        return needValue();
+      f.specFlag = true;
+      if (arg == "--draft") {
+        f.spec.draftPlan = v;
+        if (!f.methodGiven)
+          f.spec.method = engine::SpeculativeMethod::kDraft;
+      } else if (std::string(v) == "ngram" || std::string(v) == "draft") {
+        f.spec.method = std::string(v) == "ngram" ? engine::SpeculativeMethod::kNgram
+                                                  : engine::SpeculativeMethod::kDraft;
+        f.methodGiven = true;
+      } else {
+        return usageError("option '--speculative-method' takes ngram or draft, not '" +
+                          std::string(v) + "'");
+      }
+    } else if (arg == "--num-speculative-tokens" || arg == "--speculative-ngram-max" ||
+               arg == "--speculative-ngram-min") {
+      if (!value(v))
+        return needValue();
+      int64_t n;
+      if (!parseInt(v, n))
+        return badValue();
+      f.specFlag = true;
+      if (arg == "--num-speculative-tokens")
+        f.spec.numTokens = n, f.kGiven = true;
+      else if (arg == "--speculative-ngram-max")
+        f.spec.ngramMax = n;
+      else
+        f.spec.ngramMin = n;
     } else if (arg == "--enable-prefix-caching") {
       f.serve.scheduler.enablePrefixCaching = true;
       f.anyServeFlag = true;
@@ -577,6 +632,20 @@ int main(int argc, char **argv) {
                       "): no such prompt could arrive; raise --max-request-bytes too");
   if (f.serve.apiKey.empty())
     f.serve.apiKey = env().apiKey;
+  if (f.specFlag) {
+    if (f.spec.method == engine::SpeculativeMethod::kNone)
+      return usageError("speculative options need --speculative-method ngram|draft or --draft");
+    if (!f.kGiven)
+      return usageError("speculative decoding needs --num-speculative-tokens K");
+    if (f.spec.method == engine::SpeculativeMethod::kNgram && !f.spec.draftPlan.empty())
+      return usageError("--draft goes with --speculative-method draft, not ngram");
+    if (Status s = f.spec.validate(); !s.isOk())
+      return usageError(s.message());
+    if (scoring || f.describe)
+      return usageError("speculative options go with --prompt, --prompt-ids or serving");
+    if (f.tpRank >= 0)
+      return usageError("speculative decoding does not run with --tp-rank yet");
+  }
   // One process per tensor-parallel rank: the rank from the flag or from
   // the launcher's environment (mpirun, srun, torchrun-style RANK).
   if (!f.tpMaster.empty() && f.tpRank < 0)
@@ -669,6 +738,8 @@ int main(int argc, char **argv) {
     options.tpServing = f.tpRank == 0;
     f.serve.planPath = f.plan;
     f.serve.engine = options;
+    f.serve.scheduler.speculative = f.spec;
+    f.serve.scheduler.draftEngine = options;
     if (Status s = server::serve(f.serve); !s.isOk())
       return fail(s);
     return 0;
@@ -676,5 +747,6 @@ int main(int argc, char **argv) {
   StatusOr<std::unique_ptr<engine::Engine>> e = engine::Engine::open(f.plan, options);
   if (!e)
     return fail(e.status());
+  f.serve.scheduler.draftEngine = options; // how a --draft plan opens
   return scoring ? runScore(**e, f) : runGenerate(**e, f);
 }

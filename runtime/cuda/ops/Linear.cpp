@@ -350,14 +350,18 @@ StatusOr<GpuKernel> prepareGemm(const GpuPrepareContext &ctx, const pb::Step &st
     ACCEL_RT_ASSIGN_OR_RETURN(DeviceTensor w, st.toDevice(*in[1], cdt));
     if (selectLast || st.meta->lastRowsOnly) {
       auto [rows, cols] = rowsCols(x);
-      const int64_t seqs = st.meta->numSeqs;
+      // Each sequence's last row, or the rows meta->logitsRowEnds picks
+      // (speculative verification), ends in query_start_loc's form.
+      const bool picked = st.meta->logitsRowEnds.defined() && st.logitsRowEnds.defined();
+      const int64_t seqs = picked ? st.meta->numLogitsRows() : st.meta->numSeqs;
+      const DeviceTensor &ends = picked ? st.logitsRowEnds : st.queryStartLoc;
       if (rows != st.meta->numTokens)
         return badInput("select_last: the hidden states " + x.describe() + " do not have the " +
                         std::to_string(st.meta->numTokens) + " tokens of the step");
       ACCEL_RT_ASSIGN_OR_RETURN(DeviceTensor last, st.empty(cdt, {seqs, cols}));
       if (seqs * cols != 0)
         ACCEL_RT_RETURN_IF_ERROR(st.gpu->launch(gather, strideGrid(seqs * cols), Dim3{256, 1, 1},
-                                                0, x.ptr, st.queryStartLoc.ptr, last.ptr,
+                                                0, x.ptr, ends.ptr, last.ptr,
                                                 i64(seqs), i64(cols)));
       x = last;
     }

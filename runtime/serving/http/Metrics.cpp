@@ -180,6 +180,13 @@ std::string Metrics::render(const serve::SchedulerStats &s, const ServerGauges &
            double(s.preemptionsTotal));
   w.scalar("accel:engine_steps_total", "counter", "Engine steps run by the scheduler.",
            double(s.stepsTotal));
+  w.scalar("accel:spec_decode_num_draft_tokens_total", "counter",
+           "Speculative decoding: draft tokens proposed.", double(s.specDraftTokens));
+  w.scalar("accel:spec_decode_num_accepted_tokens_total", "counter",
+           "Speculative decoding: draft tokens the target kept.", double(s.specAcceptedTokens));
+  w.scalar("accel:spec_decode_draft_acceptance_rate", "gauge",
+           "Speculative decoding: accepted / proposed draft tokens (0 before any).",
+           s.specDraftTokens ? double(s.specAcceptedTokens) / double(s.specDraftTokens) : 0.0);
   w.scalar("accel:step_seconds_total", "counter",
            "Wall time of the scheduler's engine steps: scheduling, the engine run, sampling, "
            "stop checks, detokenisation and streaming.",

@@ -149,6 +149,9 @@ public:
   StatusOr<std::vector<TokenProb>>
   distribution(const float *logits, int64_t vocab,
                const std::vector<int32_t> &context = {});
+  /// One uniform number in [0, 1) from this sampler's stream (the draws of
+  /// speculative decoding's acceptance rule, SpeculativeAcceptance.h).
+  double uniform() { return rng_.uniform(); }
 
 private:
   SamplingParams params_;
