@@ -2,6 +2,7 @@
 #include "runtime/serving/tokenizer/Bpe.h"
 
 #include "core/Json.h"
+#include "runtime/serving/tokenizer/Unicode.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -36,16 +37,6 @@ struct MergeLess {
     return a.pos > b.pos;
   }
 };
-
-size_t utf8Len(unsigned char c) {
-  if (c < 0x80)
-    return 1;
-  if (c < 0xE0)
-    return 2;
-  if (c < 0xF0)
-    return 3;
-  return 4;
-}
 
 } // namespace
 
@@ -136,7 +127,7 @@ Status Bpe::tokenize(std::string_view word, std::vector<int32_t> &out) const {
   std::string s;
   size_t i = 0;
   while (i < word.size()) {
-    size_t len = utf8Len(static_cast<unsigned char>(word[i]));
+    size_t len = unicode::utf8SequenceLength(static_cast<unsigned char>(word[i]));
     if (i + len > word.size())
       len = word.size() - i;
     bool isFirst = i == 0, isLast = i + len == word.size();

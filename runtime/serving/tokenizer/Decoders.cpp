@@ -51,17 +51,7 @@ Status loadDecoder(const Loader &loader, const json::Value &v, const std::string
       step.prependNever = true;
   } else if (type == "Replace") {
     step.kind = Decoder::Kind::kReplace;
-    bool isRegex;
-    ACCEL_RT_RETURN_IF_ERROR(loader.getPattern(v, path, isRegex, step.a));
-    if (isRegex) {
-      ACCEL_RT_ASSIGN_OR_RETURN(Regex r, loader.compileRegex(step.a, path + ".pattern"));
-      step.regex = std::move(r);
-    } else if (step.a.empty()) {
-      return loader.unsupported("decoder Replace with an empty pattern", path);
-    }
-    std::optional<std::string> c;
-    ACCEL_RT_RETURN_IF_ERROR(loader.getString(v, "content", path, c, /*required=*/true));
-    step.b = *c;
+    ACCEL_RT_RETURN_IF_ERROR(loader.getReplace(v, path, "decoder", step.a, step.regex, step.b));
   } else if (type == "ByteFallback") {
     step.kind = Decoder::Kind::kByteFallback;
   } else if (type == "Fuse") {

@@ -95,6 +95,23 @@ Status Loader::getPattern(const json::Value &obj, const std::string &path, bool 
   return Status::ok();
 }
 
+Status Loader::getReplace(const json::Value &obj, const std::string &path, const char *component,
+                          std::string &pattern, std::optional<Regex> &regex,
+                          std::string &content) const {
+  bool isRegex;
+  ACCEL_RT_RETURN_IF_ERROR(getPattern(obj, path, isRegex, pattern));
+  if (isRegex) {
+    ACCEL_RT_ASSIGN_OR_RETURN(Regex r, compileRegex(pattern, path + ".pattern"));
+    regex = std::move(r);
+  } else if (pattern.empty()) {
+    return unsupported(std::string(component) + " Replace with an empty pattern", path);
+  }
+  std::optional<std::string> c;
+  ACCEL_RT_RETURN_IF_ERROR(getString(obj, "content", path, c, /*required=*/true));
+  content = *c;
+  return Status::ok();
+}
+
 Status Loader::getChar(const json::Value &obj, const char *key, const std::string &path,
                        char32_t &out, std::string &utf8) const {
   std::optional<std::string> s;

@@ -45,6 +45,12 @@ public:
   /// A {"String": s} or {"Regex": r} pattern.
   Status getPattern(const json::Value &obj, const std::string &path, bool &isRegex,
                     std::string &pattern) const;
+  /// A Replace normalizer's or decoder's "pattern" (`regex` set, compiled,
+  /// for a Regex; a String must not be empty) and "content". `component`
+  /// ("normalizer", "decoder") names it in the error.
+  Status getReplace(const json::Value &obj, const std::string &path, const char *component,
+                    std::string &pattern, std::optional<Regex> &regex,
+                    std::string &content) const;
   /// A one-character string.
   Status getChar(const json::Value &obj, const char *key, const std::string &path,
                  char32_t &out, std::string &utf8) const;

@@ -121,17 +121,7 @@ Status loadNormalizer(const Loader &loader, const json::Value &v, const std::str
     step.a = *p;
   } else if (type == "Replace") {
     step.kind = Kind::kReplace;
-    bool isRegex;
-    ACCEL_RT_RETURN_IF_ERROR(loader.getPattern(v, path, isRegex, step.a));
-    if (isRegex) {
-      ACCEL_RT_ASSIGN_OR_RETURN(Regex r, loader.compileRegex(step.a, path + ".pattern"));
-      step.regex = std::move(r);
-    } else if (step.a.empty()) {
-      return loader.unsupported("normalizer Replace with an empty pattern", path);
-    }
-    std::optional<std::string> c;
-    ACCEL_RT_RETURN_IF_ERROR(loader.getString(v, "content", path, c, /*required=*/true));
-    step.b = *c;
+    ACCEL_RT_RETURN_IF_ERROR(loader.getReplace(v, path, "normalizer", step.a, step.regex, step.b));
   } else if (type == "Strip") {
     step.kind = Kind::kStrip;
     ACCEL_RT_RETURN_IF_ERROR(loader.getBool(v, "strip_left", path, step.left));

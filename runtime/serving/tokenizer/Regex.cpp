@@ -1,6 +1,8 @@
 //===- Regex.cpp - Oniguruma regexes for tokenizer.json -------------------===//
 #include "runtime/serving/tokenizer/Regex.h"
 
+#include "runtime/serving/tokenizer/Unicode.h"
+
 #ifdef ACCEL_HAVE_ONIGURUMA
 #include <oniguruma.h>
 
@@ -106,16 +108,6 @@ const OnigUChar *bytes(std::string_view s) {
   return reinterpret_cast<const OnigUChar *>(s.data());
 }
 
-size_t utf8Len(unsigned char c) {
-  if (c < 0x80)
-    return 1;
-  if (c < 0xE0)
-    return 2;
-  if (c < 0xF0)
-    return 3;
-  return 4;
-}
-
 } // namespace
 
 StatusOr<Regex> Regex::compile(std::string_view pattern) {
@@ -163,7 +155,9 @@ std::vector<Segment> Regex::findSegments(std::string_view text) const {
       break;
     size_t s = static_cast<size_t>(region->beg[0]), e = static_cast<size_t>(region->end[0]);
     if (e == s && haveLastMatch && lastMatchEnd == e) {
-      lastEnd += lastEnd < text.size() ? utf8Len(static_cast<unsigned char>(text[lastEnd])) : 1;
+      lastEnd += lastEnd < text.size()
+                     ? unicode::utf8SequenceLength(static_cast<unsigned char>(text[lastEnd]))
+                     : 1;
       continue;
     }
     lastEnd = e;

@@ -28,6 +28,18 @@ const char *unicodeVersion();
 /// std::string_view::npos when `s` is well-formed.
 size_t findInvalidUtf8(std::string_view s);
 
+/// The byte length of the UTF-8 sequence that `lead` starts: 1 below 0x80,
+/// 2 below 0xE0 (a continuation byte too), 3 below 0xF0, else 4.
+inline size_t utf8SequenceLength(unsigned char lead) {
+  if (lead < 0x80)
+    return 1;
+  if (lead < 0xE0)
+    return 2;
+  if (lead < 0xF0)
+    return 3;
+  return 4;
+}
+
 /// Decodes the well-formed code point at s[i..]; sets `len` to its length.
 /// The input must be valid UTF-8 (see findInvalidUtf8).
 char32_t decodeAt(std::string_view s, size_t i, size_t &len);

@@ -2,6 +2,7 @@
 #include "runtime/serving/tokenizer/Unigram.h"
 
 #include "core/Json.h"
+#include "runtime/serving/tokenizer/Unicode.h"
 
 #include <cstdio>
 #include <limits>
@@ -10,16 +11,6 @@ namespace accel::rt::tok::detail {
 
 namespace {
 constexpr double kUnkPenalty = 10.0;
-
-size_t utf8Len(unsigned char c) {
-  if (c < 0x80)
-    return 1;
-  if (c < 0xE0)
-    return 2;
-  if (c < 0xF0)
-    return 3;
-  return 4;
-}
 } // namespace
 
 Unigram::Unigram(std::vector<std::pair<std::string, double>> pieces,
@@ -78,7 +69,7 @@ StatusOr<std::vector<std::string_view>> Unigram::encode(std::string_view s) cons
   size_t start = 0;
   while (start < size) {
     double here = best[start].score;
-    size_t mblen = std::min(utf8Len(static_cast<unsigned char>(s[start])), size - start);
+    size_t mblen = std::min(unicode::utf8SequenceLength(static_cast<unsigned char>(s[start])), size - start);
     bool single = false;
     uint32_t n = 0;
     for (size_t k = start; k < size; ++k) {
