@@ -22,6 +22,19 @@ int64_t toInt(const Value &v, const char *what) {
   typeError(std::string(what) + " must be an integer, not " + v.typeName());
 }
 
+/// The members of the dicts among the positional arguments, then the
+/// keyword arguments (namespace() and dict()).
+Dict mergedDictArgs(const CallArgs &a) {
+  Dict d;
+  for (const Value &x : a.args)
+    if (x.isDict())
+      for (const auto &m : x.dict())
+        d.push_back(m);
+  for (const auto &kw : a.kwargs)
+    d.push_back(kw);
+  return d;
+}
+
 /// Python's str.strip / lstrip / rstrip with an optional set of characters.
 std::string strip(const std::string &s, const Value *chars, bool left, bool right) {
   std::u32string cs = toCodePoints(s);
@@ -544,34 +557,31 @@ bool applyTest(const std::string &name, const Value &v, const CallArgs &a) {
       typeError("the test '" + name + "' needs an argument");
     return a.args[0];
   };
-  if (name == "defined")
-    return !v.isUndefined();
-  if (name == "undefined")
-    return v.isUndefined();
-  if (name == "none")
-    return v.isNone();
-  if (name == "string")
-    return v.isString();
-  if (name == "mapping")
-    return v.isDict();
-  if (name == "iterable")
-    return v.isString() || v.isList() || v.isDict() || v.isUndefined();
-  if (name == "sequence")
-    return v.isString() || v.isList() || v.isDict();
-  if (name == "number")
-    return v.isNumber();
-  if (name == "integer")
-    return v.isInt();
-  if (name == "float")
-    return v.isFloat();
-  if (name == "boolean")
-    return v.isBool();
-  if (name == "true")
-    return v.isBool() && v.asBool();
-  if (name == "false")
-    return v.isBool() && !v.asBool();
-  if (name == "callable")
-    return v.isFunction();
+  // The tests of the value's kind.
+  struct KindTest {
+    const char *name;
+    bool (*test)(const Value &);
+  };
+  static const KindTest kKindTests[] = {
+      {"defined", [](const Value &x) { return !x.isUndefined(); }},
+      {"undefined", [](const Value &x) { return x.isUndefined(); }},
+      {"none", [](const Value &x) { return x.isNone(); }},
+      {"string", [](const Value &x) { return x.isString(); }},
+      {"mapping", [](const Value &x) { return x.isDict(); }},
+      {"iterable",
+       [](const Value &x) { return x.isString() || x.isList() || x.isDict() || x.isUndefined(); }},
+      {"sequence", [](const Value &x) { return x.isString() || x.isList() || x.isDict(); }},
+      {"number", [](const Value &x) { return x.isNumber(); }},
+      {"integer", [](const Value &x) { return x.isInt(); }},
+      {"float", [](const Value &x) { return x.isFloat(); }},
+      {"boolean", [](const Value &x) { return x.isBool(); }},
+      {"true", [](const Value &x) { return x.isBool() && x.asBool(); }},
+      {"false", [](const Value &x) { return x.isBool() && !x.asBool(); }},
+      {"callable", [](const Value &x) { return x.isFunction(); }},
+  };
+  for (const KindTest &t : kKindTests)
+    if (name == t.name)
+      return t.test(v);
   if (name == "equalto" || name == "eq" || name == "==")
     return equals(v, arg());
   if (name == "ne" || name == "!=")
@@ -739,24 +749,10 @@ Dict builtinGlobals() {
                    return Value(strftimeNow(f->str()));
                  }));
   g.emplace_back("namespace", Value::function("namespace", [](const CallArgs &a) {
-                   Dict d;
-                   for (const Value &x : a.args)
-                     if (x.isDict())
-                       for (const auto &m : x.dict())
-                         d.push_back(m);
-                   for (const auto &kw : a.kwargs)
-                     d.push_back(kw);
-                   return Value(std::move(d), /*isNamespace=*/true);
+                   return Value(mergedDictArgs(a), /*isNamespace=*/true);
                  }));
   g.emplace_back("dict", Value::function("dict", [](const CallArgs &a) {
-                   Dict d;
-                   for (const Value &x : a.args)
-                     if (x.isDict())
-                       for (const auto &m : x.dict())
-                         d.push_back(m);
-                   for (const auto &kw : a.kwargs)
-                     d.push_back(kw);
-                   return Value(std::move(d));
+                   return Value(mergedDictArgs(a));
                  }));
   g.emplace_back("range", Value::function("range", [](const CallArgs &a) {
                    int64_t start = 0, stop = 0, step = 1;

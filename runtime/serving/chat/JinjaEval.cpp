@@ -19,6 +19,29 @@ enum class Flow { kNormal, kBreak, kContinue };
 
 [[noreturn]] void fail(const std::string &m) { throw EvalError(m); }
 
+/// Python's a // b (it floors).
+double floorDiv(double a, double b) { return std::floor(a / b); }
+int64_t floorDiv(int64_t a, int64_t b) {
+  int64_t q = a / b;
+  if ((a % b != 0) && ((a < 0) != (b < 0)))
+    --q;
+  return q;
+}
+
+/// a <op> b for +, -, *, // and % on two ints or two floats (Python's).
+template <typename T> Value arithmetic(const std::string &op, T a, T b) {
+  if (op == "+")
+    return Value(a + b);
+  if (op == "-")
+    return Value(a - b);
+  if (op == "*")
+    return Value(a * b);
+  if (b == 0)
+    fail("division by zero");
+  T q = floorDiv(a, b);
+  return op == "//" ? Value(q) : Value(a - q * b);
+}
+
 /// Python's slice of a sequence of `n` items: the indices it takes.
 std::vector<int64_t> sliceIndices(int64_t n, const Value &start, const Value &stop, const Value &step) {
   auto given = [](const Value &v) { return !v.isUndefined() && !v.isNone(); };
@@ -353,32 +376,7 @@ private:
       }
       return Value(std::pow(l.asFloat(), r.asFloat()));
     }
-    if (flt) {
-      double a = l.asFloat(), b = r.asFloat();
-      if (op == "+")
-        return Value(a + b);
-      if (op == "-")
-        return Value(a - b);
-      if (op == "*")
-        return Value(a * b);
-      if (b == 0)
-        fail("division by zero");
-      double q = std::floor(a / b);
-      return op == "//" ? Value(q) : Value(a - q * b);
-    }
-    int64_t a = l.asInt(), b = r.asInt();
-    if (op == "+")
-      return Value(a + b);
-    if (op == "-")
-      return Value(a - b);
-    if (op == "*")
-      return Value(a * b);
-    if (b == 0)
-      fail("division by zero");
-    int64_t q = a / b;
-    if ((a % b != 0) && ((a < 0) != (b < 0)))
-      --q; // Python floors
-    return op == "//" ? Value(q) : Value(a - q * b);
+    return flt ? arithmetic(op, l.asFloat(), r.asFloat()) : arithmetic(op, l.asInt(), r.asInt());
   }
 
   Value eval(const Expr &e) {
