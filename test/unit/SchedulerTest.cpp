@@ -289,6 +289,35 @@ protected:
       *statsOut = (*sch)->stats();
   }
 
+  /// The demo prompt as HF transformers' generate() continued it: its
+  /// first 4 ids, then 48 (test/fixtures/demo/generated_ids.npy). Empty
+  /// when the file does not read.
+  static Case hfDemoCase() {
+    Case h;
+    StatusOr<Tensor> hf = readNpy(kSource + "/test/fixtures/demo/generated_ids.npy");
+    EXPECT_TRUE(hf.isOk()) << hf.status().toString();
+    if (!hf)
+      return h;
+    std::vector<int64_t> hfIds(hf->data<int64_t>(), hf->data<int64_t>() + hf->numElements());
+    EXPECT_EQ(hfIds.size(), 52u);
+    if (hfIds.size() != 52u)
+      return h;
+    h.prompt.assign(hfIds.begin(), hfIds.begin() + 4);
+    h.n = 48;
+    h.expected.assign(hfIds.begin() + 4, hfIds.end());
+    return h;
+  }
+
+  /// The last verse of the Psalms and the demo model's 20 tokens after it:
+  /// " the LORD." and then its EOS (id 0), which it writes between chapters.
+  static Case psalmsEndCase(engine::Engine &e, const tok::Tokenizer &t) {
+    Case c;
+    c.prompt = encode(t, "Let every thing that hath breath praise the LORD. Praise ye");
+    c.n = 20;
+    c.expected = reference(e, c.prompt, c.n);
+    return c;
+  }
+
   std::vector<Case> demoCases(engine::Engine &e, const tok::Tokenizer &t, int64_t n) {
     std::vector<Case> cases;
     for (const std::string &p : demoPrompts()) {
@@ -312,14 +341,8 @@ TEST_F(SchedulerTest, BatchedGreedyMatchesSingleSequenceAndHF) {
   ASSERT_TRUE(tok);
   std::vector<Case> cases = demoCases(*e, *tok, 20);
 
-  StatusOr<Tensor> hf = readNpy(kSource + "/test/fixtures/demo/generated_ids.npy");
-  ASSERT_TRUE(hf.isOk()) << hf.status().toString();
-  std::vector<int64_t> hfIds(hf->data<int64_t>(), hf->data<int64_t>() + hf->numElements());
-  ASSERT_EQ(hfIds.size(), 52u);
-  Case h;
-  h.prompt.assign(hfIds.begin(), hfIds.begin() + 4);
-  h.n = 48;
-  h.expected.assign(hfIds.begin() + 4, hfIds.end());
+  Case h = hfDemoCase();
+  ASSERT_EQ(h.expected.size(), 48u);
   EXPECT_EQ(reference(*e, h.prompt, 48), h.expected) << "single-sequence generate differs from HF";
   cases.push_back(h);
 
@@ -702,10 +725,7 @@ TEST_F(SchedulerTest, SpecialTokensKeptOnRequest) {
   ASSERT_TRUE(e);
   auto tok = tokenizerOf(*e);
   ASSERT_TRUE(tok);
-  std::vector<int64_t> prompt =
-      encode(*tok, "Let every thing that hath breath praise the LORD. Praise ye");
-  const int64_t n = 20;
-  std::vector<int64_t> ref = reference(*e, prompt, n);
+  const auto &[prompt, n, ref] = psalmsEndCase(*e, *tok);
   ASSERT_NE(std::find(ref.begin(), ref.end(), 0), ref.end());
   const std::string eosText = tok->decode({0}, false);
   ASSERT_FALSE(eosText.empty());
@@ -1025,10 +1045,7 @@ TEST_F(SchedulerTest, EosEndsTheRequest) {
   ASSERT_TRUE(e);
   auto tok = tokenizerOf(*e);
   ASSERT_TRUE(tok);
-  std::vector<int64_t> prompt =
-      encode(*tok, "Let every thing that hath breath praise the LORD. Praise ye");
-  const int64_t n = 20;
-  std::vector<int64_t> ref = reference(*e, prompt, n);
+  const auto &[prompt, n, ref] = psalmsEndCase(*e, *tok);
   auto eos = std::find(ref.begin(), ref.end(), 0);
   ASSERT_NE(eos, ref.end()) << "the demo model no longer ends the chapter here";
   serve::SchedulerOptions opts;
@@ -1066,13 +1083,8 @@ TEST_F(SchedulerTest, SpeculativeGreedyMatchesPlainDecoding) {
   auto tok = tokenizerOf(*e);
   ASSERT_TRUE(tok);
   std::vector<Case> cases = demoCases(*e, *tok, 20);
-  StatusOr<Tensor> hf = readNpy(kSource + "/test/fixtures/demo/generated_ids.npy");
-  ASSERT_TRUE(hf.isOk()) << hf.status().toString();
-  std::vector<int64_t> hfIds(hf->data<int64_t>(), hf->data<int64_t>() + hf->numElements());
-  Case h;
-  h.prompt.assign(hfIds.begin(), hfIds.begin() + 4);
-  h.n = 48;
-  h.expected.assign(hfIds.begin() + 4, hfIds.end());
+  Case h = hfDemoCase();
+  ASSERT_EQ(h.expected.size(), 48u);
   cases.push_back(h);
   int64_t generated = 0, largest = 0;
   for (const Case &c : cases) {
@@ -1129,10 +1141,7 @@ TEST_F(SchedulerTest, SpeculativeStopsAndSampling) {
   ASSERT_TRUE(e);
   auto tok = tokenizerOf(*e);
   ASSERT_TRUE(tok);
-  std::vector<int64_t> prompt =
-      encode(*tok, "Let every thing that hath breath praise the LORD. Praise ye");
-  const int64_t n = 20;
-  std::vector<int64_t> ref = reference(*e, prompt, n);
+  const auto &[prompt, n, ref] = psalmsEndCase(*e, *tok);
   auto eos = std::find(ref.begin(), ref.end(), 0);
   ASSERT_NE(eos, ref.end());
   serve::SchedulerOptions opts;

@@ -18,6 +18,9 @@ import sys
 
 from transformers.utils.chat_template_utils import render_jinja_template
 
+sys.path.insert(0, os.path.dirname(__file__))
+from serve_util import chat_templates  # noqa: E402
+
 accel_run, plan, fixtures, work = sys.argv[1:5]
 SPECIAL = {"bos_token": "<s>", "eos_token": "</s>", "unk_token": "<unk>", "pad_token": "<pad>"}
 
@@ -102,13 +105,7 @@ def theirs(source, chat):
 
 failures = []
 checked = 0
-for fname in sorted(os.listdir(fixtures)):
-    if not fname.endswith(".jinja"):
-        continue
-    name = fname[:-len(".jinja")]
-    path = os.path.join(fixtures, fname)
-    with open(path, encoding="utf-8") as f:
-        source = f.read()
+for name, path, source in chat_templates(fixtures):
     rng = random.Random(24)
     cases = [(k, {"messages": m}) for k, m in CONVERSATIONS.items()]
     cases += [(k, {"messages": m}) for k, m in random_conversations(rng, 6).items()]

@@ -25,7 +25,7 @@ import openai
 from transformers import PreTrainedTokenizerFast
 
 sys.path.insert(0, os.path.dirname(__file__))
-from serve_util import Server, check, failures  # noqa: E402
+from serve_util import Server, chat_templates, check, failures  # noqa: E402
 
 accel_run, plan, tokenizer_json, fixtures = sys.argv[1:5]
 SPECIAL = "<|endoftext|>"
@@ -89,13 +89,7 @@ def run_conversations(name, tok, server, client):
 
 
 total = 0
-for fname in sorted(os.listdir(fixtures)):
-    if not fname.endswith(".jinja"):
-        continue
-    name = fname[:-len(".jinja")]
-    path = os.path.join(fixtures, fname)
-    with open(path, encoding="utf-8") as f:
-        source = f.read()
+for name, path, source in chat_templates(fixtures):
     tok = PreTrainedTokenizerFast(tokenizer_file=tokenizer_json, bos_token=SPECIAL,
                                   eos_token=SPECIAL)
     tok.chat_template = source

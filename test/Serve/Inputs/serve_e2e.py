@@ -27,6 +27,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.normpath(os.path.join(HERE, "..", "..", ".."))
 sys.path.insert(0, os.path.join(REPO, "bench"))
 import serve_load  # noqa: E402  (metrics helpers)
+sys.path.insert(0, HERE)
+from serve_util import hf_reference  # noqa: E402
 
 failures = []
 
@@ -35,17 +37,6 @@ def check(cond, what):
     print(("ok   " if cond else "FAIL ") + what, flush=True)
     if not cond:
         failures.append(what)
-
-
-def hf_reference(path):
-    """The prompt and HF's greedy continuation from generated.txt."""
-    text = open(path, encoding="utf-8").read()
-    prompt = re.search(r"^prompt: '(.*)'$", text, re.M).group(1)
-    body = text.split("\ntext:\n", 1)[1]
-    if body.endswith("\n"):
-        body = body[:-1]
-    assert body.startswith(prompt), "generated.txt: the text does not start with the prompt"
-    return prompt, body[len(prompt):]
 
 
 def post_raw(base, path, body, content_type="application/json"):

@@ -15,12 +15,11 @@ the plan as its own draft). One line per check ('ok ' or 'FAIL ').
 import argparse
 import concurrent.futures
 import os
-import re
 import sys
 
 sys.path.insert(0, os.path.dirname(__file__))
 import openai  # noqa: E402
-from serve_util import Server, check, failures, metric, metrics  # noqa: E402
+from serve_util import Server, check, failures, hf_reference, metric, metrics  # noqa: E402
 
 PROMPTS = ["And the LORD spake unto Moses, saying",
            "The LORD is my shepherd",
@@ -29,15 +28,6 @@ PROMPTS = ["And the LORD spake unto Moses, saying",
            "For God so loved the world",
            "Let every thing that hath breath praise the LORD. Praise ye"]
 N = 40
-
-
-def hf_reference(path):
-    text = open(path, encoding="utf-8").read()
-    prompt = re.search(r"^prompt: '(.*)'$", text, re.M).group(1)
-    body = text.split("\ntext:\n", 1)[1]
-    if body.endswith("\n"):
-        body = body[:-1]
-    return prompt, body[len(prompt):]
 
 
 def client_of(server):

@@ -1,4 +1,5 @@
-"""Helpers of the server tests in test/Serve: start accel-run, talk HTTP."""
+"""Helpers of the tests in test/Serve: start accel-run, talk HTTP, read the
+fixtures (HF's generated text, the chat templates)."""
 import http.client
 import json
 import os
@@ -15,6 +16,27 @@ def check(cond, what):
     print(("ok   " if cond else "FAIL ") + what, flush=True)
     if not cond:
         failures.append(what)
+
+
+def hf_reference(path):
+    """The prompt and HF's greedy continuation from generated.txt."""
+    text = open(path, encoding="utf-8").read()
+    prompt = re.search(r"^prompt: '(.*)'$", text, re.M).group(1)
+    body = text.split("\ntext:\n", 1)[1]
+    if body.endswith("\n"):
+        body = body[:-1]
+    assert body.startswith(prompt), "generated.txt: the text does not start with the prompt"
+    return prompt, body[len(prompt):]
+
+
+def chat_templates(folder):
+    """(name, path, source) of every NAME.jinja in `folder`, by name."""
+    for fname in sorted(os.listdir(folder)):
+        if not fname.endswith(".jinja"):
+            continue
+        path = os.path.join(folder, fname)
+        with open(path, encoding="utf-8") as f:
+            yield fname[:-len(".jinja")], path, f.read()
 
 
 class Server:
