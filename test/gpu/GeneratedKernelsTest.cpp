@@ -24,6 +24,7 @@
 #include "accel/Codegen/Codegen.h"
 #include "mlir/IR/MLIRContext.h"
 #endif
+#include "ExecutorComparison.h"
 #include "GpuTestContext.h"
 #include "runtime/cpu/CpuExecutor.h"
 #include "runtime/cuda/CudaDriver.h"
@@ -38,6 +39,7 @@
 #include <cstring>
 #include <fstream>
 #include <functional>
+#include <iterator>
 #include <sstream>
 
 using namespace accel::rt;
@@ -331,77 +333,24 @@ std::string planBytes(const std::string &name, const std::function<std::string()
 
 /// Runs the plan through both executors on one ragged batch (three
 /// sequences; prefill chunks, then decode tokens); the largest
-/// |gpu - cpu| / max |cpu| over the steps.
+/// |gpu - cpu| / max |cpu| over the steps (test::compareExecutors).
 double compareBackends(const std::string &bytes, DType dtype, std::string *described) {
-  StatusOr<std::shared_ptr<const plan::PlanFile>> p = plan::PlanFile::fromBytes(bytes, "t.plan");
-  EXPECT_TRUE(p) << p.status().message();
-  if (!p)
-    return 1e9;
-  StatusOr<std::unique_ptr<engine::CpuExecutor>> cpu = engine::CpuExecutor::create(*p);
-  EXPECT_TRUE(cpu) << cpu.status().message();
-  engine::GpuExecutorOptions o;
-  o.dtype = dtype;
-  StatusOr<std::unique_ptr<engine::GpuExecutor>> gpu = engine::GpuExecutor::create(*p, o);
-  EXPECT_TRUE(gpu) << gpu.status().message();
-  if (!cpu || !gpu)
-    return 1e9;
-  *described = (*gpu)->describe();
-  kv::KVCacheConfig cfg;
-  cfg.numLayers = 1;
-  cfg.numKvHeads = 1;
-  cfg.headDim = 4;
-  cfg.blockSize = 4;
-  cfg.numBlocks = 64;
-  StatusOr<std::unique_ptr<kv::BlockPool>> pool = kv::BlockPool::create(cfg);
-  EXPECT_TRUE(pool) << pool.status().message();
-  if (!pool)
-    return 1e9;
-  struct Seq {
+  struct Shape {
     int64_t len, first; // tokens, then 1 a step
   };
-  const std::vector<Seq> seqs = {{9, 4}, {6, 6}, {13, 1}};
-  std::vector<kv::SequenceKV> kvs(seqs.size());
-  std::vector<int64_t> done(seqs.size(), 0);
-  double worst = 0;
-  for (int step = 0;; ++step) {
-    std::vector<kv::StepSequence> batch;
-    std::vector<int64_t> ids;
-    for (size_t i = 0; i < seqs.size(); ++i) {
-      if (done[i] >= seqs[i].len)
-        continue;
-      const int64_t c = std::min(step == 0 ? seqs[i].first : 1, seqs[i].len - done[i]);
-      batch.push_back({&kvs[i], c});
-      for (int64_t t = 0; t < c; ++t)
-        ids.push_back((done[i] + t) * 5 % kVocab + int64_t(i));
-      done[i] += c;
-    }
-    if (batch.empty())
-      break;
-    StatusOr<kv::StepMetadata> meta = kv::prepareStep(**pool, batch);
-    EXPECT_TRUE(meta) << meta.status().message();
-    if (!meta)
-      return 1e9;
-    for (int64_t &id : ids)
-      id %= kVocab;
-    Tensor tokens = *Tensor::fromVector<int64_t>({int64_t(ids.size())}, ids);
-    StatusOr<Tensor> want = (*cpu)->run(tokens, **pool, *meta);
-    StatusOr<Tensor> got = (*gpu)->run(tokens, **pool, *meta);
-    EXPECT_TRUE(want) << want.status().message();
-    EXPECT_TRUE(got) << got.status().message();
-    if (!want || !got || want->numElements() != got->numElements())
-      return 1e9;
-    Tensor w = want->toF32();
-    double maxRef = 0, maxErr = 0;
-    for (int64_t i = 0; i < w.numElements(); ++i) {
-      const float a = got->data<float>()[i], r = w.data<float>()[i];
-      if (!std::isfinite(a))
-        return 1e9;
-      maxRef = std::max(maxRef, double(std::fabs(r)));
-      maxErr = std::max(maxErr, double(std::fabs(a - r)));
-    }
-    worst = std::max(worst, maxRef > 0 ? maxErr / maxRef : maxErr);
+  const Shape shapes[] = {{9, 4}, {6, 6}, {13, 1}};
+  std::vector<test::Seq> seqs;
+  for (size_t i = 0; i < std::size(shapes); ++i) {
+    test::Seq s{{}, {shapes[i].first, 1}};
+    for (int64_t p = 0; p < shapes[i].len; ++p)
+      s.ids.push_back((p * 5 % kVocab + int64_t(i)) % kVocab);
+    seqs.push_back(std::move(s));
   }
-  return worst;
+  test::Comparison how;
+  how.logFallbacks = true;
+  how.numBlocks = 64;
+  how.described = described;
+  return test::compareExecutors(bytes, dtype, seqs, how);
 }
 
 using test::gpuAvailable;

@@ -14,6 +14,7 @@
 // Label `gpu`: without a GPU every test reports SKIPPED.
 //
 //===----------------------------------------------------------------------===//
+#include "ExecutorComparison.h"
 #include "GpuTestContext.h"
 #include "runtime/cpu/CpuExecutor.h"
 #include "runtime/cuda/CudaDriver.h"
@@ -504,24 +505,10 @@ std::string onnxPlan() {
   return finish(b, ids, logitsStep(b, flat, h / 2));
 }
 
-/// The KV geometry of `plan` with a pool of `numBlocks` blocks.
-kv::KVCacheConfig kvConfigOf(const plan::PlanFile &plan, int64_t numBlocks) {
-  const auto &kvc = plan.metadata().kv_cache();
-  kv::KVCacheConfig cfg;
-  cfg.numLayers = kvc.num_layers();
-  cfg.numKvHeads = kvc.num_kv_heads();
-  cfg.headDim = kvc.head_dim();
-  cfg.blockSize = kvc.block_size();
-  cfg.numBlocks = numBlocks;
-  if (std::optional<DType> dt = dtypeFromName(kvc.dtype()); dt && *dt == DType::kF8E4M3FN)
-    cfg.dtype = *dt; // the CPU's pool holds what the GPU's does
-  return cfg;
-}
-
-struct Seq {
-  std::vector<int64_t> ids;
-  std::vector<int64_t> chunks; // tokens per step; the last repeats
-};
+using test::compareGraphDecode;
+using test::GraphRun;
+using test::kvConfigOf;
+using test::Seq;
 
 /// The GPU executor's default tuning, whatever $ACCEL_GPU_DECODE_SPLIT says,
 /// with `decodeSplit` keys per split-KV chunk (tests use 4 and 5 to split
@@ -532,91 +519,23 @@ engine::GpuTuning tuning(int64_t decodeSplit = kDefaultDecodeSplit) {
   return t;
 }
 
-/// Runs both executors step by step on the same metadata; returns the
-/// largest |gpu - cpu| / max |cpu| over all steps. The GPU executor runs
-/// with `tune`.
-/// With cpuOnly, runs the CPU backend alone (checks the plan itself).
-double compareBackends(const std::string &bytes, DType dtype, std::vector<Seq> seqs,
+/// test::compareExecutors: the largest |gpu - cpu| / max |cpu| over all
+/// steps, the GPU executor with `tune`. With cpuOnly, runs the CPU backend
+/// alone (checks the plan itself).
+double compareBackends(const std::string &bytes, DType dtype, const std::vector<Seq> &seqs,
                        const engine::GpuTuning &tune, std::set<std::string> *fallbacks = nullptr,
                        bool cpuOnly = false) {
-  StatusOr<std::shared_ptr<const plan::PlanFile>> p = plan::PlanFile::fromBytes(bytes, "t.plan");
-  EXPECT_TRUE(p) << p.status().message();
-  if (!p)
-    return 1e9;
-  StatusOr<std::unique_ptr<engine::CpuExecutor>> cpu = engine::CpuExecutor::create(*p);
-  EXPECT_TRUE(cpu) << cpu.status().message();
-  engine::GpuExecutorOptions o;
-  o.dtype = dtype;
-  o.logFallbacks = false;
-  o.tuning = tune;
-  StatusOr<std::unique_ptr<engine::GpuExecutor>> gpu =
-      cpuOnly ? StatusOr<std::unique_ptr<engine::GpuExecutor>>(unavailable("cpu only"))
-              : engine::GpuExecutor::create(*p, o);
-  if (!cpuOnly) {
-    EXPECT_TRUE(gpu) << gpu.status().message();
-  }
-  if (!cpu || (!cpuOnly && !gpu))
-    return 1e9;
-  kv::KVCacheConfig cfg = kvConfigOf(**p, 256);
-  StatusOr<std::unique_ptr<kv::BlockPool>> pool = kv::BlockPool::create(cfg);
-  EXPECT_TRUE(pool) << pool.status().message();
-  std::vector<kv::SequenceKV> kvs(seqs.size());
-  std::vector<size_t> done(seqs.size(), 0);
-  double worst = 0;
-  for (int step = 0;; ++step) {
-    std::vector<kv::StepSequence> batch;
-    std::vector<int64_t> ids;
-    for (size_t i = 0; i < seqs.size(); ++i) {
-      if (done[i] >= seqs[i].ids.size())
-        continue;
-      int64_t c = seqs[i].chunks[std::min(size_t(step), seqs[i].chunks.size() - 1)];
-      c = std::min<int64_t>(c, int64_t(seqs[i].ids.size() - done[i]));
-      batch.push_back({&kvs[i], c});
-      ids.insert(ids.end(), seqs[i].ids.begin() + int64_t(done[i]),
-                 seqs[i].ids.begin() + int64_t(done[i]) + c);
-      done[i] += size_t(c);
-    }
-    if (batch.empty())
-      break;
-    StatusOr<kv::StepMetadata> meta = kv::prepareStep(**pool, batch);
-    EXPECT_TRUE(meta) << meta.status().message();
-    if (!meta)
-      return 1e9;
-    Tensor tokens = *Tensor::fromVector<int64_t>({int64_t(ids.size())}, ids);
-    StatusOr<Tensor> want = (*cpu)->run(tokens, **pool, *meta);
-    EXPECT_TRUE(want) << want.status().message();
-    if (cpuOnly) {
-      if (!want)
-        return 1e9;
-      continue;
-    }
-    StatusOr<Tensor> got = (*gpu)->run(tokens, **pool, *meta);
-    EXPECT_TRUE(got) << got.status().message();
-    if (!want || !got)
-      return 1e9;
-    Tensor w = want->toF32();
-    EXPECT_EQ(w.numElements(), got->numElements()) << "step " << step;
-    if (w.numElements() != got->numElements())
-      return 1e9;
-    double maxRef = 0, maxErr = 0;
-    for (int64_t i = 0; i < w.numElements(); ++i) {
-      const float a = got->data<float>()[i], r = w.data<float>()[i];
-      if (!std::isfinite(a))
-        return 1e9;
-      maxRef = std::max(maxRef, double(std::fabs(r)));
-      maxErr = std::max(maxErr, double(std::fabs(a - r)));
-    }
-    worst = std::max(worst, maxRef > 0 ? maxErr / maxRef : maxErr);
-  }
-  if (fallbacks && !cpuOnly)
-    *fallbacks = (*gpu)->fallbacks();
-  return worst;
+  test::Comparison how;
+  how.tune = tune;
+  how.fallbacks = fallbacks;
+  how.cpuOnly = cpuOnly;
+  return test::compareExecutors(bytes, dtype, seqs, how);
 }
 
 /// compareBackends with the default tuning.
-double compareBackends(const std::string &bytes, DType dtype, std::vector<Seq> seqs,
+double compareBackends(const std::string &bytes, DType dtype, const std::vector<Seq> &seqs,
                        std::set<std::string> *fallbacks = nullptr, bool cpuOnly = false) {
-  return compareBackends(bytes, dtype, std::move(seqs), tuning(), fallbacks, cpuOnly);
+  return compareBackends(bytes, dtype, seqs, tuning(), fallbacks, cpuOnly);
 }
 
 std::vector<Seq> raggedBatch(size_t scale = 1) {
@@ -630,105 +549,7 @@ std::vector<Seq> raggedBatch(size_t scale = 1) {
   return {{ids(9 * scale, 1), {4, 1}}, {ids(6 * scale, 2), {6, 1}}, {ids(13 * scale, 3), {1, 3}}};
 }
 
-using test::gpuAvailable;
-
-/// Graph replays against eager runs of the same decode steps (and the CPU).
-struct GraphRun {
-  double graphVsEager = 1e9; // max |graph - eager| / max |eager| over decode steps
-  double graphVsCpu = 1e9;   // the same against CpuExecutor
-  size_t graphs = 0;         // graphs the executor captured
-  std::string off;           // why graphs are off ("" when on)
-};
-
-/// `batch` sequences with prompts of promptLen(i) tokens prefill in one
-/// (eager) step, then `decodeSteps` decode steps of every sequence: each
-/// step through a GpuExecutor with CUDA graphs, one without, and the CPU;
-/// both GPU executors run with `tune`.
-GraphRun compareGraphDecode(const std::string &bytes, DType dtype, int64_t batch,
-                            const std::function<int64_t(int64_t)> &promptLen,
-                            int64_t decodeSteps, int64_t graphMaxBatch = 64,
-                            const engine::GpuTuning &tune = tuning()) {
-  GraphRun r;
-  StatusOr<std::shared_ptr<const plan::PlanFile>> p = plan::PlanFile::fromBytes(bytes, "t.plan");
-  EXPECT_TRUE(p) << p.status().message();
-  if (!p)
-    return r;
-  StatusOr<std::unique_ptr<engine::CpuExecutor>> cpu = engine::CpuExecutor::create(*p);
-  engine::GpuExecutorOptions o;
-  o.dtype = dtype;
-  o.logFallbacks = false;
-  o.graphMaxBatch = graphMaxBatch;
-  o.tuning = tune;
-  StatusOr<std::unique_ptr<engine::GpuExecutor>> graph = engine::GpuExecutor::create(*p, o);
-  o.cudaGraphs = false;
-  StatusOr<std::unique_ptr<engine::GpuExecutor>> eager = engine::GpuExecutor::create(*p, o);
-  EXPECT_TRUE(cpu && graph && eager);
-  if (!cpu || !graph || !eager)
-    return r;
-  EXPECT_EQ((*eager)->graphsOffReason(), "--enforce-eager");
-  kv::KVCacheConfig cfg = kvConfigOf(**p, 256);
-  // One host pool: the CPU's cache and the block allocator of both GPU
-  // executors (each keeps its own device cache of the same geometry).
-  StatusOr<std::unique_ptr<kv::BlockPool>> pool = kv::BlockPool::create(cfg);
-  EXPECT_TRUE(pool);
-  if (!pool)
-    return r;
-  std::vector<kv::SequenceKV> kvs(static_cast<size_t>(batch));
-  double worstGE = 0, worstGC = 0;
-  for (int64_t step = 0; step <= decodeSteps; ++step) {
-    std::vector<kv::StepSequence> b;
-    std::vector<int64_t> ids;
-    for (int64_t i = 0; i < batch; ++i) {
-      const int64_t n = step == 0 ? promptLen(i) : 1;
-      b.push_back({&kvs[size_t(i)], n});
-      for (int64_t t = 0; t < n; ++t)
-        ids.push_back((i * 5 + step * 3 + t * 7) % kVocab);
-    }
-    StatusOr<kv::StepMetadata> meta = kv::prepareStep(**pool, b);
-    EXPECT_TRUE(meta) << meta.status().message();
-    if (!meta)
-      return r;
-    Tensor tokens = *Tensor::fromVector<int64_t>({int64_t(ids.size())}, ids);
-    StatusOr<Tensor> want = (*cpu)->run(tokens, **pool, *meta);
-    StatusOr<Tensor> got = (*graph)->run(tokens, **pool, *meta);
-    StatusOr<Tensor> ref = (*eager)->run(tokens, **pool, *meta);
-    EXPECT_TRUE(want && got && ref) << "step " << step << ": "
-                                    << (!got ? got.status().message()
-                                             : !ref ? ref.status().message() : "cpu");
-    if (!want || !got || !ref)
-      return r;
-    if (step == 0)
-      continue; // a prefill: eager in both
-    Tensor w = want->toF32();
-    EXPECT_EQ(got->shape(), ref->shape()) << "step " << step;
-    if (got->numElements() != ref->numElements() || got->numElements() != w.numElements())
-      return r;
-    double maxRef = 0, maxW = 0, errGE = 0, errGC = 0;
-    for (int64_t k = 0; k < got->numElements(); ++k) {
-      const float g = got->data<float>()[k], e = ref->data<float>()[k], c = w.data<float>()[k];
-      if (!std::isfinite(g))
-        return r;
-      maxRef = std::max(maxRef, double(std::fabs(e)));
-      maxW = std::max(maxW, double(std::fabs(c)));
-      errGE = std::max(errGE, double(std::fabs(g - e)));
-      errGC = std::max(errGC, double(std::fabs(g - c)));
-    }
-    worstGE = std::max(worstGE, maxRef > 0 ? errGE / maxRef : errGE);
-    worstGC = std::max(worstGC, maxW > 0 ? errGC / maxW : errGC);
-  }
-  r.graphVsEager = worstGE;
-  r.graphVsCpu = worstGC;
-  r.graphs = (*graph)->numGraphs();
-  r.off = (*graph)->graphsOffReason();
-  return r;
-}
-
-#define REQUIRE_GPU()                                                                       \
-  do {                                                                                      \
-    std::string why;                                                                        \
-    if (!gpuAvailable(&why))                                                                \
-      GTEST_SKIP() << why;                                                                  \
-  } while (0)
+#define REQUIRE_GPU() ACCEL_REQUIRE_GPU()
 
 } // namespace
 

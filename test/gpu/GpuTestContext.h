@@ -3,7 +3,8 @@
 // Kernel tests (FlashPrefillTest, GreedyTest, GemvTest) launch the runtime's
 // kernels directly: they share one GpuContext on device 0 per process, made
 // the first time it is asked for. Without a GPU (or without kernels built
-// in) it is null and `why` says why, for GTEST_SKIP.
+// in) it is null and `why` says why, for GTEST_SKIP. Plan tests only ask
+// whether there is a GPU (gpuAvailable, ACCEL_REQUIRE_GPU).
 //
 //===----------------------------------------------------------------------===//
 #ifndef ACCEL_TEST_GPU_GPUTESTCONTEXT_H
@@ -61,6 +62,16 @@ inline gpu::GpuContext *gpuTestContext(std::string *why) {
 }
 
 } // namespace accel::rt::test
+
+/// In a gtest body: the test reports SKIPPED with the reason unless the
+/// driver sees a GPU (the plan tests, whose executors make their own
+/// contexts).
+#define ACCEL_REQUIRE_GPU()                                                                 \
+  do {                                                                                      \
+    std::string accelNoGpuWhy;                                                              \
+    if (!::accel::rt::test::gpuAvailable(&accelNoGpuWhy))                                   \
+      GTEST_SKIP() << accelNoGpuWhy;                                                        \
+  } while (0)
 
 /// In a gtest body: `var` is the process's GpuContext, or the test reports
 /// SKIPPED with the reason.

@@ -27,6 +27,7 @@
 // quantised experts and the routing claims run everywhere.
 //
 //===----------------------------------------------------------------------===//
+#include "ExecutorComparison.h"
 #include "GpuTestContext.h"
 #include "runtime/cpu/CpuExecutor.h"
 #include "runtime/cpu/transformer/Moe.h"
@@ -631,100 +632,35 @@ Case executorCase() {
   return c;
 }
 
-kv::KVCacheConfig kvConfigOf(const plan::PlanFile &plan, int64_t numBlocks) {
-  const auto &kvc = plan.metadata().kv_cache();
-  kv::KVCacheConfig cfg;
-  cfg.numLayers = kvc.num_layers();
-  cfg.numKvHeads = kvc.num_kv_heads();
-  cfg.headDim = kvc.head_dim();
-  cfg.blockSize = kvc.block_size();
-  cfg.numBlocks = numBlocks;
-  return cfg;
-}
-
 struct Seq {
   int64_t len;
   std::vector<int64_t> chunks; // tokens per step; the last repeats
 };
 
-/// Both executors step by step on the same metadata: the largest |gpu -
-/// cpu| / max |cpu| over all steps (printed per step).
+/// Both executors step by step on the same metadata
+/// (test::compareExecutors): the largest |gpu - cpu| / max |cpu| over all
+/// steps (printed per step).
 double compareBackends(const std::string &bytes, DType dtype, const std::vector<Seq> &seqs,
                        const engine::GpuTuning &tune, const char *label) {
-  StatusOr<std::shared_ptr<const plan::PlanFile>> p = plan::PlanFile::fromBytes(bytes, "m.plan");
-  EXPECT_TRUE(p) << p.status().message();
-  if (!p)
-    return 1e9;
-  StatusOr<std::unique_ptr<engine::CpuExecutor>> cpu = engine::CpuExecutor::create(*p);
-  engine::GpuExecutorOptions o;
-  o.dtype = dtype;
-  o.logFallbacks = false;
-  o.tuning = tune;
-  StatusOr<std::unique_ptr<engine::GpuExecutor>> gpu = engine::GpuExecutor::create(*p, o);
-  EXPECT_TRUE(cpu) << cpu.status().message();
-  EXPECT_TRUE(gpu) << gpu.status().message();
-  if (!cpu || !gpu)
-    return 1e9;
-  StatusOr<std::unique_ptr<kv::BlockPool>> pool = kv::BlockPool::create(kvConfigOf(**p, 512));
-  EXPECT_TRUE(pool) << pool.status().message();
-  if (!pool)
-    return 1e9;
-  std::vector<kv::SequenceKV> kvs(seqs.size());
-  std::vector<int64_t> done(seqs.size(), 0);
-  double worst = 0;
-  for (int step = 0;; ++step) {
-    std::vector<kv::StepSequence> batch;
-    std::vector<int64_t> ids;
-    for (size_t i = 0; i < seqs.size(); ++i) {
-      if (done[i] >= seqs[i].len)
-        continue;
-      int64_t n = seqs[i].chunks[std::min(size_t(step), seqs[i].chunks.size() - 1)];
-      n = std::min(n, seqs[i].len - done[i]);
-      batch.push_back({&kvs[i], n});
-      for (int64_t t = 0; t < n; ++t)
-        ids.push_back((int64_t(i) * 13 + (done[i] + t) * 7 + (done[i] + t) * (done[i] + t) % 11) %
-                      kVocab);
-      done[i] += n;
-    }
-    if (batch.empty())
-      break;
-    StatusOr<kv::StepMetadata> meta = kv::prepareStep(**pool, batch);
-    EXPECT_TRUE(meta) << meta.status().message();
-    if (!meta)
-      return 1e9;
-    Tensor tokens = *Tensor::fromVector<int64_t>({int64_t(ids.size())}, ids);
-    StatusOr<Tensor> want = (*cpu)->run(tokens, **pool, *meta);
-    StatusOr<Tensor> got = (*gpu)->run(tokens, **pool, *meta);
-    EXPECT_TRUE(want) << want.status().message();
-    EXPECT_TRUE(got) << label << " step " << step << ": " << got.status().message();
-    if (!want || !got)
-      return 1e9;
-    Tensor w = want->toF32();
-    EXPECT_EQ(w.numElements(), got->numElements()) << "step " << step;
-    if (w.numElements() != got->numElements())
-      return 1e9;
-    double maxRef = 0, maxErr = 0;
-    for (int64_t i = 0; i < w.numElements(); ++i) {
-      const float a = got->data<float>()[i], r = w.data<float>()[i];
-      if (!std::isfinite(a))
-        return 1e9;
-      maxRef = std::max(maxRef, double(std::fabs(r)));
-      maxErr = std::max(maxErr, double(std::fabs(a - r)));
-    }
-    const double rel = maxRef > 0 ? maxErr / maxRef : maxErr;
-    std::printf("[moe-plan] %s %s step %d: %zu tokens, err/max|ref| %.3g\n", label,
-                dtypeName(dtype), step, ids.size(), rel);
-    worst = std::max(worst, rel);
+  std::vector<test::Seq> batch;
+  for (size_t i = 0; i < seqs.size(); ++i) {
+    test::Seq s{{}, seqs[i].chunks};
+    for (int64_t p = 0; p < seqs[i].len; ++p)
+      s.ids.push_back((int64_t(i) * 13 + p * 7 + p * p % 11) % kVocab);
+    batch.push_back(std::move(s));
   }
-  return worst;
+  SCOPED_TRACE(label);
+  test::Comparison how;
+  how.tune = tune;
+  how.numBlocks = 512;
+  how.onStep = [&](int step, size_t tokens, double err) {
+    std::printf("[moe-plan] %s %s step %d: %zu tokens, err/max|ref| %.3g\n", label,
+                dtypeName(dtype), step, tokens, err);
+  };
+  return test::compareExecutors(bytes, dtype, batch, how);
 }
 
-#define REQUIRE_GPU()                                                                       \
-  do {                                                                                      \
-    std::string why;                                                                        \
-    if (!test::gpuAvailable(&why))                                                          \
-      GTEST_SKIP() << why;                                                                  \
-  } while (0)
+#define REQUIRE_GPU() ACCEL_REQUIRE_GPU()
 
 // A ragged batch through the executor: a 300-token prompt in one step (the
 // cuBLASLt path), short prompts in chunks and decode tokens mixed (the
@@ -744,83 +680,13 @@ TEST(MoeGpuPlan, RaggedBatchMatchesCpu) {
   EXPECT_LE(compareBackends(plan, DType::kF32, seqs, t, "all-gemv"), 1e-4);
 }
 
-struct GraphRun {
-  double graphVsEager = 1e9, graphVsCpu = 1e9;
-  size_t graphs = 0;
-  std::string off;
-};
-
 /// `batch` sequences prefill prompts of 3 + i % 5 tokens (eager), then
 /// `decodeSteps` decode steps, each through an executor with CUDA graphs,
-/// one without and the CPU.
-GraphRun compareGraphDecode(const std::string &bytes, DType dtype, int64_t batch,
-                            int64_t decodeSteps) {
-  GraphRun r;
-  StatusOr<std::shared_ptr<const plan::PlanFile>> p = plan::PlanFile::fromBytes(bytes, "g.plan");
-  EXPECT_TRUE(p) << p.status().message();
-  if (!p)
-    return r;
-  StatusOr<std::unique_ptr<engine::CpuExecutor>> cpu = engine::CpuExecutor::create(*p);
-  engine::GpuExecutorOptions o;
-  o.dtype = dtype;
-  o.logFallbacks = false;
-  o.graphMaxBatch = 64;
-  StatusOr<std::unique_ptr<engine::GpuExecutor>> graph = engine::GpuExecutor::create(*p, o);
-  o.cudaGraphs = false;
-  StatusOr<std::unique_ptr<engine::GpuExecutor>> eager = engine::GpuExecutor::create(*p, o);
-  EXPECT_TRUE(cpu && graph && eager);
-  if (!cpu || !graph || !eager)
-    return r;
-  StatusOr<std::unique_ptr<kv::BlockPool>> pool = kv::BlockPool::create(kvConfigOf(**p, 256));
-  EXPECT_TRUE(pool);
-  if (!pool)
-    return r;
-  std::vector<kv::SequenceKV> kvs(static_cast<size_t>(batch));
-  double worstGE = 0, worstGC = 0;
-  for (int64_t step = 0; step <= decodeSteps; ++step) {
-    std::vector<kv::StepSequence> b;
-    std::vector<int64_t> ids;
-    for (int64_t i = 0; i < batch; ++i) {
-      const int64_t n = step == 0 ? 3 + i % 5 : 1;
-      b.push_back({&kvs[size_t(i)], n});
-      for (int64_t t = 0; t < n; ++t)
-        ids.push_back((i * 5 + step * 3 + t * 7) % kVocab);
-    }
-    StatusOr<kv::StepMetadata> meta = kv::prepareStep(**pool, b);
-    EXPECT_TRUE(meta) << meta.status().message();
-    if (!meta)
-      return r;
-    Tensor tokens = *Tensor::fromVector<int64_t>({int64_t(ids.size())}, ids);
-    StatusOr<Tensor> want = (*cpu)->run(tokens, **pool, *meta);
-    StatusOr<Tensor> got = (*graph)->run(tokens, **pool, *meta);
-    StatusOr<Tensor> ref = (*eager)->run(tokens, **pool, *meta);
-    EXPECT_TRUE(want && got && ref) << "step " << step << ": "
-                                    << (!got ? got.status().message()
-                                             : !ref ? ref.status().message() : "cpu");
-    if (!want || !got || !ref)
-      return r;
-    if (step == 0)
-      continue; // a prefill: eager in both
-    Tensor w = want->toF32();
-    if (got->numElements() != ref->numElements() || got->numElements() != w.numElements())
-      return r;
-    double maxRef = 0, maxW = 0, errGE = 0, errGC = 0;
-    for (int64_t k = 0; k < got->numElements(); ++k) {
-      const float g = got->data<float>()[k], e = ref->data<float>()[k], c = w.data<float>()[k];
-      if (!std::isfinite(g))
-        return r;
-      maxRef = std::max(maxRef, double(std::fabs(e)));
-      maxW = std::max(maxW, double(std::fabs(c)));
-      errGE = std::max(errGE, double(std::fabs(g - e)));
-      errGC = std::max(errGC, double(std::fabs(g - c)));
-    }
-    worstGE = std::max(worstGE, maxRef > 0 ? errGE / maxRef : errGE);
-    worstGC = std::max(worstGC, maxW > 0 ? errGC / maxW : errGC);
-  }
-  r.graphVsEager = worstGE;
-  r.graphVsCpu = worstGC;
-  r.graphs = (*graph)->numGraphs();
-  r.off = (*graph)->graphsOffReason();
+/// one without and the CPU (test::compareGraphDecode); prints the result.
+test::GraphRun compareGraphDecode(const std::string &bytes, DType dtype, int64_t batch,
+                                  int64_t decodeSteps) {
+  test::GraphRun r = test::compareGraphDecode(
+      bytes, dtype, batch, [](int64_t i) { return 3 + i % 5; }, decodeSteps);
   std::printf("[moe-graph] %s batch %lld: %zu graphs%s, graph vs eager %.3g, graph vs cpu %.3g\n",
               dtypeName(dtype), (long long)batch, r.graphs,
               r.off.empty() ? "" : (" (off: " + r.off + ")").c_str(), r.graphVsEager,
@@ -836,7 +702,7 @@ TEST(MoeGpuPlan, DecodeGraphsMatchEagerAndCpu) {
   const std::string plan = executorPlan(executorCase());
   for (DType dt : {DType::kF32, DType::kBF16})
     for (int64_t batch : {1, 4, 16, 3}) {
-      GraphRun r = compareGraphDecode(plan, dt, batch, 5);
+      test::GraphRun r = compareGraphDecode(plan, dt, batch, 5);
       EXPECT_EQ(r.off, "") << dtypeName(dt) << " batch " << batch;
       EXPECT_GE(r.graphs, 1u) << dtypeName(dt) << " batch " << batch;
       if (batch == 3) // the LM head's GEMM runs 4 rows in the graph, 3 eager
