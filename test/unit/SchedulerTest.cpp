@@ -134,6 +134,17 @@ protected:
     }
   }
 
+  /// The demo plan's engine and tokenizer: a test begins with
+  /// ASSERT_NO_FATAL_FAILURE(openDemo()).
+  std::unique_ptr<engine::Engine> e;
+  std::shared_ptr<const tok::Tokenizer> tok;
+  void openDemo() {
+    e = openEngine(plans().demo);
+    ASSERT_TRUE(e);
+    tok = tokenizerOf(*e);
+    ASSERT_TRUE(tok);
+  }
+
   static std::unique_ptr<engine::Engine> openEngine(const std::string &path) {
     StatusOr<std::unique_ptr<engine::Engine>> e = engine::Engine::open(path);
     EXPECT_TRUE(e.isOk()) << e.status().toString();
@@ -335,10 +346,7 @@ protected:
 // N different prompts at once give exactly the single-sequence greedy
 // tokens; the demo prompt also matches HF transformers' generate().
 TEST_F(SchedulerTest, BatchedGreedyMatchesSingleSequenceAndHF) {
-  auto e = openEngine(plans().demo);
-  ASSERT_TRUE(e);
-  auto tok = tokenizerOf(*e);
-  ASSERT_TRUE(tok);
+  ASSERT_NO_FATAL_FAILURE(openDemo());
   std::vector<Case> cases = demoCases(*e, *tok, 20);
 
   Case h = hfDemoCase();
@@ -388,10 +396,7 @@ TEST_F(SchedulerTest, BatchedGreedyOnLlamaFixture) {
 
 // Chunked prefill: a token budget smaller than the prompts.
 TEST_F(SchedulerTest, ChunkedPrefillGivesTheSameTokens) {
-  auto e = openEngine(plans().demo);
-  ASSERT_TRUE(e);
-  auto tok = tokenizerOf(*e);
-  ASSERT_TRUE(tok);
+  ASSERT_NO_FATAL_FAILURE(openDemo());
   std::vector<Case> cases = demoCases(*e, *tok, 10);
   for (int64_t budget : {5, 16}) {
     serve::SchedulerOptions opts;
@@ -416,10 +421,7 @@ TEST_F(SchedulerTest, ChunkedPrefillGivesTheSameTokens) {
 // A pool too small for every sequence at once: the newest is preempted and
 // recomputed later, and the output does not change.
 TEST_F(SchedulerTest, PreemptionUnderATinyPoolKeepsTheTokens) {
-  auto e = openEngine(plans().demo);
-  ASSERT_TRUE(e);
-  auto tok = tokenizerOf(*e);
-  ASSERT_TRUE(tok);
+  ASSERT_NO_FATAL_FAILURE(openDemo());
   std::vector<Case> cases = demoCases(*e, *tok, 24);
   int64_t largest = 0;
   for (const Case &c : cases)
@@ -441,10 +443,7 @@ TEST_F(SchedulerTest, PreemptionUnderATinyPoolKeepsTheTokens) {
 
 // A second request sharing a long prefix reuses the first one's blocks.
 TEST_F(SchedulerTest, PrefixCachingSharesFullBlocks) {
-  auto e = openEngine(plans().demo);
-  ASSERT_TRUE(e);
-  auto tok = tokenizerOf(*e);
-  ASSERT_TRUE(tok);
+  ASSERT_NO_FATAL_FAILURE(openDemo());
   std::vector<int64_t> shared = encode(
       *tok, "And the LORD spake unto Moses, saying, Speak unto the children of Israel, and say "
             "unto them, When ye be come into the land which I give unto you");
@@ -520,10 +519,7 @@ serve::BlockHash depthOnlyHash(const serve::BlockHash &parent, const int64_t *, 
 }
 
 TEST_F(SchedulerTest, PrefixCacheHitsAreVerifiedNotTrusted) {
-  auto e = openEngine(plans().demo);
-  ASSERT_TRUE(e);
-  auto tok = tokenizerOf(*e);
-  ASSERT_TRUE(tok);
+  ASSERT_NO_FATAL_FAILURE(openDemo());
   std::vector<int64_t> a = encode(
       *tok, "And the LORD spake unto Moses, saying, Speak unto the children of Israel, and say "
             "unto them, When ye be come into the land which I give unto you, then shall the "
@@ -568,10 +564,7 @@ TEST_F(SchedulerTest, PrefixCacheHitsAreVerifiedNotTrusted) {
 // vLLM's request extensions, greedy on the demo model, against references
 // computed from the logits directly.
 TEST_F(SchedulerTest, StopTokenIdsMinTokensAllowedAndBadWords) {
-  auto e = openEngine(plans().demo);
-  ASSERT_TRUE(e);
-  auto tok = tokenizerOf(*e);
-  ASSERT_TRUE(tok);
+  ASSERT_NO_FATAL_FAILURE(openDemo());
   const std::vector<int64_t> prompt = encode(*tok, "And God said, Let there be");
   const int64_t n = 16;
   const std::vector<int64_t> ref = reference(*e, prompt, n);
@@ -721,10 +714,7 @@ TEST_F(SchedulerTest, StopTokenIdsMinTokensAllowedAndBadWords) {
 
 // skip_special_tokens: false keeps the text of special tokens (the EOS).
 TEST_F(SchedulerTest, SpecialTokensKeptOnRequest) {
-  auto e = openEngine(plans().demo);
-  ASSERT_TRUE(e);
-  auto tok = tokenizerOf(*e);
-  ASSERT_TRUE(tok);
+  ASSERT_NO_FATAL_FAILURE(openDemo());
   const auto &[prompt, n, ref] = psalmsEndCase(*e, *tok);
   ASSERT_NE(std::find(ref.begin(), ref.end(), 0), ref.end());
   const std::string eosText = tok->decode({0}, false);
@@ -854,10 +844,7 @@ TEST_F(SchedulerTest, AdmissionErrors) {
 // Stop strings end the text just before them and never leak a prefix of
 // one; deltas never split a UTF-8 character; EOS ends a request.
 TEST_F(SchedulerTest, StopStringsEosAndLogprobs) {
-  auto e = openEngine(plans().demo);
-  ASSERT_TRUE(e);
-  auto tok = tokenizerOf(*e);
-  ASSERT_TRUE(tok);
+  ASSERT_NO_FATAL_FAILURE(openDemo());
   StatusOr<Tensor> hf = readNpy(kSource + "/test/fixtures/demo/generated_ids.npy");
   ASSERT_TRUE(hf.isOk());
   std::vector<int64_t> ids(hf->data<int64_t>(), hf->data<int64_t>() + hf->numElements());
@@ -944,10 +931,7 @@ TEST_F(SchedulerTest, GreedyStepsAndPenalisedNeighbours) {
 // A stop string spanning several tokens: its prefix is held back while it
 // may still match, and never reaches a token event.
 TEST_F(SchedulerTest, StopStringPrefixIsHeldBack) {
-  auto e = openEngine(plans().demo);
-  ASSERT_TRUE(e);
-  auto tok = tokenizerOf(*e);
-  ASSERT_TRUE(tok);
+  ASSERT_NO_FATAL_FAILURE(openDemo());
   StatusOr<Tensor> hf = readNpy(kSource + "/test/fixtures/demo/generated_ids.npy");
   ASSERT_TRUE(hf.isOk());
   std::vector<int64_t> ids(hf->data<int64_t>(), hf->data<int64_t>() + hf->numElements());
@@ -1041,10 +1025,7 @@ TEST_F(SchedulerTest, TextDeltasNeverSplitUtf8) {
 // chapters: after the last verse of the Psalms it writes " the LORD." and
 // then 0.
 TEST_F(SchedulerTest, EosEndsTheRequest) {
-  auto e = openEngine(plans().demo);
-  ASSERT_TRUE(e);
-  auto tok = tokenizerOf(*e);
-  ASSERT_TRUE(tok);
+  ASSERT_NO_FATAL_FAILURE(openDemo());
   const auto &[prompt, n, ref] = psalmsEndCase(*e, *tok);
   auto eos = std::find(ref.begin(), ref.end(), 0);
   ASSERT_NE(eos, ref.end()) << "the demo model no longer ends the chapter here";
@@ -1078,10 +1059,7 @@ TEST_F(SchedulerTest, EosEndsTheRequest) {
 // plain decoding's (and HF's for the demo prompt), every KV block comes back,
 // and the counters add up (the plan as its own draft: every guess kept).
 TEST_F(SchedulerTest, SpeculativeGreedyMatchesPlainDecoding) {
-  auto e = openEngine(plans().demo);
-  ASSERT_TRUE(e);
-  auto tok = tokenizerOf(*e);
-  ASSERT_TRUE(tok);
+  ASSERT_NO_FATAL_FAILURE(openDemo());
   std::vector<Case> cases = demoCases(*e, *tok, 20);
   Case h = hfDemoCase();
   ASSERT_EQ(h.expected.size(), 48u);
@@ -1137,10 +1115,7 @@ TEST_F(SchedulerTest, SpeculativeGreedyMatchesPlainDecoding) {
 // a stop string cuts the text the same way; seeded sampling with the
 // rejection rule is reproducible.
 TEST_F(SchedulerTest, SpeculativeStopsAndSampling) {
-  auto e = openEngine(plans().demo);
-  ASSERT_TRUE(e);
-  auto tok = tokenizerOf(*e);
-  ASSERT_TRUE(tok);
+  ASSERT_NO_FATAL_FAILURE(openDemo());
   const auto &[prompt, n, ref] = psalmsEndCase(*e, *tok);
   auto eos = std::find(ref.begin(), ref.end(), 0);
   ASSERT_NE(eos, ref.end());
@@ -1183,10 +1158,7 @@ TEST_F(SchedulerTest, SpeculativeStopsAndSampling) {
 
 // Seeded sampling per request: batched equals single-sequence.
 TEST_F(SchedulerTest, SeededSamplingMatchesSingleSequence) {
-  auto e = openEngine(plans().demo);
-  ASSERT_TRUE(e);
-  auto tok = tokenizerOf(*e);
-  ASSERT_TRUE(tok);
+  ASSERT_NO_FATAL_FAILURE(openDemo());
   std::vector<std::vector<int64_t>> expected;
   std::vector<serve::Request> reqs;
   int i = 0;
@@ -1216,10 +1188,7 @@ TEST_F(SchedulerTest, SeededSamplingMatchesSingleSequence) {
 
 // The background thread: requests submitted from other threads finish.
 TEST_F(SchedulerTest, BackgroundThread) {
-  auto e = openEngine(plans().demo);
-  ASSERT_TRUE(e);
-  auto tok = tokenizerOf(*e);
-  ASSERT_TRUE(tok);
+  ASSERT_NO_FATAL_FAILURE(openDemo());
   std::vector<Case> cases = demoCases(*e, *tok, 8);
   serve::SchedulerOptions opts;
   opts.numKvBlocks = 32;
