@@ -131,16 +131,7 @@ std::string assemble(pb::PlanMetadata meta, const std::string &weights, const st
 /// Generates the kernels for `chip` and writes the plan.
 std::string finish(KernelPlan &p, int32_t ids, int32_t logits, const std::string &chip) {
   PlanBuilder &b = p.b;
-  b.meta.mutable_schedule()->set_token_ids(ids);
-  b.meta.mutable_schedule()->set_logits(logits);
-  b.meta.mutable_model()->set_vocab_size(kVocab);
-  b.meta.mutable_model()->set_max_position(64);
-  auto *kv = b.meta.mutable_kv_cache();
-  kv->set_num_layers(1);
-  kv->set_num_kv_heads(1);
-  kv->set_head_dim(4);
-  kv->set_block_size(4);
-  kv->set_dtype("f32");
+  b.setModel(ids, logits, kVocab, 64, 1, 1, 4);
   b.meta.set_target(chip);
   b.place();
   if (!p.generate)

@@ -60,16 +60,7 @@ int32_t constantI64(PlanBuilder &b, std::vector<int64_t> shape, const std::vecto
 std::string finish(PlanBuilder &b, int32_t ids, int32_t logits, int64_t layers = 1,
                    int64_t kvHeads = 1, int64_t headDim = 4, int64_t maxPosition = 64,
                    const char *kvDtype = "f32") {
-  b.meta.mutable_schedule()->set_token_ids(ids);
-  b.meta.mutable_schedule()->set_logits(logits);
-  b.meta.mutable_model()->set_vocab_size(kVocab);
-  b.meta.mutable_model()->set_max_position(maxPosition);
-  auto *kv = b.meta.mutable_kv_cache();
-  kv->set_num_layers(layers);
-  kv->set_num_kv_heads(kvHeads);
-  kv->set_head_dim(headDim);
-  kv->set_block_size(4);
-  kv->set_dtype(kvDtype);
+  b.setModel(ids, logits, kVocab, maxPosition, layers, kvHeads, headDim, kvDtype);
   b.meta.set_target("sm_80");
   return b.bytes();
 }

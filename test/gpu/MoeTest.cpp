@@ -261,16 +261,7 @@ MoePlan buildPlan(const Case &c, const Layer &l, const std::vector<float> &table
   PlanBuilder::attr(m, "num_experts", e);
   PlanBuilder::attr(m, "top_k", c.topK);
   PlanBuilder::attr(b.step(pb::LOGITS, {y, wl}, {logits}), "out_dtype", "f32");
-  b.meta.mutable_schedule()->set_token_ids(ids);
-  b.meta.mutable_schedule()->set_logits(logits);
-  b.meta.mutable_model()->set_vocab_size(vocab);
-  b.meta.mutable_model()->set_max_position(4096);
-  auto *kv = b.meta.mutable_kv_cache();
-  kv->set_num_layers(1);
-  kv->set_num_kv_heads(1);
-  kv->set_head_dim(4);
-  kv->set_block_size(4);
-  kv->set_dtype("f32");
+  b.setModel(ids, logits, vocab, 4096, 1, 1, 4);
   b.meta.set_target("sm_80");
   p.bytes = b.bytes();
   return p;

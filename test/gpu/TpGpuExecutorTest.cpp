@@ -193,16 +193,7 @@ std::shared_ptr<const plan::PlanFile> tpPlan(const std::string &target) {
   auto &l = b.step(pb::LOGITS, {acc, wl}, {lp});
   PlanBuilder::attr(l, "out_dtype", "f32");
   b.collective(lp, logits, n, /*axis=*/1);
-  b.meta.mutable_schedule()->set_token_ids(ids);
-  b.meta.mutable_schedule()->set_logits(logits);
-  b.meta.mutable_model()->set_vocab_size(kVocab);
-  b.meta.mutable_model()->set_max_position(64);
-  auto *kv = b.meta.mutable_kv_cache();
-  kv->set_num_layers(kLayers);
-  kv->set_num_kv_heads(hkv);
-  kv->set_head_dim(d);
-  kv->set_block_size(4);
-  kv->set_dtype("f32");
+  b.setModel(ids, logits, kVocab, 64, kLayers, hkv, d);
   b.meta.set_target(target);
   StatusOr<std::shared_ptr<const plan::PlanFile>> p =
       plan::PlanFile::fromBytes((b.place(), assembleTp(b.meta, {b.weights, t.other.weights})), "tp.plan");

@@ -62,16 +62,7 @@ std::string buildPlan(const Model &m) {
   PlanBuilder::attr(b.step(pb::GEMM, {merged, w, -1}, {lin}), "out_dtype", "f32");
   auto &l = b.step(pb::LOGITS, {lin, lm}, {logits});
   PlanBuilder::attr(l, "out_dtype", "f32");
-  b.meta.mutable_schedule()->set_token_ids(ids);
-  b.meta.mutable_schedule()->set_logits(logits);
-  b.meta.mutable_model()->set_vocab_size(kV);
-  b.meta.mutable_model()->set_max_position(64);
-  auto *kv = b.meta.mutable_kv_cache();
-  kv->set_num_layers(1);
-  kv->set_num_kv_heads(1);
-  kv->set_head_dim(kH);
-  kv->set_block_size(4);
-  kv->set_dtype("f32");
+  b.setModel(ids, logits, kV, 64, 1, 1, kH);
   return b.bytes();
 }
 

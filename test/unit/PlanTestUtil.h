@@ -217,6 +217,23 @@ public:
     s.mutable_arena()->set_alignment(256);
   }
 
+  /// The model around the schedule: its token ids and logits, the
+  /// vocabulary, the longest position, and a KV cache of `layers` layers of
+  /// `kvHeads` heads of `headDim` in blocks of 4 tokens, in `kvDtype`.
+  void setModel(int32_t ids, int32_t logits, int64_t vocab, int64_t maxPosition, int64_t layers,
+                int64_t kvHeads, int64_t headDim, const char *kvDtype = "f32") {
+    meta.mutable_schedule()->set_token_ids(ids);
+    meta.mutable_schedule()->set_logits(logits);
+    meta.mutable_model()->set_vocab_size(vocab);
+    meta.mutable_model()->set_max_position(maxPosition);
+    auto *kv = meta.mutable_kv_cache();
+    kv->set_num_layers(layers);
+    kv->set_num_kv_heads(kvHeads);
+    kv->set_head_dim(headDim);
+    kv->set_block_size(4);
+    kv->set_dtype(kvDtype);
+  }
+
   /// The file's bytes.
   std::string bytes() {
     place();

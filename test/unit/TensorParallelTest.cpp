@@ -287,16 +287,7 @@ std::string attentionTpPlan() {
   b.collective(part, sum, 2);
   auto &l = b.step(accel::plan::LOGITS, {sum, wl}, {logits});
   PlanBuilder::attr(l, "out_dtype", "f32");
-  b.meta.mutable_schedule()->set_token_ids(ids);
-  b.meta.mutable_schedule()->set_logits(logits);
-  b.meta.mutable_model()->set_vocab_size(V);
-  b.meta.mutable_model()->set_max_position(64);
-  auto *kv = b.meta.mutable_kv_cache();
-  kv->set_num_layers(1);
-  kv->set_num_kv_heads(1);
-  kv->set_head_dim(D);
-  kv->set_block_size(4);
-  kv->set_dtype("f32");
+  b.setModel(ids, logits, V, 64, 1, 1, D);
   b.place();
   return assembleTp(b.meta, {w[0], w[1]}, 2);
 }
