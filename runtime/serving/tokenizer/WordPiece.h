@@ -13,38 +13,41 @@
 
 namespace accel::rt::tok::detail {
 
-class WordPiece final : public Model {
+/// What WordPiece and WordLevel share: a Vocab and an unk_token.
+class VocabModel : public Model {
+public:
+  size_t vocabSize() const override { return vocab_.byToken.size(); }
+  std::optional<int32_t> tokenToId(std::string_view t) const override { return vocab_.find(t); }
+  const std::string *idToToken(int32_t id) const override { return vocab_.token(id); }
+  int64_t idLimit() const override { return vocab_.idLimit(); }
+
+protected:
+  VocabModel(Vocab vocab, std::string unkToken)
+      : vocab_(std::move(vocab)), unk_(std::move(unkToken)) {}
+
+  Vocab vocab_;
+  std::string unk_;
+};
+
+class WordPiece final : public VocabModel {
 public:
   WordPiece(Vocab vocab, std::string unkToken, std::string prefix, size_t maxChars)
-      : vocab_(std::move(vocab)), unk_(std::move(unkToken)), prefix_(std::move(prefix)),
+      : VocabModel(std::move(vocab), std::move(unkToken)), prefix_(std::move(prefix)),
         maxChars_(maxChars) {}
 
   Status tokenize(std::string_view word, std::vector<int32_t> &out) const override;
-  size_t vocabSize() const override { return vocab_.byToken.size(); }
-  std::optional<int32_t> tokenToId(std::string_view t) const override { return vocab_.find(t); }
-  const std::string *idToToken(int32_t id) const override { return vocab_.token(id); }
-  int64_t idLimit() const override { return vocab_.idLimit(); }
 
 private:
-  Vocab vocab_;
-  std::string unk_, prefix_;
+  std::string prefix_;
   size_t maxChars_;
 };
 
-class WordLevel final : public Model {
+class WordLevel final : public VocabModel {
 public:
   WordLevel(Vocab vocab, std::string unkToken)
-      : vocab_(std::move(vocab)), unk_(std::move(unkToken)) {}
+      : VocabModel(std::move(vocab), std::move(unkToken)) {}
 
   Status tokenize(std::string_view word, std::vector<int32_t> &out) const override;
-  size_t vocabSize() const override { return vocab_.byToken.size(); }
-  std::optional<int32_t> tokenToId(std::string_view t) const override { return vocab_.find(t); }
-  const std::string *idToToken(int32_t id) const override { return vocab_.token(id); }
-  int64_t idLimit() const override { return vocab_.idLimit(); }
-
-private:
-  Vocab vocab_;
-  std::string unk_;
 };
 
 } // namespace accel::rt::tok::detail
