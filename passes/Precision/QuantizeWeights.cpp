@@ -42,6 +42,40 @@ namespace tf = accel::transformer;
 
 namespace {
 
+/// max |w| of each of `n` rows of `cols` values at `w`, into `out`.
+void rowAbsMax(const float *w, int64_t n, int64_t cols, float *out) {
+  for (int64_t r = 0; r < n; ++r) {
+    float m = 0.0f;
+    for (int64_t i = 0; i < cols; ++i)
+      m = std::max(m, std::fabs(w[r * cols + i]));
+    out[r] = m;
+  }
+}
+
+/// The quantised weight of `old` (f32, rows of `cols` values as the weights
+/// library reads them: `rowsPerItem` flat rows per item), computed when the
+/// plan writer reads it: flat row k is rounded after dividing by
+/// scales[perRow ? k : 0], to i8 (±127) or e4m3 (saturating).
+ElementsAttr quantisedRows(RankedTensorType qType, ElementsAttr old, bool i8,
+                           std::vector<float> scales, int64_t rowsPerItem, int64_t cols,
+                           bool perRow) {
+  return precision::mapWeightRows(
+      qType, old, i8 ? ".i8" : ".f8",
+      [scales = std::move(scales), rowsPerItem, cols, i8, perRow](int64_t b, int64_t e,
+                                                                  const char *in, char *out) {
+        const auto *w = reinterpret_cast<const float *>(in);
+        for (int64_t r = 0; r < (e - b) * rowsPerItem; ++r) {
+          const float scale = scales[perRow ? size_t(b * rowsPerItem + r) : 0];
+          for (int64_t i = 0; i < cols; ++i) {
+            const float v = w[r * cols + i] / scale;
+            out[r * cols + i] =
+                i8 ? char(int8_t(std::max(-127.0f, std::min(127.0f, std::nearbyint(v)))))
+                   : char(rt::f32ToF8E4M3FN(v, /*saturate=*/true));
+          }
+        }
+      });
+}
+
 struct QuantizeWeightsPass : accel::impl::QuantizeWeightsBase<QuantizeWeightsPass> {
   using QuantizeWeightsBase::QuantizeWeightsBase;
 
@@ -90,12 +124,7 @@ struct QuantizeWeightsPass : accel::impl::QuantizeWeightsBase<QuantizeWeightsPas
       std::vector<float> scales(size_t(perChannel ? rows : 1), 1.0f);
       std::vector<float> absmax(size_t(rows), 0.0f);
       const bool src = forEachF32Rows(old, [&](int64_t b, int64_t e, const float *s) {
-        for (int64_t r = 0; r < e - b; ++r) {
-          float m = 0.0f;
-          for (int64_t i = 0; i < cols; ++i)
-            m = std::max(m, std::fabs(s[r * cols + i]));
-          absmax[size_t(b + r)] = m;
-        }
+        rowAbsMax(s, e - b, cols, &absmax[size_t(b)]);
       });
       if (src) {
         if (perChannel) {
@@ -117,23 +146,7 @@ struct QuantizeWeightsPass : accel::impl::QuantizeWeightsBase<QuantizeWeightsPas
       auto qType = RankedTensorType::get(type.getShape(), qElem);
       // The quantised values: computed row by row when the plan writer reads
       // them (accel/Weights/Weights.h).
-      ElementsAttr qValue = mapWeightRows(
-          qType, old, i8 ? ".i8" : ".f8",
-          [scales, cols, i8, perChannel](int64_t b, int64_t e, const char *in, char *out) {
-            const auto *s = reinterpret_cast<const float *>(in);
-            for (int64_t r = b; r < e; ++r) {
-              const float scale = scales[perChannel ? size_t(r) : 0];
-              const float *row = s + (r - b) * cols;
-              char *dst = out + (r - b) * cols;
-              for (int64_t i = 0; i < cols; ++i) {
-                const float v = row[i] / scale;
-                if (i8)
-                  dst[i] = char(int8_t(std::max(-127.0f, std::min(127.0f, std::nearbyint(v)))));
-                else
-                  dst[i] = char(rt::f32ToF8E4M3FN(v, /*saturate=*/true));
-              }
-            }
-          });
+      ElementsAttr qValue = quantisedRows(qType, old, i8, scales, 1, cols, perChannel);
 
       Value q = createConstant(c, c.getLoc(), qValue);
       Value scale = createConstant(c, c.getLoc(), scaleValue);
@@ -172,35 +185,19 @@ struct QuantizeWeightsPass : accel::impl::QuantizeWeightsBase<QuantizeWeightsPas
       auto type = cast<RankedTensorType>(old.getType());
       const int64_t experts = type.getDimSize(0), rows = type.getDimSize(1),
                     cols = type.getDimSize(2);
-      std::vector<float> scales(size_t(experts * rows), 1.0f);
+      std::vector<float> scales(size_t(experts * rows), 0.0f);
       const bool src = forEachF32Rows(old, [&](int64_t b, int64_t e, const float *w) {
-        for (int64_t r = 0; r < (e - b) * rows; ++r) {
-          float mx = 0.0f;
-          for (int64_t i = 0; i < cols; ++i)
-            mx = std::max(mx, std::fabs(w[r * cols + i]));
-          scales[size_t(b * rows + r)] = mx > 0.0f ? mx / qmax : 1.0f;
-        }
+        rowAbsMax(w, (e - b) * rows, cols, &scales[size_t(b * rows)]);
       });
+      for (float &sc : scales)
+        sc = sc > 0.0f ? sc / qmax : 1.0f;
       MLIRContext *ctx = m.getContext();
       auto scaleType = RankedTensorType::get({experts, rows}, b32(ctx));
       ElementsAttr scaleValue =
           src ? ElementsAttr(DenseElementsAttr::get(scaleType, ArrayRef<float>(scales)))
               : makeElements(scaleType, old, ".scale", [](MutableArrayRef<char>) {});
       auto qType = RankedTensorType::get(type.getShape(), qElem);
-      ElementsAttr qValue = mapWeightRows(
-          qType, old, i8 ? ".i8" : ".f8",
-          [scales, rows, cols, i8](int64_t b, int64_t e, const char *in, char *out) {
-            const auto *w = reinterpret_cast<const float *>(in);
-            for (int64_t r = 0; r < (e - b) * rows; ++r) {
-              const float scale = scales[size_t(b * rows + r)];
-              for (int64_t i = 0; i < cols; ++i) {
-                const float v = w[r * cols + i] / scale;
-                out[r * cols + i] =
-                    i8 ? char(int8_t(std::max(-127.0f, std::min(127.0f, std::nearbyint(v)))))
-                       : char(rt::f32ToF8E4M3FN(v, /*saturate=*/true));
-              }
-            }
-          });
+      ElementsAttr qValue = quantisedRows(qType, old, i8, scales, rows, cols, /*perRow=*/true);
       operand->set(createConstant(m, c.getLoc(), qValue));
       setScale(createConstant(m, c.getLoc(), scaleValue));
       if (c.getResult().use_empty())
