@@ -697,7 +697,7 @@ void OpenAiApi::start(Prepared &p, std::shared_ptr<HttpExchange> ex) {
   g->extra = extra;
 
   // The choices: one scheduler sequence each. Choice i > 0 gets its own id
-  // and, with a seed, the seed derived from it (choice 0 keeps the seed, so
+  // and, with a seed, stream i of the seed (choice 0 keeps stream 0, so
   // n = 1 is unchanged); best_of needs each token's logprob.
   const size_t numChoices = size_t(std::max<int64_t>(cr.bestOf, cr.n));
   if (numChoices > size_t(cr.n) && r.logprobs < 0)
@@ -709,8 +709,7 @@ void OpenAiApi::start(Prepared &p, std::shared_ptr<HttpExchange> ex) {
     reqs[i] = i ? r : std::move(r);
     if (i) {
       reqs[i].id = g->hdr.id + "-" + std::to_string(i);
-      if (reqs[i].sampling.seed)
-        *reqs[i].sampling.seed ^= uint64_t(i) * 0x9E3779B97F4A7C15ull;
+      reqs[i].samplerStream = uint64_t(i); // with a seed: stream i of it
     }
     g->choices[i].id = reqs[i].id;
     if (!cr.stream)

@@ -8,7 +8,10 @@ choice of highest cumulative logprob; bad values are 400 naming the field;
 /metrics shows the prompt's full blocks computed once. One line per check.
 """
 import argparse
+import json
+import socket
 import sys
+import time
 
 import openai
 
@@ -152,6 +155,31 @@ def run(s, prompt):
     check(queries == 4 * P and hits % 3 == 0 and P / 2 <= per < P,
           f"/metrics: choices 1..3 take the prompt's full blocks from the prefix cache "
           f"(prompt {P} tokens, hits {hits:.0f} = 3 x {per:.0f})")
+
+    # A client that leaves a streamed n=3 mid-way: every choice is
+    # cancelled and every KV block freed at once.
+    sock = socket.create_connection((s.host, s.port))
+    body = json.dumps({"model": "demo", "prompt": prompt, "max_tokens": 400, "stream": True,
+                       "ignore_eos": True, "temperature": 1.0, "n": 3}).encode()
+    sock.sendall(b"POST /v1/completions HTTP/1.1\r\nHost: " + f"{s.host}:{s.port}".encode() +
+                 b"\r\nContent-Type: application/json\r\n"
+                 b"Content-Length: " + str(len(body)).encode() + b"\r\n\r\n" + body)
+    got = b""
+    while got.count(b"data: ") < 12:
+        got += sock.recv(65536)
+    running = metric(metrics(s), "accel:num_requests_running")
+    sock.close()
+    deadline = time.time() + 10
+    while True:
+        m = metrics(s)
+        done = (metric(m, "accel:num_requests_running") == 0 and
+                metric(m, "accel:kv_cache_blocks_used") == 0)
+        if done or time.time() > deadline:
+            break
+        time.sleep(0.05)
+    check(running == 3 and done,
+          f"disconnect mid-stream of n=3: the 3 running choices cancelled and KV blocks freed "
+          f"(running {running:.0f})")
 
 
 if __name__ == "__main__":
