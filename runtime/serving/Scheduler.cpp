@@ -366,7 +366,7 @@ Status SchedulerImpl::submit(Request r, RequestCallbacks callbacks) {
   s->promptLen = n;
   s->tokens = r.promptIds;
   s->context.assign(r.promptIds.begin(), r.promptIds.end());
-  s->sampler = std::make_unique<sampler::Sampler>(r.sampling);
+  s->sampler = std::make_unique<sampler::Sampler>(r.sampling, r.samplerStream);
   s->criteria.maxTokens = r.maxTokens;
   s->criteria.minTokens = r.minTokens;
   s->criteria.stopStrings = r.stop;

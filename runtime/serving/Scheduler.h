@@ -67,6 +67,8 @@ struct Request {
   std::vector<int64_t> promptIds;
   int64_t maxTokens = 16;             // >= 1
   sampler::SamplingParams sampling;   // seed optional
+  uint64_t samplerStream = 0;         // with a seed: which of its streams (choice i of a
+                                      // request with n > 1 uses stream i; Sampler.h)
   std::vector<std::string> stop;      // stop strings (not included in the text)
   bool ignoreEos = false;
   int64_t logprobs = -1;              // -1: none; N >= 0: top-N alternatives per token

@@ -1186,6 +1186,46 @@ TEST_F(SchedulerTest, SeededSamplingMatchesSingleSequence) {
   expectAllFree(*e, **sch);
 }
 
+// n > 1 with a seed (the server's choices): sequence i samples from stream
+// i of the seed; stream 0 is the plain seeded request, and the same stream
+// repeats. With prefix caching, a choice submitted after the first one's
+// prefill takes the prompt's full blocks from the cache.
+TEST_F(SchedulerTest, SamplerStreamsOfOneSeed) {
+  ASSERT_NO_FATAL_FAILURE(openDemo());
+  std::vector<int64_t> prompt = encode(*tok, demoPrompts()[0]);
+  while (prompt.size() < 40)
+    prompt.insert(prompt.end(), prompt.begin(), prompt.end());
+  auto make = [&](const std::string &id, uint64_t stream) {
+    serve::Request r = request(id, prompt, 16);
+    r.sampling.temperature = 1.0f;
+    r.sampling.seed = 42;
+    r.samplerStream = stream;
+    return r;
+  };
+  const std::vector<int64_t> stream0 = reference(*e, prompt, 16, make("ref", 0).sampling);
+  serve::SchedulerOptions opts;
+  opts.numKvBlocks = 64;
+  opts.enablePrefixCaching = true;
+  auto sch = serve::Scheduler::create(*e, tok, opts);
+  ASSERT_TRUE(sch.isOk());
+  Collector c;
+  ASSERT_TRUE((*sch)->submit(make("c0", 0), c.callbacks("c0")).isOk());
+  ASSERT_TRUE((*sch)->step().isOk()); // c0's prefill: its full blocks enter the cache
+  for (auto [id, stream] : {std::pair{"c1", 1}, std::pair{"c2", 2}, std::pair{"c1b", 1}})
+    ASSERT_TRUE((*sch)->submit(make(id, uint64_t(stream)), c.callbacks(id)).isOk());
+  drain(**sch);
+  EXPECT_EQ(c.out["c0"].tokens, stream0);
+  EXPECT_EQ(c.out["c1"].tokens, c.out["c1b"].tokens);
+  EXPECT_NE(c.out["c1"].tokens, c.out["c0"].tokens);
+  EXPECT_NE(c.out["c2"].tokens, c.out["c1"].tokens);
+  const int64_t bs = e->pool().blockSize();
+  const int64_t full = (int64_t(prompt.size()) - 1) / bs * bs; // a token is always computed
+  ASSERT_GT(full, 0);
+  EXPECT_EQ(c.out["c1"].finish.cachedPromptTokens, full);
+  EXPECT_EQ((*sch)->stats().prefixCacheHits, 3 * full);
+  expectAllFree(*e, **sch);
+}
+
 // The background thread: requests submitted from other threads finish.
 TEST_F(SchedulerTest, BackgroundThread) {
   ASSERT_NO_FATAL_FAILURE(openDemo());

@@ -160,7 +160,15 @@ TEST(OpenAiProtocol, ErrorsNameTheField) {
       {R"({"prompt":"x","max_tokens":2.5})", Endpoint::kCompletions, "max_tokens",
        "must be an integer"},
       {R"({"prompt":"x","max_tokens":0})", Endpoint::kCompletions, "max_tokens", "at least 1"},
-      {R"({"prompt":"x","n":2})", Endpoint::kCompletions, "n", "'n' must be 1"},
+      {R"({"prompt":"x","n":17})", Endpoint::kCompletions, "n", "'n' must be in [1, 16], got 17"},
+      {R"({"prompt":"x","n":4,"best_of":3})", Endpoint::kCompletions, "best_of",
+       "'best_of' must be in [n = 4, 16], got 3"},
+      {R"({"prompt":"x","best_of":17})", Endpoint::kCompletions, "best_of",
+       "'best_of' must be in [n = 1, 16], got 17"},
+      {R"({"prompt":"x","best_of":2,"stream":true})", Endpoint::kCompletions, "best_of",
+       "cannot be streamed"},
+      {R"({"messages":[{"role":"user","content":"x"}],"best_of":2})", Endpoint::kChat, "best_of",
+       "/v1/completions only"},
       {R"({"prompt":"x","stop":["a",3]})", Endpoint::kCompletions, "stop[1]",
        "'stop[1]' must be a string, got an integer"},
       {R"({"prompt":"x","stop":5})", Endpoint::kCompletions, "stop", "a string or an array"},
@@ -251,9 +259,10 @@ TEST(OpenAiProtocol, NumericRangesAndExtremes) {
       {R"("logprobs":-1)", "logprobs", "in [0, 20]"},
       {R"("logprobs":9223372036854775807)", "logprobs", "in [0, 20]"},
       {R"("logprobs":1.5)", "logprobs", "an integer"},
-      {R"("n":0)", "n", "must be 1"},
-      {R"("n":-9223372036854775808)", "n", "must be 1"},
-      {R"("best_of":9223372036854775807)", "best_of", "must be 1"},
+      {R"("n":0)", "n", "must be in [1, 16]"},
+      {R"("n":-9223372036854775808)", "n", "must be in [1, 16]"},
+      {R"("n":16)", "", ""},
+      {R"("best_of":9223372036854775807)", "best_of", "must be in [n = 1, 16]"},
       {R"("min_tokens":-1)", "min_tokens", "at least 0"},
       {R"("min_tokens":9223372036854775807)", "", ""}, // no max_tokens: checked in fitContext
       {R"("max_tokens":4,"min_tokens":5)", "min_tokens", "in [0, max_tokens = 4]"},
@@ -1103,7 +1112,7 @@ TEST_F(ApiFixture, Errors) {
   EXPECT_NE(parseErr(*outside).message.find("prompt[1] = 100"), std::string::npos);
 
   auto n2 = call("POST", "/v1/chat/completions",
-                 R"({"messages":[{"role":"user","content":"x"}],"n":2})");
+                 R"({"messages":[{"role":"user","content":"x"}],"n":17})");
   EXPECT_EQ(n2->status, 400);
   EXPECT_EQ(parseErr(*n2).param, "n");
 
@@ -1320,7 +1329,7 @@ std::string summarize(const CompletionRequest &r) {
     << int(r.sampling.logprobMode) << "|";
   for (const std::string &x : r.stop)
     o << x << ";";
-  o << "|" << r.ignoreEos << "|" << r.logprobs << "|";
+  o << "|" << r.ignoreEos << "|" << r.n << "," << r.bestOf << "|" << r.logprobs << "|";
   ids(r.stopTokenIds);
   o << r.minTokens << "|" << r.includeStopStrInOutput << "|";
   ids(r.allowedTokenIds);

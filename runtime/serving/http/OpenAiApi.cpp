@@ -68,7 +68,21 @@ ApiError methodNotAllowed(const HttpRequest &r) {
   return e;
 }
 
-/// One generation request, on its exchange's strand.
+/// One choice of a generation request: one scheduler sequence.
+struct ChoiceState {
+  std::string id; // the scheduler's request id
+  bool finished = false, sawToken = false;
+  serve::FinishReason reason = serve::FinishReason::kStop;
+  std::string error;
+  Clock::time_point lastToken;
+  std::string text;              // whole response: the text so far
+  size_t streamedBytes = 0;      // stream: text bytes sent
+  std::vector<TokenLogprob> lps; // whole response: logprobs so far
+  double cumLogprob = 0;         // best_of: the sampled tokens' logprobs summed
+  int64_t promptTokens = 0, completionTokens = 0, cachedPromptTokens = 0;
+};
+
+/// One generation request (n / best_of choices), on its exchange's strand.
 struct Generation {
   OpenAiApi *api = nullptr;
   Metrics *metrics = nullptr;
@@ -77,15 +91,19 @@ struct Generation {
   std::shared_ptr<HttpExchange> ex;
   ResponseHeader hdr;
   bool stream = false, includeUsage = false, reportCached = false;
-  int64_t logprobs = -1;
-  Clock::time_point arrival, lastToken;
+  int64_t logprobs = -1; // what the client asked (best_of asks the scheduler for >= 0)
+  int64_t n = 1;         // choices returned (the best n of choices.size())
+  Clock::time_point arrival;
   bool sawToken = false, finished = false;
-  std::string text;                // whole response: the text so far
-  size_t streamedBytes = 0;        // stream: text bytes sent
-  std::vector<TokenLogprob> lps;   // whole response: logprobs so far
+  std::vector<ChoiceState> choices;
+  int64_t open = 0; // choices not finished
   std::atomic<int64_t> *active = nullptr;
   InFlightRequests *inFlight = nullptr;
   Headers extra; // on the response (CORS)
+  /// Choices 1.. wait until choice 0 has computed the prompt (its first
+  /// token), so that their prefill finds its full blocks in the prefix
+  /// cache; submitRest submits them (set by OpenAiApi::start).
+  std::function<void()> submitRest;
 
   std::string tokenText(int64_t id) const {
     if (tokenizer && tokenizer->isLoaded())
@@ -93,8 +111,17 @@ struct Generation {
     return "token_id:" + std::to_string(id);
   }
 
-  void onToken(const serve::TokenEvent &ev) {
-    if (finished)
+  void releaseRest() {
+    if (submitRest) {
+      auto f = std::move(submitRest);
+      submitRest = nullptr;
+      f();
+    }
+  }
+
+  void onToken(size_t i, const serve::TokenEvent &ev) {
+    ChoiceState &c = choices[i];
+    if (finished || c.finished)
       return;
     Clock::time_point now = Clock::now();
     if (!sawToken) {
@@ -102,16 +129,21 @@ struct Generation {
       metrics->observeTtft(ttft);
       admission->observeTtft(ttft);
       sawToken = true;
-    } else {
-      metrics->observeItl(seconds(now - lastToken));
+    } else if (c.sawToken) {
+      metrics->observeItl(seconds(now - c.lastToken));
     }
-    lastToken = now;
+    c.sawToken = true;
+    c.lastToken = now;
+    c.cumLogprob += double(ev.logprob);
+    if (i == 0)
+      releaseRest();
     TokenLogprob lp;
     if (logprobs >= 0) {
       lp.token = tokenText(ev.token);
       lp.logprob = ev.logprob;
       for (const auto &[id, v] : ev.topLogprobs)
-        lp.top.emplace_back(tokenText(id), v);
+        if (int64_t(lp.top.size()) < logprobs)
+          lp.top.emplace_back(tokenText(id), v);
     }
     if (stream) {
       if (!ex->isOpen() || (ev.textDelta.empty() && logprobs < 0))
@@ -120,73 +152,136 @@ struct Generation {
       if (logprobs >= 0)
         one.push_back(std::move(lp));
       ex->write(sse::event(streamChunk(hdr, ev.textDelta, "", logprobs >= 0 ? &one : nullptr,
-                                       streamedBytes)));
-      streamedBytes += ev.textDelta.size();
+                                       c.streamedBytes, false, int64_t(i))));
+      c.streamedBytes += ev.textDelta.size();
     } else {
-      text += ev.textDelta;
+      c.text += ev.textDelta;
       if (logprobs >= 0)
-        lps.push_back(std::move(lp));
+        c.lps.push_back(std::move(lp));
     }
   }
 
-  void onFinish(const serve::FinishEvent &ev) {
-    if (finished)
+  /// Choice i failed to start (its submit was refused).
+  void refuse(size_t i, const std::string &message) {
+    serve::FinishEvent ev;
+    ev.reason = serve::FinishReason::kError;
+    ev.error = message;
+    onFinish(i, ev);
+  }
+
+  void onFinish(size_t i, const serve::FinishEvent &ev) {
+    ChoiceState &c = choices[i];
+    if (finished || c.finished)
       return;
-    finished = true;
+    c.finished = true;
+    c.reason = ev.reason;
+    c.error = ev.error;
+    c.promptTokens = ev.promptTokens;
+    c.completionTokens = ev.completionTokens;
+    c.cachedPromptTokens = ev.cachedPromptTokens;
     {
       std::lock_guard<std::mutex> lock(inFlight->mu);
-      inFlight->ids.erase(hdr.id);
+      inFlight->ids.erase(c.id);
     }
+    if (i == 0) {
+      if (ev.reason == serve::FinishReason::kStop || ev.reason == serve::FinishReason::kLength)
+        releaseRest();
+      else // the request fails anyway: the rest never starts
+        for (size_t k = 1; k < choices.size(); ++k)
+          if (submitRest && !choices[k].finished) {
+            choices[k].finished = true;
+            choices[k].reason = ev.reason;
+            --open;
+          }
+    }
+    --open;
+    const bool good =
+        ev.reason == serve::FinishReason::kStop || ev.reason == serve::FinishReason::kLength;
+    if (stream && ex->isOpen()) {
+      if (!good) {
+        if (!ev.textDelta.empty())
+          ex->write(sse::event(
+              streamChunk(hdr, ev.textDelta, "", nullptr, c.streamedBytes, false, int64_t(i))));
+      } else {
+        std::vector<TokenLogprob> none;
+        ex->write(sse::event(streamChunk(hdr, ev.textDelta, finishName(ev.reason),
+                                         logprobs >= 0 ? &none : nullptr, c.streamedBytes, false,
+                                         int64_t(i))));
+      }
+    } else {
+      c.text += ev.textDelta;
+    }
+    if (open > 0)
+      return;
+    finish();
+  }
+
+  /// Every choice is done: the response (or the stream's end).
+  void finish() {
+    finished = true;
+    submitRest = nullptr;
     active->fetch_sub(1);
     admission->release();
-    const char *reason = finishName(ev.reason);
-    metrics->observeE2e(seconds(Clock::now() - arrival));
-    metrics->requestFinished(reason, ev.promptTokens, ev.completionTokens);
+    // The request's outcome: its first failed choice's, else choice 0's.
+    const ChoiceState *worst = &choices[0];
+    for (const ChoiceState &c : choices)
+      if (c.reason == serve::FinishReason::kError || c.reason == serve::FinishReason::kCancelled) {
+        worst = &c;
+        break;
+      }
     Usage usage;
-    usage.promptTokens = ev.promptTokens;
-    usage.completionTokens = ev.completionTokens;
+    usage.promptTokens = choices[0].promptTokens; // the prompt, once
+    for (const ChoiceState &c : choices)
+      usage.completionTokens += c.completionTokens;
     if (reportCached)
-      usage.cachedTokens = ev.cachedPromptTokens;
+      usage.cachedTokens = choices[0].cachedPromptTokens;
+    metrics->observeE2e(seconds(Clock::now() - arrival));
+    metrics->requestFinished(finishName(worst->reason), usage.promptTokens,
+                             usage.completionTokens);
     if (!ex->isOpen())
       return; // the client went away (that is why it was cancelled)
     ApiError error;
     error.status = 500;
     error.type = "server_error";
-    error.message = ev.error.empty() ? "the request failed" : ev.error;
-    if (ev.reason == serve::FinishReason::kCancelled) {
+    error.message = worst->error.empty() ? "the request failed" : worst->error;
+    const bool failed = worst->reason == serve::FinishReason::kError ||
+                        worst->reason == serve::FinishReason::kCancelled;
+    if (worst->reason == serve::FinishReason::kCancelled) {
       // With the client still there, only the server cancels: it is
       // shutting down (--shutdown-timeout ran out).
       error.status = 503;
       error.message = "the server shut down before the request finished (--shutdown-timeout)";
     }
     if (stream) {
-      if (ev.reason == serve::FinishReason::kError ||
-          ev.reason == serve::FinishReason::kCancelled) {
-        if (!ev.textDelta.empty())
-          ex->write(sse::event(streamChunk(hdr, ev.textDelta, "", nullptr, streamedBytes)));
+      if (failed)
         ex->write(sse::event(errorBody(error)));
-      } else {
-        std::vector<TokenLogprob> none;
-        ex->write(sse::event(streamChunk(hdr, ev.textDelta, reason,
-                                         logprobs >= 0 ? &none : nullptr, streamedBytes)));
-      }
       if (includeUsage)
         ex->write(sse::event(usageChunk(hdr, usage)));
       ex->write(sse::done());
       ex->endStream();
       return;
     }
-    if (ev.reason == serve::FinishReason::kError ||
-        ev.reason == serve::FinishReason::kCancelled) {
+    if (failed) {
       metrics->httpResponse(error.status);
       ex->respond(error.status, kJson, errorBody(error), extra);
       return;
     }
-    text += ev.textDelta;
+    // best_of: the n choices of the highest cumulative logprob, in the
+    // order they were generated among equals.
+    std::vector<size_t> order(choices.size());
+    for (size_t k = 0; k < order.size(); ++k)
+      order[k] = k;
+    if (int64_t(choices.size()) > n)
+      std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+        return choices[a].cumLogprob > choices[b].cumLogprob;
+      });
+    std::vector<ChoiceResult> out;
+    for (int64_t k = 0; k < n; ++k) {
+      const ChoiceState &c = choices[order[size_t(k)]];
+      out.push_back(ChoiceResult{c.text, finishName(c.reason), logprobs >= 0 ? &c.lps : nullptr});
+    }
     metrics->httpResponse(200);
-    ex->respond(200, kJson,
-                completeResponse(hdr, text, reason, usage, logprobs >= 0 ? &lps : nullptr),
-                extra);
+    ex->respond(200, kJson, completeResponse(hdr, out, usage), extra);
   }
 };
 
@@ -595,34 +690,57 @@ void OpenAiApi::start(Prepared &p, std::shared_ptr<HttpExchange> ex) {
   g->includeUsage = cr.includeUsage;
   g->reportCached = opts_.reportCachedTokens;
   g->logprobs = cr.logprobs;
+  g->n = cr.n;
   g->arrival = p.arrival;
   g->active = &active_;
   g->inFlight = &inFlight_;
   g->extra = extra;
-  if (!cr.stream)
-    g->text = p.echo; // echo: the text starts with it
 
-  serve::RequestCallbacks cb;
-  cb.onToken = [g](const serve::TokenEvent &ev) { g->ex->post([g, ev]() { g->onToken(ev); }); };
-  cb.onFinish = [g](const serve::FinishEvent &ev) {
-    g->ex->post([g, ev]() { g->onFinish(ev); });
+  // The choices: one scheduler sequence each. Choice i > 0 gets its own id
+  // and, with a seed, stream i of the seed (choice 0 keeps stream 0, so
+  // n = 1 is unchanged); best_of needs each token's logprob.
+  const size_t numChoices = size_t(std::max<int64_t>(cr.bestOf, cr.n));
+  if (numChoices > size_t(cr.n) && r.logprobs < 0)
+    r.logprobs = 0;
+  std::vector<serve::Request> reqs(numChoices);
+  g->choices.resize(numChoices);
+  g->open = int64_t(numChoices);
+  for (size_t i = numChoices; i-- > 0;) {
+    reqs[i] = i ? r : std::move(r);
+    if (i) {
+      reqs[i].id = g->hdr.id + "-" + std::to_string(i);
+      reqs[i].samplerStream = uint64_t(i); // with a seed: stream i of it
+    }
+    g->choices[i].id = reqs[i].id;
+    if (!cr.stream)
+      g->choices[i].text = p.echo; // echo: the text starts with it
+  }
+  auto callbacks = [g](size_t i) {
+    serve::RequestCallbacks cb;
+    cb.onToken = [g, i](const serve::TokenEvent &ev) {
+      g->ex->post([g, i, ev]() { g->onToken(i, ev); });
+    };
+    cb.onFinish = [g, i](const serve::FinishEvent &ev) {
+      g->ex->post([g, i, ev]() { g->onFinish(i, ev); });
+    };
+    return cb;
   };
-  const std::string id = r.id;
-  metrics_.observeQueueTime(seconds(Clock::now() - p.arrival));
-  active_.fetch_add(1);
-  Status s;
-  {
-    // Under the lock, so that cancelAll either sees this id or has made
-    // this submit refuse.
+  // Under the lock, so that cancelAll either sees the id or has made this
+  // submit refuse.
+  auto submit = [this, callbacks](serve::Request req, size_t i) {
+    const std::string id = req.id;
     std::lock_guard<std::mutex> lock(inFlight_.mu);
-    if (inFlight_.cancelling)
-      s = Status(StatusCode::kUnavailable, "the server is shutting down and takes no new "
-                                           "requests");
-    else
-      s = scheduler_.submit(std::move(r), std::move(cb));
+    Status s = inFlight_.cancelling
+                   ? Status(StatusCode::kUnavailable, "the server is shutting down and takes no "
+                                                      "new requests")
+                   : scheduler_.submit(std::move(req), callbacks(i));
     if (s.isOk())
       inFlight_.ids.insert(id);
-  }
+    return s;
+  };
+  metrics_.observeQueueTime(seconds(Clock::now() - p.arrival));
+  active_.fetch_add(1);
+  Status s = submit(std::move(reqs[0]), 0);
   if (!s.isOk()) {
     g->finished = true;
     active_.fetch_sub(1);
@@ -652,17 +770,44 @@ void OpenAiApi::start(Prepared &p, std::shared_ptr<HttpExchange> ex) {
     e.message = s.message();
     return fail(*ex, e, extra);
   }
+  if (numChoices > 1) {
+    // The other choices start once choice 0 computed the prompt (its first
+    // token, on this strand): their prefill then takes its full KV blocks
+    // from the prefix cache (--enable-prefix-caching) instead of computing
+    // them again.
+    auto rest = std::make_shared<std::vector<serve::Request>>(std::move(reqs));
+    std::weak_ptr<Generation> weak = g;
+    g->submitRest = [weak, rest, submit]() {
+      std::shared_ptr<Generation> gen = weak.lock();
+      if (!gen)
+        return;
+      for (size_t i = 1; i < rest->size(); ++i) {
+        Status st = submit(std::move((*rest)[i]), i);
+        if (!st.isOk())
+          gen->refuse(i, st.message());
+      }
+    };
+  }
   // The client going away cancels the request at once (onClose runs at
   // once if it went away already, e.g. while the prompt was tokenized).
-  ex->onClose([this, id]() { scheduler_.cancel(id); });
+  std::vector<std::string> ids;
+  for (const ChoiceState &c : g->choices)
+    ids.push_back(c.id);
+  ex->onClose([this, ids]() {
+    for (const std::string &id : ids)
+      scheduler_.cancel(id);
+  });
   if (cr.stream) {
     metrics_.httpResponse(200);
     ex->startStream(200, sse::kContentType, extra);
-    if (chat)
-      ex->write(sse::event(streamChunk(g->hdr, "", "", nullptr, 0, /*roleChunk=*/true)));
-    if (!p.echo.empty()) { // echo: the first chunk
-      ex->write(sse::event(streamChunk(g->hdr, p.echo, "", nullptr, 0)));
-      g->streamedBytes = p.echo.size();
+    for (size_t i = 0; i < numChoices; ++i) {
+      if (chat)
+        ex->write(sse::event(streamChunk(g->hdr, "", "", nullptr, 0, /*roleChunk=*/true,
+                                         int64_t(i))));
+      if (!p.echo.empty()) { // echo: the first chunk
+        ex->write(sse::event(streamChunk(g->hdr, p.echo, "", nullptr, 0, false, int64_t(i))));
+        g->choices[i].streamedBytes = p.echo.size();
+      }
     }
   }
 }

@@ -24,6 +24,11 @@
 // only post to it. A client that goes away cancels its request at once
 // (scheduler.cancel), which frees its KV blocks.
 //
+// `n` / `best_of` (docs/serving.md, "Several choices"): one scheduler
+// sequence per choice (ids ID, ID-1, ...; with a seed, choice i samples from
+// stream i of it); choices 1.. are submitted after choice 0's first token so
+// that their prefill takes the prompt's full KV blocks from the prefix cache.
+//
 // Draining (SIGTERM, Serve.cpp): beginDrain() answers every new request 503
 // (/health too; /metrics stays up) while those in flight go on; cancelAll()
 // ends what is left, each with an error (a stream: an error event, then

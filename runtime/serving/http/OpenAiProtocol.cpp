@@ -677,14 +677,26 @@ bool parseCompletionRequest(std::string_view body, Endpoint endpoint, const Requ
   std::optional<int64_t> n, bestOf;
   if (!p.integer("n", n) || !p.integer("best_of", bestOf))
     return false;
-  if (n && *n != 1)
-    return p.fail("'n' must be 1: this server returns one choice per request, got " +
+  if (n && (*n < 1 || *n > limits.maxChoices))
+    return p.fail("'n' must be in [1, " + std::to_string(limits.maxChoices) + "], got " +
                       std::to_string(*n),
                   "n");
-  if (bestOf && *bestOf != 1)
-    return p.fail("'best_of' must be 1: this server returns one choice per request, got " +
-                      std::to_string(*bestOf),
-                  "best_of");
+  out.n = n.value_or(1);
+  if (bestOf) {
+    if (chat && *bestOf != 1)
+      return p.fail("'best_of' is taken by /v1/completions only; it must be 1 here, got " +
+                        std::to_string(*bestOf),
+                    "best_of");
+    if (*bestOf < out.n || *bestOf > limits.maxChoices)
+      return p.fail("'best_of' must be in [n = " + std::to_string(out.n) + ", " +
+                        std::to_string(limits.maxChoices) + "], got " + std::to_string(*bestOf),
+                    "best_of");
+    if (*bestOf > out.n && out.stream)
+      return p.fail("'best_of' greater than 'n' cannot be streamed: the best choices are known "
+                    "only at the end",
+                    "best_of");
+  }
+  out.bestOf = bestOf.value_or(out.n);
 
   // Sampling, in vLLM's ranges; float32 parameters must fit a float32.
   constexpr double kMaxF = std::numeric_limits<float>::max();

@@ -47,6 +47,7 @@ struct RequestLimits {
   size_t maxMessages = 4096;
   size_t maxStopTokenIds = 256; // stop_token_ids
   size_t maxBadWords = 256;     // bad_words
+  int64_t maxChoices = 16;      // n and best_of
   /// Token ids (stop_token_ids, allowed_token_ids) must be below it; 0:
   /// not checked here (the scheduler still does).
   int64_t vocabSize = 0;
@@ -72,6 +73,9 @@ struct CompletionRequest {
   sampler::SamplingParams sampling; // temperature defaults to 1, as OpenAI
   std::vector<std::string> stop;
   bool ignoreEos = false;
+  /// n choices returned; bestOf (>= n) generated, the n with the highest
+  /// cumulative logprob returned (completions only; bestOf == n: all).
+  int64_t n = 1, bestOf = 1;
   /// -1: no logprobs; N >= 0: the sampled token's logprob and N top
   /// alternatives (completions: `logprobs: N`; chat: `logprobs: true`,
   /// `top_logprobs: N`).
@@ -142,6 +146,17 @@ struct ResponseHeader {
   std::string model;
 };
 
+/// One choice of a whole response.
+struct ChoiceResult {
+  std::string text;
+  std::string finishReason;
+  const std::vector<TokenLogprob> *logprobs = nullptr; // null: not asked
+};
+/// The whole (non-streaming) response with several choices, indexed 0..n-1
+/// in this order.
+std::string completeResponse(const ResponseHeader &h, const std::vector<ChoiceResult> &choices,
+                             const Usage &usage);
+
 /// The whole (non-streaming) response. `logprobs` is null JSON when the
 /// request did not ask for them; textOffset0 is the offset of the first
 /// token's text (completions' text_offset; the prompt is not echoed: 0).
@@ -155,7 +170,7 @@ std::string completeResponse(const ResponseHeader &h, const std::string &text,
 std::string streamChunk(const ResponseHeader &h, const std::string &text,
                         const std::string &finishReason,
                         const std::vector<TokenLogprob> *logprobs, size_t textOffset,
-                        bool roleChunk = false);
+                        bool roleChunk = false, int64_t index = 0);
 /// The final usage chunk (stream_options.include_usage): choices [].
 std::string usageChunk(const ResponseHeader &h, const Usage &usage);
 

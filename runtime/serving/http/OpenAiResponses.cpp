@@ -101,38 +101,47 @@ json::Value usageJson(const Usage &u) {
 
 } // namespace
 
+std::string completeResponse(const ResponseHeader &h, const std::vector<ChoiceResult> &choices,
+                             const Usage &usage) {
+  const bool chat = h.endpoint == Endpoint::kChat;
+  json::Value o = header(h, chat ? "chat.completion" : "text_completion");
+  json::Value list = json::Value::array();
+  for (size_t i = 0; i < choices.size(); ++i) {
+    const ChoiceResult &c = choices[i];
+    json::Value choice = json::Value::object();
+    choice.set("index", int64_t(i));
+    if (chat) {
+      json::Value msg = json::Value::object();
+      msg.set("role", "assistant");
+      msg.set("content", c.text);
+      choice.set("message", std::move(msg));
+    } else {
+      choice.set("text", c.text);
+    }
+    choice.set("logprobs", c.logprobs ? logprobsJson(h.endpoint, *c.logprobs, 0) : json::Value());
+    choice.set("finish_reason",
+               c.finishReason.empty() ? json::Value() : json::Value(c.finishReason));
+    list.push(std::move(choice));
+  }
+  o.set("choices", std::move(list));
+  o.set("usage", usageJson(usage));
+  return json::write(o);
+}
+
 std::string completeResponse(const ResponseHeader &h, const std::string &text,
                              const std::string &finishReason, const Usage &usage,
                              const std::vector<TokenLogprob> *logprobs) {
-  const bool chat = h.endpoint == Endpoint::kChat;
-  json::Value o = header(h, chat ? "chat.completion" : "text_completion");
-  json::Value choice = json::Value::object();
-  choice.set("index", 0);
-  if (chat) {
-    json::Value msg = json::Value::object();
-    msg.set("role", "assistant");
-    msg.set("content", text);
-    choice.set("message", std::move(msg));
-  } else {
-    choice.set("text", text);
-  }
-  choice.set("logprobs", logprobs ? logprobsJson(h.endpoint, *logprobs, 0) : json::Value());
-  choice.set("finish_reason", finishReason.empty() ? json::Value() : json::Value(finishReason));
-  json::Value choices = json::Value::array();
-  choices.push(std::move(choice));
-  o.set("choices", std::move(choices));
-  o.set("usage", usageJson(usage));
-  return json::write(o);
+  return completeResponse(h, {ChoiceResult{text, finishReason, logprobs}}, usage);
 }
 
 std::string streamChunk(const ResponseHeader &h, const std::string &text,
                         const std::string &finishReason,
                         const std::vector<TokenLogprob> *logprobs, size_t textOffset,
-                        bool roleChunk) {
+                        bool roleChunk, int64_t index) {
   const bool chat = h.endpoint == Endpoint::kChat;
   json::Value o = header(h, chat ? "chat.completion.chunk" : "text_completion");
   json::Value choice = json::Value::object();
-  choice.set("index", 0);
+  choice.set("index", index);
   if (chat) {
     json::Value delta = json::Value::object();
     if (roleChunk) {

@@ -5,7 +5,7 @@ Starts `accel-run PLAN --port 0`, then talks to it with the official openai
 client (and raw HTTP where the client cannot send what is tested):
 completions and chat, streaming and not; greedy text equal to HF's; token-id
 prompts; logprobs; seeds; stop strings; errors (bad JSON, wrong types,
-unknown model, too-long prompt, n > 1); a client that disconnects mid-stream
+unknown model, too-long prompt, n > 16); a client that disconnects mid-stream
 (its KV blocks must be freed at once); then a bounded load run
 (bench/serve_load.py --check). Exits non-zero on the first failure.
 """
@@ -184,7 +184,7 @@ def run_tests(base, prompt, hf_text, args):
     for kwargs, param in ((dict(temperature="hot"), "temperature"),
                           (dict(max_tokens="many"), "max_tokens"),
                           (dict(stop=[1, 2]), "stop[0]"),
-                          (dict(n=2), "n")):
+                          (dict(n=17), "n")):
         try:
             client.completions.create(model="demo", prompt="x", **kwargs)
             check(False, f"{kwargs} -> 400")
