@@ -766,9 +766,11 @@ StatusOr<bool> SchedulerImpl::step() {
   // The engine runs without the lock. On a failed batch each sequence is
   // run alone, so that one bad sequence fails only itself.
   // Speculating decodes guess first (the draft plan runs its steps here).
-  std::vector<engine::DraftRequest> requests(batch.size());
+  // Without a speculator no step builds draft requests (the per-step
+  // path stays as it was).
+  std::vector<engine::DraftRequest> requests(spec_ ? batch.size() : 0);
   std::vector<engine::DraftRequest *> asked;
-  for (size_t i = 0; i < batch.size(); ++i) {
+  for (size_t i = 0; spec_ && i < batch.size(); ++i) {
     Sequence &q = *batch[i].seq;
     q.draft.clear();
     if (batch[i].specK < 1)
