@@ -18,7 +18,7 @@ APT_PACKAGES=(
 # onnx-conformance) exports its cases and expected values from them, and the
 # lit tests compare with onnxruntime; a new release may add cases or change
 # undefined values. A package with a different version is reinstalled.
-PIP_PACKAGES=(numpy onnx==1.23.2 onnxruntime==1.32.0 tokenizers openai transformers==5.25.0)
+PIP_PACKAGES=(numpy onnx==1.23.2 onnxruntime==1.32.0 tokenizers openai transformers==5.25.0 jsonschema)
 
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi

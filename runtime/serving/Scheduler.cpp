@@ -28,6 +28,7 @@
 #include "runtime/serving/PrefixCache.h"
 #include "runtime/serving/sampler/SpeculativeAcceptance.h"
 #include "runtime/serving/sampler/StopCriteria.h"
+#include "runtime/serving/structured/Grammar.h"
 #include "runtime/serving/tokenizer/Tokenizer.h"
 
 #include <algorithm>
@@ -78,6 +79,7 @@ struct Sequence {
   size_t numRegistered = 0;      // leading blocks inserted in the prefix cache
 
   std::vector<std::vector<int64_t>> badWordIds; // Request::badWords, tokenized
+  int grammarState = 0;                         // Request::grammar's automaton state
 
   // Speculative decoding: the sequence's KV in the draft plan's cache, and
   // this step's tokens (the last accepted one, then the guesses).
@@ -85,10 +87,12 @@ struct Sequence {
   std::vector<int64_t> draft, stepIds;
 };
 
-/// Whether s's next token is drawn from a masked row: allowed_token_ids,
-/// bad_words, logit_bias, or stop tokens held back by min_tokens.
+/// Whether s's next token is drawn from a masked row: structured output,
+/// allowed_token_ids, bad_words, logit_bias, or stop tokens held back by
+/// min_tokens.
 bool masksTokens(const Sequence &s) {
-  return !s.req.allowedTokenIds.empty() || !s.badWordIds.empty() || !s.req.logitBias.empty() ||
+  return s.req.grammar || !s.req.allowedTokenIds.empty() || !s.badWordIds.empty() ||
+         !s.req.logitBias.empty() ||
          (s.numGenerated < s.req.minTokens && !s.criteria.stopTokenIds.empty());
 }
 using SeqPtr = std::shared_ptr<Sequence>;
@@ -190,6 +194,7 @@ private:
   std::vector<SeqPtr> cancelPending_; // cancelled while the engine ran
   std::vector<Event> deferred_;       // finish events of cancel()
   std::vector<float> mask_;           // maskedRow's copy
+  std::string maskError_;             // why maskedRow returned nullptr
   bool runInProgress_ = false;
   int64_t committed_ = 0; // blocks promised to this step's batch
   SchedulerStats stats_;
@@ -615,7 +620,24 @@ const float *SchedulerImpl::maskedRow(const Sequence &s, const float *row) {
   for (int64_t i = 0; i < vocab; ++i)
     if (!(row[i] < std::numeric_limits<float>::infinity()))
       return row;
-  if (s.req.allowedTokenIds.empty()) {
+  if (s.req.grammar) {
+    // The constraint first; the other masks narrow it further.
+    mask_.resize(size_t(vocab));
+    const int64_t remaining = std::min(s.req.maxTokens - s.numGenerated,
+                                       engine_.maxModelLen() - int64_t(s.tokens.size()));
+    Status st = s.req.grammar->maskRow(s.grammarState, remaining, s.criteria.stopTokenIds, row,
+                                       mask_.data());
+    if (!st.isOk()) {
+      maskError_ = st.message();
+      return nullptr;
+    }
+    if (!s.req.allowedTokenIds.empty()) {
+      std::vector<float> keep(size_t(vocab), kNegInf);
+      for (int64_t t : s.req.allowedTokenIds)
+        keep[size_t(t)] = mask_[size_t(t)];
+      mask_.swap(keep);
+    }
+  } else if (s.req.allowedTokenIds.empty()) {
     mask_.assign(row, row + vocab);
   } else {
     mask_.assign(size_t(vocab), kNegInf);
@@ -656,8 +678,13 @@ void SchedulerImpl::processToken(const SeqPtr &s, const float *row, std::vector<
     token = int32_t(*chosen);
   } else if (s->req.logprobs >= 0) {
     // Logprobs of the row before the mask, as vLLM's raw logprobs.
+    const float *masked = maskedRow(*s, row);
+    if (!masked) {
+      finish(s, FinishReason::kError, "structured output failed: " + maskError_, events);
+      return;
+    }
     StatusOr<sampler::SampleResult> r =
-        s->sampler->sampleWithLogprobs(maskedRow(*s, row), vocab, s->context, s->req.logprobs, row);
+        s->sampler->sampleWithLogprobs(masked, vocab, s->context, s->req.logprobs, row);
     if (!r) {
       finish(s, FinishReason::kError, "sampling failed: " + r.status().message(), events);
       return;
@@ -667,7 +694,12 @@ void SchedulerImpl::processToken(const SeqPtr &s, const float *row, std::vector<
     for (const sampler::TokenLogprob &t : r->topLogprobs)
       ev.token.topLogprobs.emplace_back(int64_t(t.token), t.logprob);
   } else {
-    StatusOr<int32_t> r = s->sampler->sample(maskedRow(*s, row), vocab, s->context);
+    const float *masked = maskedRow(*s, row);
+    if (!masked) {
+      finish(s, FinishReason::kError, "structured output failed: " + maskError_, events);
+      return;
+    }
+    StatusOr<int32_t> r = s->sampler->sample(masked, vocab, s->context);
     if (!r) {
       finish(s, FinishReason::kError, "sampling failed: " + r.status().message(), events);
       return;
@@ -684,6 +716,22 @@ void SchedulerImpl::processToken(const SeqPtr &s, const float *row, std::vector<
                            std::find(s->criteria.stopTokenIds.begin(),
                                      s->criteria.stopTokenIds.end(),
                                      token) != s->criteria.stopTokenIds.end();
+  // Structured output: the token's bytes advance the automaton; a stop
+  // token (allowed only on a match) ends the request as usual.
+  bool grammarDone = false;
+  if (s->req.grammar && !isStopToken) {
+    const int next = s->req.grammar->advance(s->grammarState, token);
+    if (next < 0) {
+      events.push_back(std::move(ev));
+      finish(s, FinishReason::kError,
+             "structured output failed: token " + std::to_string(token) +
+                 " leaves the constraint's language",
+             events);
+      return;
+    }
+    s->grammarState = next;
+    grammarDone = s->req.grammar->complete(next);
+  }
   sampler::StopDecision d;
   if (isStopToken && !s->req.includeStopStrInOutput) {
     d.reason = sampler::FinishReason::kStop;
@@ -703,6 +751,10 @@ void SchedulerImpl::processToken(const SeqPtr &s, const float *row, std::vector<
       s->text += *piece;
     }
     d = sampler::checkStop(s->criteria, s->text, newBytes, token, s->numGenerated);
+    if (!d.finished() && grammarDone) { // nothing may follow: done, as at a stop token
+      d.reason = sampler::FinishReason::kStop;
+      d.outputBytes = s->text.size();
+    }
     if (!d.finished() && int64_t(s->tokens.size()) >= engine_.maxModelLen()) {
       d.reason = sampler::FinishReason::kLength;
       d.outputBytes = s->text.size();

@@ -35,6 +35,10 @@
 #include <string>
 #include <vector>
 
+namespace accel::rt::structured {
+class Grammar;
+}
+
 namespace accel::rt::tok {
 class Tokenizer;
 }
@@ -84,6 +88,11 @@ struct Request {
                                       // without a leading space); a word's last token
                                       // is banned where the output ends with the rest
   bool skipSpecialTokens = true;      // special tokens add no text
+  /// Structured output: every token keeps the output a prefix of a text in
+  /// the grammar's language; stop tokens come only where the output is in
+  /// it, and the request ends (kStop) once no byte can continue it
+  /// (runtime/serving/structured/Grammar.h). Shared between requests.
+  std::shared_ptr<structured::Grammar> grammar;
 };
 
 enum class FinishReason { kStop, kLength, kCancelled, kError };

@@ -1342,7 +1342,9 @@ std::string summarize(const CompletionRequest &r) {
     << r.skipSpecialTokens << "|"
     << (r.addSpecialTokens ? std::to_string(*r.addSpecialTokens) : "-") << "|" << r.echo
     << r.continueFinalMessage << "|" << json::write(r.chatTemplateKwargs) << "|"
-    << json::write(r.documents);
+    << json::write(r.documents) << "|";
+  if (r.constraint)
+    o << r.constraint->kind << ":" << r.constraint->text << ":" << r.constraint->whitespace;
   return o.str();
 }
 

@@ -4,6 +4,7 @@
 #include "core/Json.h"
 #include "runtime/serving/http/Sse.h"
 #include "runtime/serving/http/Tokenize.h"
+#include "runtime/serving/structured/Grammar.h"
 #include "runtime/serving/tokenizer/Tokenizer.h"
 
 #include <algorithm>
@@ -286,6 +287,8 @@ struct Generation {
 };
 
 } // namespace
+
+OpenAiApi::~OpenAiApi() = default;
 
 OpenAiApi::OpenAiApi(serve::Scheduler &scheduler, std::shared_ptr<const tok::Tokenizer> tokenizer,
                      Metrics &metrics, Admission &admission, ApiOptions options,
@@ -623,7 +626,27 @@ std::optional<OpenAiApi::Prepared> OpenAiApi::prepare(Endpoint endpoint, HttpReq
   std::string echo;
   if (!echoText(cr, ids, tokenizer_.get(), echo, err))
     return fail(*ex, err, extra);
+  std::shared_ptr<structured::Grammar> grammar;
+  if (cr.constraint) {
+    const OutputConstraint &c = *cr.constraint;
+    if (!tokenizer_ || !tokenizer_->isLoaded())
+      return fail(*ex,
+                  badRequest("'" + c.param +
+                                 "' needs the model's tokenizer, and this model has none",
+                             c.param),
+                  extra);
+    std::call_once(grammarsOnce_, [this]() {
+      grammars_ = std::make_unique<structured::GrammarCache>(
+          structured::Vocabulary::build(*tokenizer_, opts_.vocabSize));
+    });
+    StatusOr<std::shared_ptr<structured::Grammar>> g =
+        grammars_->get(c.kind, c.text, c.whitespace);
+    if (!g)
+      return fail(*ex, badRequest("'" + c.param + "': " + g.status().message(), c.param), extra);
+    grammar = std::move(*g);
+  }
   Prepared p;
+  p.grammar = std::move(grammar);
   p.endpoint = endpoint;
   p.cr = std::move(cr);
   p.ids = std::move(ids);
@@ -675,6 +698,7 @@ void OpenAiApi::start(Prepared &p, std::shared_ptr<HttpExchange> ex) {
   r.logitBias = cr.logitBias;
   r.badWords = cr.badWords;
   r.skipSpecialTokens = cr.skipSpecialTokens;
+  r.grammar = p.grammar;
 
   auto g = std::make_shared<Generation>();
   g->api = this;

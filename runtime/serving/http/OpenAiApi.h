@@ -61,6 +61,11 @@ namespace accel::rt::tok {
 class Tokenizer;
 }
 
+namespace accel::rt::structured {
+class Grammar;
+class GrammarCache;
+} // namespace accel::rt::structured
+
 namespace accel::rt::server {
 
 struct ApiOptions {
@@ -98,6 +103,7 @@ public:
   OpenAiApi(serve::Scheduler &scheduler, std::shared_ptr<const tok::Tokenizer> tokenizer,
             Metrics &metrics, Admission &admission, ApiOptions options,
             std::function<int64_t()> openConnections = {});
+  ~OpenAiApi();
 
   /// The HttpServer handler.
   void handle(HttpRequest request, std::shared_ptr<HttpExchange> exchange);
@@ -126,6 +132,7 @@ private:
     std::vector<int64_t> ids;
     int64_t maxTokens = 0;
     std::string echo; // echo: the prompt text the answer starts with
+    std::shared_ptr<structured::Grammar> grammar; // structured output, compiled
     std::chrono::steady_clock::time_point arrival;
     Headers extra;
   };
@@ -164,6 +171,10 @@ private:
   Access access_;
   std::unique_ptr<WorkerPool> pool_; // made at the first large body
   std::once_flag poolOnce_;
+  /// Compiled structured-output constraints over the tokenizer's
+  /// vocabulary, made at the first constrained request.
+  std::unique_ptr<structured::GrammarCache> grammars_;
+  std::once_flag grammarsOnce_;
 };
 
 } // namespace accel::rt::server

@@ -153,9 +153,9 @@ bool takes(Endpoint ep, std::string_view name) {
   return false;
 }
 
-constexpr const char *kConstrained =
-    "is not supported: constrained output (JSON schema, regex, choice, grammar) is not "
-    "implemented";
+constexpr const char *kGrammar =
+    "is not supported: context-free grammars are not (use guided_json, guided_regex or "
+    "guided_choice)";
 
 /// Refused whenever given (not null), with why.
 struct Refused {
@@ -166,14 +166,9 @@ const Refused kRefused[] = {
     {"suffix", "is not supported (no fill-in-the-middle)"},
     {"prompt_logprobs",
      "is not supported: the engine computes the logits of a prompt's last token only"},
-    {"guided_json", kConstrained},
-    {"guided_regex", kConstrained},
-    {"guided_choice", kConstrained},
-    {"guided_grammar", kConstrained},
-    {"guided_decoding_backend", kConstrained},
-    {"guided_whitespace_pattern", kConstrained},
-    {"structural_tag", kConstrained},
-    {"structured_outputs", kConstrained},
+    {"guided_grammar", kGrammar},
+    {"structural_tag", "is not supported (structured output takes a JSON schema, a regex or "
+                       "choices)"},
     {"request_id", "is not supported: this server chooses the response ids"},
     {"logits_processors", "is not supported: a request cannot load code"},
     {"cache_salt", "is not supported"},
@@ -459,6 +454,148 @@ bool parseMessages(Parser &p, const RequestLimits &limits, CompletionRequest &ou
   return true;
 }
 
+/// Structured output: OpenAI's response_format, vLLM's guided_* and
+/// structured_outputs. At most one constraint; its text is compiled (and
+/// any error in it reported) by the server (OpenAiApi::prepare).
+bool parseConstraint(Parser &p, CompletionRequest &out) {
+  std::vector<std::string> given;
+  auto set = [&](const std::string &param, std::string kind, std::string text) {
+    given.push_back(param);
+    out.constraint = OutputConstraint{std::move(kind), std::move(text), "", param};
+  };
+  auto schemaText = [&](const std::string &param, const json::Value &v, std::string &text) {
+    if (v.isObject() || v.isBool()) {
+      text = json::write(v);
+      return true;
+    }
+    if (v.isString()) { // vLLM takes a schema as JSON text too
+      StatusOr<json::Value> parsed = json::parse(v.asString());
+      if (!parsed || !(parsed->isObject() || parsed->isBool()))
+        return p.fail("'" + param + "' must be a JSON schema (an object, or its JSON text)",
+                      param);
+      text = json::write(*parsed);
+      return true;
+    }
+    return p.wrongType(param, "a JSON schema (an object)", v);
+  };
+  auto choices = [&](const std::string &param, const json::Value &v, std::string &text) {
+    if (!v.isArray() || v.items().empty())
+      return p.wrongType(param, "a non-empty array of strings", v);
+    for (size_t i = 0; i < v.items().size(); ++i)
+      if (!v.items()[i].isString())
+        return p.wrongType(param + "[" + std::to_string(i) + "]", "a string", v.items()[i]);
+    text = json::write(v);
+    return true;
+  };
+  if (const json::Value *v = p.get("response_format")) {
+    const json::Value *type = v->isObject() ? v->find("type") : nullptr;
+    if (!type || !type->isString())
+      return p.fail("'response_format' must be an object with a string 'type'",
+                    "response_format");
+    const std::string &t = type->asString();
+    if (t == "json_object") {
+      set("response_format", "json_object", "");
+    } else if (t == "json_schema") {
+      const json::Value *js = v->find("json_schema");
+      if (!js || !js->isObject())
+        return p.fail("'response_format' of type 'json_schema' needs a 'json_schema' object "
+                      "with a 'schema'",
+                      "response_format");
+      const json::Value *schema = js->find("schema");
+      if (!schema || schema->isNull())
+        return p.fail("'response_format.json_schema' has no 'schema'", "response_format");
+      std::string text;
+      if (!schemaText("response_format.json_schema.schema", *schema, text))
+        return false;
+      set("response_format", "json_schema", text);
+    } else if (t != "text") {
+      return p.fail("'response_format' of type '" + t +
+                        "' is not supported (text, json_object or json_schema)",
+                    "response_format");
+    }
+  }
+  if (const json::Value *v = p.get("guided_json")) {
+    std::string text;
+    if (!schemaText("guided_json", *v, text))
+      return false;
+    set("guided_json", "json_schema", text);
+  }
+  if (const json::Value *v = p.get("guided_regex")) {
+    if (!v->isString())
+      return p.wrongType("guided_regex", "a string", *v);
+    set("guided_regex", "regex", v->asString());
+  }
+  if (const json::Value *v = p.get("guided_choice")) {
+    std::string text;
+    if (!choices("guided_choice", *v, text))
+      return false;
+    set("guided_choice", "choice", text);
+  }
+  std::string whitespace;
+  if (const json::Value *v = p.get("guided_whitespace_pattern")) {
+    if (!v->isString())
+      return p.wrongType("guided_whitespace_pattern", "a string", *v);
+    whitespace = v->asString();
+  }
+  if (const json::Value *v = p.get("guided_decoding_backend"))
+    if (!v->isString())
+      return p.wrongType("guided_decoding_backend", "a string", *v);
+  if (const json::Value *v = p.get("structured_outputs")) {
+    // vLLM's newer form: {"json" | "regex" | "choice" | "json_object" |
+    // "grammar", "whitespace_pattern"}.
+    if (!v->isObject())
+      return p.wrongType("structured_outputs", "an object", *v);
+    for (const json::Member &m : v->members()) {
+      const std::string param = "structured_outputs." + m.first;
+      if (m.second.isNull())
+        continue;
+      if (m.first == "json") {
+        std::string text;
+        if (!schemaText(param, m.second, text))
+          return false;
+        set(param, "json_schema", text);
+      } else if (m.first == "regex") {
+        if (!m.second.isString())
+          return p.wrongType(param, "a string", m.second);
+        set(param, "regex", m.second.asString());
+      } else if (m.first == "choice") {
+        std::string text;
+        if (!choices(param, m.second, text))
+          return false;
+        set(param, "choice", text);
+      } else if (m.first == "json_object") {
+        if (!m.second.isBool())
+          return p.wrongType(param, "a boolean", m.second);
+        if (m.second.asBool())
+          set(param, "json_object", "");
+      } else if (m.first == "whitespace_pattern") {
+        if (!m.second.isString())
+          return p.wrongType(param, "a string", m.second);
+        whitespace = m.second.asString();
+      } else if (m.first == "grammar" || m.first == "structural_tag") {
+        return p.fail("'" + param + "' is not supported: only json, regex, choice and "
+                      "json_object constraints are",
+                      "structured_outputs");
+      } else if (m.first != "disable_fallback" && m.first != "disable_any_whitespace" &&
+                 m.first != "disable_additional_properties") {
+        return p.fail("'" + param + "' is not a structured_outputs field", "structured_outputs");
+      }
+    }
+  }
+  if (given.size() > 1)
+    return p.fail("only one output constraint may be given, got '" + given[0] + "' and '" +
+                      given[1] + "'",
+                  given[1]);
+  if (!whitespace.empty()) {
+    if (!out.constraint ||
+        (out.constraint->kind != "json_schema" && out.constraint->kind != "json_object"))
+      return p.fail("'guided_whitespace_pattern' applies to JSON constraints only",
+                    "guided_whitespace_pattern");
+    out.constraint->whitespace = whitespace;
+  }
+  return true;
+}
+
 } // namespace
 
 const std::vector<std::string> &requestParameters(Endpoint endpoint) {
@@ -635,17 +772,8 @@ bool parseCompletionRequest(std::string_view body, Endpoint endpoint, const Requ
       out.documents = *v;
     }
   }
-  if (const json::Value *v = p.get("response_format")) {
-    const json::Value *type = v->isObject() ? v->find("type") : nullptr;
-    if (!type || !type->isString())
-      return p.fail("'response_format' must be an object with a string 'type'",
-                    "response_format");
-    if (type->asString() != "text")
-      return p.fail("'response_format' of type '" + type->asString() +
-                        "' is not supported (only {\"type\": \"text\"} is): constrained "
-                        "output (JSON schema, regex, choice, grammar) is not implemented",
-                    "response_format");
-  }
+  if (!parseConstraint(p, out))
+    return false;
 
   // Length.
   std::optional<int64_t> maxTokens;

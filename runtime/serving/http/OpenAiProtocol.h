@@ -54,6 +54,15 @@ struct RequestLimits {
 };
 
 /// A validated request, before tokenization.
+/// A structured-output constraint as the request gave it (compiled by the
+/// server: runtime/serving/structured/Grammar.h, GrammarCache::get).
+struct OutputConstraint {
+  std::string kind;       // "json_schema", "json_object", "regex" or "choice"
+  std::string text;       // the schema (JSON), the regex, the choices (a JSON array)
+  std::string whitespace; // guided_whitespace_pattern: "" for the default
+  std::string param;      // the request parameter that gave it (for errors)
+};
+
 struct CompletionRequest {
   Endpoint endpoint = Endpoint::kCompletions;
   std::string model; // "" when not given
@@ -95,6 +104,7 @@ struct CompletionRequest {
   bool continueFinalMessage = false;    // chat: the last message left open
   json::Value chatTemplateKwargs;       // chat: null or an object of template variables
   json::Value documents;                // chat: null or an array of objects
+  std::optional<OutputConstraint> constraint; // structured output
 };
 
 /// The request parameters `endpoint` takes (honoured, limited or no-op),

@@ -89,7 +89,7 @@ Status loadDecoder(const Loader &loader, const json::Value &v, const std::string
 }
 
 std::vector<std::string> decodeChain(const std::vector<Decoder> &decoders,
-                                     std::vector<std::string> tokens) {
+                                     std::vector<std::string> tokens, bool midText) {
   for (const Decoder &d : decoders) {
     switch (d.kind) {
     case Decoder::Kind::kByteLevel: {
@@ -113,7 +113,7 @@ std::vector<std::string> decodeChain(const std::vector<Decoder> &decoders,
         }
         bytes += all ? mapped : t;
       }
-      tokens.assign(1, unicode::utf8Lossy(bytes));
+      tokens.assign(1, midText ? bytes : unicode::utf8Lossy(bytes));
       break;
     }
     case Decoder::Kind::kMetaspace: {
@@ -122,7 +122,7 @@ std::vector<std::string> decodeChain(const std::vector<Decoder> &decoders,
         for (const std::string &c : splitChars(tokens[i])) {
           size_t len;
           if (unicode::decodeAt(c, 0, len) == d.ch) {
-            if (i == 0 && !d.prependNever)
+            if (i == 0 && !d.prependNever && !midText)
               continue;
             out += ' ';
           } else {
@@ -140,7 +140,7 @@ std::vector<std::string> decodeChain(const std::vector<Decoder> &decoders,
     case Decoder::Kind::kWordPiece:
       for (size_t i = 0; i < tokens.size(); ++i) {
         std::string &t = tokens[i];
-        if (i != 0) {
+        if (i != 0 || midText) {
           if (t.compare(0, d.a.size(), d.a) == 0)
             t.erase(0, d.a.size());
           else
@@ -178,7 +178,7 @@ std::vector<std::string> decodeChain(const std::vector<Decoder> &decoders,
       auto flush = [&] {
         if (pendingCount == 0)
           return;
-        if (unicode::findInvalidUtf8(pending) == std::string_view::npos) {
+        if (midText || unicode::findInvalidUtf8(pending) == std::string_view::npos) {
           out.push_back(pending);
         } else {
           for (size_t k = 0; k < pendingCount; ++k)
@@ -227,6 +227,8 @@ std::vector<std::string> decodeChain(const std::vector<Decoder> &decoders,
       break;
     }
     case Decoder::Kind::kStrip:
+      if (midText)
+        break;
       for (std::string &t : tokens) {
         std::vector<std::string> chars = splitChars(t);
         auto is = [&](const std::string &c) {

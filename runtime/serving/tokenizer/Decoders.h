@@ -36,9 +36,12 @@ Status loadDecoder(const Loader &loader, const json::Value &v, const std::string
                    std::vector<Decoder> &out);
 
 /// The token strings through every decoder in turn (their concatenation is
-/// the text).
+/// the text). With midText, the tokens are taken as continuing a text
+/// (Metaspace and WordPiece treat none as the first, Strip does nothing) and
+/// the result is raw bytes (ByteLevel and ByteFallback make no U+FFFD of an
+/// incomplete UTF-8 sequence): Tokenizer::tokenBytes.
 std::vector<std::string> decodeChain(const std::vector<Decoder> &decoders,
-                                     std::vector<std::string> tokens);
+                                     std::vector<std::string> tokens, bool midText = false);
 
 } // namespace accel::rt::tok::detail
 

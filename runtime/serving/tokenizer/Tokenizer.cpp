@@ -469,6 +469,30 @@ std::optional<std::string> Tokenizer::idToToken(int32_t id) const {
   return std::nullopt;
 }
 
+std::optional<std::string> Tokenizer::tokenBytes(int32_t id) const {
+  if (!impl_)
+    return std::nullopt;
+  const Impl &m = *impl_;
+  const std::string *tok = nullptr;
+  auto added = m.addedById.find(id);
+  if (added != m.addedById.end()) {
+    if (added->second.special)
+      return std::nullopt;
+    auto n = m.normalizedContent.find(id);
+    tok = n != m.normalizedContent.end() ? &n->second : &added->second.content;
+  } else {
+    tok = m.model->idToToken(id);
+  }
+  if (!tok || m.specialSet.count(*tok))
+    return std::nullopt;
+  if (!m.hasDecoder)
+    return " " + *tok; // decode() joins tokens with spaces
+  std::string out;
+  for (const std::string &t : decodeChain(m.decoders, {*tok}, /*midText=*/true))
+    out += t;
+  return out;
+}
+
 bool Tokenizer::isSpecial(int32_t id) const {
   if (!impl_)
     return false;

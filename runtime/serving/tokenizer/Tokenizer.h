@@ -68,6 +68,10 @@ public:
   std::optional<std::string> idToToken(int32_t id) const;
   /// Whether the id is an added token marked special.
   bool isSpecial(int32_t id) const;
+  /// The bytes the token adds to a text it continues (not necessarily
+  /// UTF-8: a byte-level token may hold part of a character), or nullopt
+  /// for an id outside the vocabulary and for special tokens.
+  std::optional<std::string> tokenBytes(int32_t id) const;
 
   /// The BOS id: the first token the post-processor puts before the text
   /// (TemplateProcessing's first special token, Roberta/Bert's cls), else

@@ -227,8 +227,9 @@ def run_tests(base, prompt, hf_text, args):
     check(c.choices[0].text.startswith(prompt) and len(c.choices[0].text) > len(prompt) and
           hf_text.startswith(c.choices[0].text[len(prompt):]), "echo: the prompt, then the text")
     for extra, param in (({"max_tokens": 2**63 - 1}, "max_tokens"),
-                         ({"guided_json": {"type": "object"}}, "guided_json"),
-                         ({"response_format": {"type": "json_object"}}, "response_format"),
+                         ({"guided_json": {"type": "object", "patternProperties": {}}},
+                          "guided_json"),
+                         ({"response_format": {"type": "json"}}, "response_format"),
                          ({"use_beam_search": True}, "use_beam_search"),
                          ({"prompt_logprobs": 1}, "prompt_logprobs"),
                          ({"stream_options": {"include_usage": True}}, "stream_options"),
