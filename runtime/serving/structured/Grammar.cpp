@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <cstring>
 #include <limits>
 #include <numeric>
 
@@ -140,8 +141,15 @@ Status Grammar::maskRow(int state, int64_t remaining, const std::vector<int32_t>
     } else if (bits == ~uint64_t(0)) {
       std::copy(row + base, row + end, out + base);
     } else {
-      for (int64_t k = base; k < end; ++k)
-        out[k] = (bits >> (k - base)) & 1 ? row[k] : kNegInf;
+      // Branch-free (the bits of a mixed word are unpredictable).
+      const uint32_t inf = 0xFF800000u; // -inf
+      for (int64_t k = 0; k < end - base; ++k) {
+        uint32_t r;
+        std::memcpy(&r, row + base + k, 4);
+        const uint32_t keep = 0u - uint32_t((bits >> k) & 1);
+        r = (r & keep) | (inf & ~keep);
+        std::memcpy(out + base + k, &r, 4);
+      }
     }
   }
   const bool match = a_->accepting(state);
