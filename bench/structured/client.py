@@ -8,6 +8,7 @@ valid (parse as JSON and validate, or match the regex).
 """
 import asyncio
 import json
+import os
 import random
 import re
 import sys
@@ -25,11 +26,12 @@ REGEX = r"[A-Za-z ,.]{20,200}"
 
 port, N, C, IN, OUT, MODE = (int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]),
                              int(sys.argv[4]), int(sys.argv[5]), sys.argv[6])
+ID_LO, ID_HI = int(os.environ.get("ID_LO", "1000")), int(os.environ.get("ID_HI", "120000"))
 MODEL = json.load(urllib.request.urlopen(f"http://127.0.0.1:{port}/v1/models"))["data"][0]["id"]
 
 
 def body(rng):
-    b = {"model": MODEL, "prompt": [rng.randrange(1000, 120000) for _ in range(IN)],
+    b = {"model": MODEL, "prompt": [rng.randrange(ID_LO, ID_HI) for _ in range(IN)],
          "max_tokens": OUT, "temperature": 1.0, "seed": rng.randrange(1 << 30)}
     if MODE == "none":
         b["ignore_eos"] = True
@@ -58,15 +60,16 @@ def valid(text):
 
 async def one(b, toks, oks):
     r, w = await asyncio.open_connection("127.0.0.1", port)
-    w.write(b"POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+    w.write(b"POST /v1/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
             b"Content-Length: %d\r\nConnection: close\r\n\r\n" % len(b) + b)
     await w.drain()
     data = await r.read()
     w.close()
     head, _, payload = data.partition(b"\r\n\r\n")
     if b" 200 " not in head.split(b"\r\n")[0]:
+        if -1 not in toks:
+            print("ERR", head[:80], payload[:200], file=sys.stderr)
         toks.append(-1)
-        print("ERR", head[:80], payload[:200], file=sys.stderr)
         return
     p = json.loads(payload)
     toks.append(p["usage"]["completion_tokens"])
