@@ -80,6 +80,8 @@ struct Sequence {
 
   std::vector<std::vector<int64_t>> badWordIds; // Request::badWords, tokenized
   int grammarState = 0;                         // Request::grammar's automaton state
+  std::vector<PromptLogprob> promptLps; // Request::promptLogprobs, until the first token
+  int64_t promptLpDone = 0;             // prompt positions whose rows were read
 
   // Speculative decoding: the sequence's KV in the draft plan's cache, and
   // this step's tokens (the last accepted one, then the guesses).
@@ -97,6 +99,40 @@ bool masksTokens(const Sequence &s) {
 }
 using SeqPtr = std::shared_ptr<Sequence>;
 
+/// Whether s's next step must bring back the logits of every token it
+/// computes (prompt_logprobs, while the prompt is computed).
+bool wantsPromptRows(const Sequence &s) {
+  return s.req.promptLogprobs >= 0 && s.numComputed < s.promptLen;
+}
+
+/// The logprob, rank and top alternatives of `token` in `row`.
+PromptLogprob promptLogprob(const float *row, int64_t vocab, int64_t token, int64_t top) {
+  float mx = -std::numeric_limits<float>::infinity();
+  for (int64_t k = 0; k < vocab; ++k)
+    mx = std::max(mx, row[k]);
+  double sum = 0;
+  for (int64_t k = 0; k < vocab; ++k)
+    sum += std::exp(double(row[k]) - double(mx));
+  const double lse = double(mx) + std::log(sum);
+  PromptLogprob lp;
+  lp.token = token;
+  lp.logprob = float(double(row[token]) - lse);
+  for (int64_t k = 0; k < vocab; ++k)
+    lp.rank += row[k] > row[token];
+  if (top > 0) {
+    std::vector<int64_t> idx(static_cast<size_t>(vocab), 0);
+    for (int64_t k = 0; k < vocab; ++k)
+      idx[size_t(k)] = k;
+    const int64_t m = std::min(top, vocab);
+    std::partial_sort(idx.begin(), idx.begin() + m, idx.end(), [&](int64_t a, int64_t b) {
+      return row[a] > row[b] || (row[a] == row[b] && a < b);
+    });
+    for (int64_t k = 0; k < m; ++k)
+      lp.top.emplace_back(idx[size_t(k)], float(double(row[idx[size_t(k)]]) - lse));
+  }
+  return lp;
+}
+
 /// The sequence's next token is the plain argmax of its logits: greedy, no
 /// repetition penalty, no logprobs, valid parameters. Such sequences can
 /// take Engine::stepBatch's kLastGreedy tokens (greedyToken's rule is the
@@ -106,7 +142,7 @@ bool plainGreedy(const Sequence &s) {
     return false;
   const sampler::SamplingParams &p = s.sampler->params();
   return s.sampler->paramsStatus().isOk() && p.isGreedy() && p.repetitionPenalty == 1.0f &&
-         s.req.logprobs < 0 && !masksTokens(s);
+         s.req.logprobs < 0 && !masksTokens(s) && !wantsPromptRows(s);
 }
 
 /// A callback to run once the lock is dropped.
@@ -143,6 +179,13 @@ private:
   kv::BlockPool &pool() { return engine_.pool(); }
   int64_t blockSize() const { return engine_.pool().blockSize(); }
   int64_t blocksFor(int64_t tokens) const { return (tokens + blockSize() - 1) / blockSize(); }
+  /// The most tokens s may compute in one step: while its prompt logprobs
+  /// are read, as many as kPromptLogprobsRowBytes of logits hold.
+  int64_t rowCap(const Sequence &s) const {
+    if (!wantsPromptRows(s))
+      return std::numeric_limits<int64_t>::max();
+    return std::max<int64_t>(1, kPromptLogprobsRowBytes / (4 * engine_.vocabSize()));
+  }
 
   // All below run with mu_ held.
   void schedule(std::vector<Scheduled> &batch, std::vector<Event> &events);
@@ -291,6 +334,10 @@ Status SchedulerImpl::submit(Request r, RequestCallbacks callbacks) {
   if (r.logprobs < -1 || r.logprobs > opts_.maxLogprobs)
     return invalidArgument("logprobs must be between 0 and " + std::to_string(opts_.maxLogprobs) +
                            " (--max-logprobs), got " + std::to_string(r.logprobs));
+  if (r.promptLogprobs < -1 || r.promptLogprobs > opts_.maxLogprobs)
+    return invalidArgument("prompt_logprobs must be between 0 and " +
+                           std::to_string(opts_.maxLogprobs) + " (--max-logprobs), got " +
+                           std::to_string(r.promptLogprobs));
   for (const std::string &s : r.stop)
     if (s.empty())
       return invalidArgument("a stop string is empty");
@@ -526,7 +573,8 @@ void SchedulerImpl::schedule(std::vector<Scheduled> &batch, std::vector<Event> &
   // 1. Running sequences, oldest first.
   for (size_t i = 0; i < running_.size() && budget > 0;) {
     SeqPtr s = running_[i];
-    const int64_t n = std::min<int64_t>(int64_t(s->tokens.size()) - s->numComputed, budget);
+    const int64_t n = std::min<int64_t>(int64_t(s->tokens.size()) - s->numComputed,
+                                        std::min(budget, rowCap(*s)));
     if (n <= 0) { // cannot happen: a running sequence always has a token to compute
       ++i;
       continue;
@@ -568,14 +616,14 @@ void SchedulerImpl::schedule(std::vector<Scheduled> &batch, std::vector<Event> &
     SeqPtr s = waiting_.front();
     const int64_t total = int64_t(s->tokens.size());
     std::vector<kv::BlockId> hit;
-    if (cache_) {
+    if (cache_ && s->req.promptLogprobs < 0) {
       // Leave at least one token to compute: its logits give the next one.
       const size_t maxBlocks = size_t((total - 1) / blockSize());
       computeHashes(*s, maxBlocks);
       hit = cache_->match(s->hashes, s->tokens.data(), blockSize(), maxBlocks);
     }
     const int64_t cached = int64_t(hit.size()) * blockSize();
-    const int64_t n = std::min(total - cached, budget);
+    const int64_t n = std::min({total - cached, budget, rowCap(*s)});
     const int64_t hitFree = cache_ ? cache_->countFree(hit) : 0;
     const int64_t fresh = blocksFor(n);
     if (fresh + hitFree > freeBlocks())
@@ -707,6 +755,8 @@ void SchedulerImpl::processToken(const SeqPtr &s, const float *row, std::vector<
     token = *r;
   }
   ev.token.token = token;
+  if (s->numGenerated == 0 && s->req.promptLogprobs >= 0)
+    ev.token.promptLogprobs = std::move(s->promptLps);
   s->tokens.push_back(token);
   s->context.push_back(token);
   ++s->numGenerated;
@@ -847,7 +897,8 @@ StatusOr<bool> SchedulerImpl::step() {
       b.numTokens = int64_t(q.stepIds.size());
       entries.push_back({&q.kv, q.stepIds.data(), b.numTokens, b.numTokens});
     } else {
-      entries.push_back({&q.kv, q.tokens.data() + q.numComputed, b.numTokens});
+      entries.push_back({&q.kv, q.tokens.data() + q.numComputed, b.numTokens,
+                         wantsPromptRows(q) ? b.numTokens : 1});
     }
   }
   std::vector<Tensor> rows(batch.size());
@@ -897,8 +948,22 @@ StatusOr<bool> SchedulerImpl::step() {
         finish(s, FinishReason::kError, "the engine step failed: " + errors[i].message(), events);
         continue;
       }
+      const int64_t first = s->numComputed;
       s->numComputed += batch[i].numTokens;
       stats_.batchedTokensTotal += batch[i].numTokens;
+      const int64_t numRows = entries[i].logitsRows;
+      if (s->req.promptLogprobs >= 0 && !greedy && numRows > 1) {
+        // Row j predicts the token after position first + j.
+        for (int64_t j = 0; j < numRows; ++j) {
+          const int64_t pos = first + j;
+          if (pos < s->promptLpDone || pos + 1 >= s->promptLen)
+            continue;
+          s->promptLps.push_back(promptLogprob(rows[i].data<float>() + (rowIndex[i] + j) * vocab,
+                                               vocab, s->tokens[size_t(pos + 1)],
+                                               s->req.promptLogprobs));
+          s->promptLpDone = pos + 1;
+        }
+      }
       if (!s->draft.empty()) {
         if (s->cancelled) { // takeCancels finishes it
           s->numComputed = int64_t(s->tokens.size());
@@ -915,7 +980,7 @@ StatusOr<bool> SchedulerImpl::step() {
         if (greedy)
           processToken(s, nullptr, events, rows[i].data<int64_t>()[rowIndex[i]]);
         else
-          processToken(s, rows[i].data<float>() + rowIndex[i] * vocab, events);
+          processToken(s, rows[i].data<float>() + (rowIndex[i] + numRows - 1) * vocab, events);
       }
     }
     takeCancels(events);

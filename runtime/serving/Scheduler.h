@@ -93,6 +93,23 @@ struct Request {
   /// it, and the request ends (kStop) once no byte can continue it
   /// (runtime/serving/structured/Grammar.h). Shared between requests.
   std::shared_ptr<structured::Grammar> grammar;
+  /// vLLM's prompt_logprobs: -1 none; N >= 0: the logprob (raw
+  /// log_softmax), rank and N top alternatives of every prompt token after
+  /// the first, from the logits of the position before it. Such a request
+  /// does not use the prefix cache and prefills in chunks of
+  /// kPromptLogprobsRowBytes of logits.
+  int64_t promptLogprobs = -1;
+};
+
+/// The logits a prompt_logprobs request may bring back per step.
+constexpr int64_t kPromptLogprobsRowBytes = int64_t(64) << 20;
+
+/// One prompt token's logprob (Request::promptLogprobs).
+struct PromptLogprob {
+  int64_t token = -1;
+  float logprob = 0.0f;
+  int64_t rank = 1; // 1 + the number of tokens with a higher logit
+  std::vector<std::pair<int64_t, float>> top;
 };
 
 enum class FinishReason { kStop, kLength, kCancelled, kError };
@@ -102,6 +119,9 @@ struct TokenEvent {
   std::string textDelta;              // new, final text (UTF-8 complete, stop-safe)
   float logprob = 0.0f;               // when requested
   std::vector<std::pair<int64_t, float>> topLogprobs;
+  /// The request's first token event only, when it asked for
+  /// prompt_logprobs: prompt tokens 1..n-1 in order.
+  std::vector<PromptLogprob> promptLogprobs;
 };
 
 struct FinishEvent {

@@ -93,6 +93,8 @@ struct Generation {
   ResponseHeader hdr;
   bool stream = false, includeUsage = false, reportCached = false;
   int64_t logprobs = -1; // what the client asked (best_of asks the scheduler for >= 0)
+  int64_t promptLogprobs = -1; // prompt_logprobs asked (choice 0 computes them)
+  json::Value promptLps;       // [null, {id: {logprob, rank, decoded_token}}, ...]
   int64_t n = 1;         // choices returned (the best n of choices.size())
   Clock::time_point arrival;
   bool sawToken = false, finished = false;
@@ -136,6 +138,27 @@ struct Generation {
     c.sawToken = true;
     c.lastToken = now;
     c.cumLogprob += double(ev.logprob);
+    if (i == 0 && promptLogprobs >= 0 && promptLps.isNull()) {
+      // vLLM's form: null for the first prompt token (nothing before it),
+      // then each token and the top alternatives by id.
+      promptLps = json::Value::array();
+      promptLps.push(json::Value());
+      for (const serve::PromptLogprob &p : ev.promptLogprobs) {
+        json::Value pos = json::Value::object();
+        auto entry = [&](int64_t id, float lp, int64_t rank) {
+          json::Value e = json::Value::object();
+          e.set("logprob", double(lp));
+          e.set("rank", rank);
+          e.set("decoded_token", tokenText(id));
+          pos.set(std::to_string(id), std::move(e));
+        };
+        entry(p.token, p.logprob, p.rank);
+        for (size_t k = 0; k < p.top.size(); ++k)
+          if (p.top[k].first != p.token)
+            entry(p.top[k].first, p.top[k].second, int64_t(k) + 1);
+        promptLps.push(std::move(pos));
+      }
+    }
     if (i == 0)
       releaseRest();
     TokenLogprob lp;
@@ -279,7 +302,8 @@ struct Generation {
     std::vector<ChoiceResult> out;
     for (int64_t k = 0; k < n; ++k) {
       const ChoiceState &c = choices[order[size_t(k)]];
-      out.push_back(ChoiceResult{c.text, finishName(c.reason), logprobs >= 0 ? &c.lps : nullptr});
+      out.push_back(ChoiceResult{c.text, finishName(c.reason), logprobs >= 0 ? &c.lps : nullptr,
+                                 promptLogprobs >= 0 ? &promptLps : nullptr});
     }
     metrics->httpResponse(200);
     ex->respond(200, kJson, completeResponse(hdr, out, usage), extra);
@@ -699,6 +723,7 @@ void OpenAiApi::start(Prepared &p, std::shared_ptr<HttpExchange> ex) {
   r.badWords = cr.badWords;
   r.skipSpecialTokens = cr.skipSpecialTokens;
   r.grammar = p.grammar;
+  r.promptLogprobs = cr.promptLogprobs;
 
   auto g = std::make_shared<Generation>();
   g->api = this;
@@ -714,6 +739,7 @@ void OpenAiApi::start(Prepared &p, std::shared_ptr<HttpExchange> ex) {
   g->includeUsage = cr.includeUsage;
   g->reportCached = opts_.reportCachedTokens;
   g->logprobs = cr.logprobs;
+  g->promptLogprobs = cr.promptLogprobs;
   g->n = cr.n;
   g->arrival = p.arrival;
   g->active = &active_;
@@ -734,6 +760,7 @@ void OpenAiApi::start(Prepared &p, std::shared_ptr<HttpExchange> ex) {
     if (i) {
       reqs[i].id = g->hdr.id + "-" + std::to_string(i);
       reqs[i].samplerStream = uint64_t(i); // with a seed: stream i of it
+      reqs[i].promptLogprobs = -1;          // choice 0's serve every choice
     }
     g->choices[i].id = reqs[i].id;
     if (!cr.stream)

@@ -164,8 +164,6 @@ struct Refused {
 };
 const Refused kRefused[] = {
     {"suffix", "is not supported (no fill-in-the-middle)"},
-    {"prompt_logprobs",
-     "is not supported: the engine computes the logits of a prompt's last token only"},
     {"guided_grammar", kGrammar},
     {"structural_tag", "is not supported (structured output takes a JSON schema, a regex or "
                        "choices)"},
@@ -774,6 +772,16 @@ bool parseCompletionRequest(std::string_view body, Endpoint endpoint, const Requ
   }
   if (!parseConstraint(p, out))
     return false;
+  std::optional<int64_t> promptLogprobs;
+  if (!p.integerIn("prompt_logprobs", promptLogprobs, 0, limits.maxLogprobs,
+                   "in [0, " + std::to_string(limits.maxLogprobs) + "] (--max-logprobs)"))
+    return false;
+  if (promptLogprobs) {
+    if (out.stream)
+      return p.fail("'prompt_logprobs' cannot be streamed here: ask without 'stream'",
+                    "prompt_logprobs");
+    out.promptLogprobs = *promptLogprobs;
+  }
 
   // Length.
   std::optional<int64_t> maxTokens;

@@ -105,6 +105,7 @@ struct CompletionRequest {
   json::Value chatTemplateKwargs;       // chat: null or an object of template variables
   json::Value documents;                // chat: null or an array of objects
   std::optional<OutputConstraint> constraint; // structured output
+  int64_t promptLogprobs = -1; // vLLM's prompt_logprobs: -1 none, else top N
 };
 
 /// The request parameters `endpoint` takes (honoured, limited or no-op),
@@ -161,6 +162,9 @@ struct ChoiceResult {
   std::string text;
   std::string finishReason;
   const std::vector<TokenLogprob> *logprobs = nullptr; // null: not asked
+  /// vLLM's prompt_logprobs (null: not asked): completions put it in each
+  /// choice, chat on the response (choice 0's).
+  const json::Value *promptLogprobs = nullptr;
 };
 /// The whole (non-streaming) response with several choices, indexed 0..n-1
 /// in this order.

@@ -119,12 +119,16 @@ std::string completeResponse(const ResponseHeader &h, const std::vector<ChoiceRe
       choice.set("text", c.text);
     }
     choice.set("logprobs", c.logprobs ? logprobsJson(h.endpoint, *c.logprobs, 0) : json::Value());
+    if (c.promptLogprobs && !chat)
+      choice.set("prompt_logprobs", *c.promptLogprobs);
     choice.set("finish_reason",
                c.finishReason.empty() ? json::Value() : json::Value(c.finishReason));
     list.push(std::move(choice));
   }
   o.set("choices", std::move(list));
   o.set("usage", usageJson(usage));
+  if (chat && !choices.empty() && choices[0].promptLogprobs)
+    o.set("prompt_logprobs", *choices[0].promptLogprobs);
   return json::write(o);
 }
 

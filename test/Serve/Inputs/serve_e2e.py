@@ -231,7 +231,7 @@ def run_tests(base, prompt, hf_text, args):
                           "guided_json"),
                          ({"response_format": {"type": "json"}}, "response_format"),
                          ({"use_beam_search": True}, "use_beam_search"),
-                         ({"prompt_logprobs": 1}, "prompt_logprobs"),
+                         ({"prompt_logprobs": 21}, "prompt_logprobs"),
                          ({"stream_options": {"include_usage": True}}, "stream_options"),
                          ({"max_token": 5}, "max_token")):
         try:
