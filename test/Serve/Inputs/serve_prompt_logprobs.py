@@ -54,7 +54,8 @@ def main():
     args = ap.parse_args()
     prompt, _ = hf_reference(args.generated)
     session = ort.InferenceSession(args.onnx)
-    s = Server(args.accel_run, args.plan, ["--served-model-name", "demo", "--enable-prefix-caching"])
+    s = Server(args.accel_run, args.plan, ["--served-model-name", "demo", "--enable-prefix-caching",
+                                          "--max-num-batched-tokens", "128"])
     try:
         run(s, session, prompt)
     finally:
