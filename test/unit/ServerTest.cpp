@@ -1345,6 +1345,7 @@ std::string summarize(const CompletionRequest &r) {
     << json::write(r.documents) << "|";
   if (r.constraint)
     o << r.constraint->kind << ":" << r.constraint->text << ":" << r.constraint->whitespace;
+  o << "|" << r.promptLogprobs;
   return o.str();
 }
 
