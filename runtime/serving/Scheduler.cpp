@@ -68,7 +68,7 @@ struct Sequence {
   int64_t cachedPromptTokens = 0;
 
   std::unique_ptr<sampler::Sampler> sampler;
-  std::vector<int32_t> context; // for the repetition penalty
+  std::vector<int32_t> context; // prompt + output, for the penalties
   sampler::StopCriteria criteria;
   std::unique_ptr<tok::DecodeStream> decoder;
   std::string text;   // decoded output so far (complete characters)
@@ -94,14 +94,14 @@ bool masksTokens(const Sequence &s) {
 using SeqPtr = std::shared_ptr<Sequence>;
 
 /// The sequence's next token is the plain argmax of its logits: greedy, no
-/// repetition penalty, no logprobs, valid parameters. Such sequences can
-/// take Engine::stepBatch's kLastGreedy tokens (greedyToken's rule is the
-/// sampler's greedy rule, refusals included).
+/// repetition, frequency or presence penalty, no logprobs, valid parameters.
+/// Such sequences can take Engine::stepBatch's kLastGreedy tokens
+/// (greedyToken's rule is the sampler's greedy rule, refusals included).
 bool plainGreedy(const Sequence &s) {
   if (!s.sampler)
     return false;
   const sampler::SamplingParams &p = s.sampler->params();
-  return s.sampler->paramsStatus().isOk() && p.isGreedy() && p.repetitionPenalty == 1.0f &&
+  return s.sampler->paramsStatus().isOk() && p.isGreedy() && !p.hasPenalties() &&
          s.req.logprobs < 0 && !masksTokens(s);
 }
 
@@ -657,7 +657,8 @@ void SchedulerImpl::processToken(const SeqPtr &s, const float *row, std::vector<
   } else if (s->req.logprobs >= 0) {
     // Logprobs of the row before the mask, as vLLM's raw logprobs.
     StatusOr<sampler::SampleResult> r =
-        s->sampler->sampleWithLogprobs(maskedRow(*s, row), vocab, s->context, s->req.logprobs, row);
+        s->sampler->sampleWithLogprobs(maskedRow(*s, row), vocab, s->context, size_t(s->promptLen),
+                                       s->req.logprobs, row);
     if (!r) {
       finish(s, FinishReason::kError, "sampling failed: " + r.status().message(), events);
       return;
@@ -667,7 +668,8 @@ void SchedulerImpl::processToken(const SeqPtr &s, const float *row, std::vector<
     for (const sampler::TokenLogprob &t : r->topLogprobs)
       ev.token.topLogprobs.emplace_back(int64_t(t.token), t.logprob);
   } else {
-    StatusOr<int32_t> r = s->sampler->sample(maskedRow(*s, row), vocab, s->context);
+    StatusOr<int32_t> r =
+        s->sampler->sample(maskedRow(*s, row), vocab, s->context, size_t(s->promptLen));
     if (!r) {
       finish(s, FinishReason::kError, "sampling failed: " + r.status().message(), events);
       return;
@@ -889,7 +891,8 @@ void SchedulerImpl::verifyDraft(const SeqPtr &s, const int64_t *ids, const float
     got = sampler::acceptGreedy(draft, std::vector<int64_t>(ids, ids + m + 1));
   } else {
     StatusOr<std::vector<int64_t>> r =
-        engine::acceptSampled(*s->sampler, rows, engine_.vocabSize(), draft, s->context);
+        engine::acceptSampled(*s->sampler, rows, engine_.vocabSize(), draft, s->context,
+                              size_t(s->promptLen));
     if (!r) {
       finish(s, FinishReason::kError, "sampling failed: " + r.status().message(), events);
       return;
