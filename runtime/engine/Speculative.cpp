@@ -200,12 +200,12 @@ void Speculator::release(kv::SequenceKV &draftKv) {
 
 StatusOr<std::vector<int64_t>> acceptSampled(sampler::Sampler &sampler, const float *rows,
                                              int64_t vocab, const std::vector<int64_t> &draft,
-                                             std::vector<int32_t> context) {
+                                             std::vector<int32_t> context, size_t promptLen) {
   std::vector<int64_t> out;
   for (size_t i = 0; i < draft.size(); ++i) {
     const float *row = rows + int64_t(i) * vocab;
     ACCEL_RT_ASSIGN_OR_RETURN(std::vector<sampler::TokenProb> p,
-                              sampler.distribution(row, vocab, context));
+                              sampler.distribution(row, vocab, context, promptLen));
     const double u1 = sampler.uniform(), u2 = sampler.uniform();
     sampler::DraftDecision d =
         sampler::acceptOrResample(p, nullptr, int32_t(draft[i]), u1, u2);
@@ -216,7 +216,8 @@ StatusOr<std::vector<int64_t>> acceptSampled(sampler::Sampler &sampler, const fl
   }
   // Every draft kept: the target's own next token from the last row.
   ACCEL_RT_ASSIGN_OR_RETURN(int32_t bonus,
-                            sampler.sample(rows + int64_t(draft.size()) * vocab, vocab, context));
+                            sampler.sample(rows + int64_t(draft.size()) * vocab, vocab, context,
+                                           promptLen));
   out.push_back(bonus);
   return out;
 }
@@ -248,7 +249,8 @@ generateSpeculative(Engine &target, Speculator &spec, const std::vector<int64_t>
     if (greedy) {
       got.push_back(out.data<int64_t>()[0]);
     } else {
-      ACCEL_RT_ASSIGN_OR_RETURN(int32_t t, sampler->sample(out.data<float>(), vocab, context));
+      ACCEL_RT_ASSIGN_OR_RETURN(int32_t t, sampler->sample(out.data<float>(), vocab, context,
+                                                           prompt.size()));
       got.push_back(t);
     }
     bool counted = false; // the prefill's token is no decode step's
@@ -293,7 +295,7 @@ generateSpeculative(Engine &target, Speculator &spec, const std::vector<int64_t>
         got = sampler::acceptGreedy(draft, rows);
       } else {
         ACCEL_RT_ASSIGN_OR_RETURN(got, acceptSampled(*sampler, out.data<float>(), vocab, draft,
-                                                     context));
+                                                     context, prompt.size()));
       }
       const int64_t kept = int64_t(got.size()) - 1;
       ++stats.steps;

@@ -116,16 +116,17 @@ private:
 };
 
 /// The tokens a sampled verification step keeps: rows [draft.size() + 1,
-/// vocab] the target's logits, `context` the sequence so far (for the
-/// repetition penalty). Draws with `sampler` (SpeculativeAcceptance.h's
-/// rule, the draft a point mass).
+/// vocab] the target's logits, `context` the sequence so far, its first
+/// `promptLen` tokens the prompt (for the penalties: each accepted guess
+/// counts as generated for the next row). Draws with `sampler`
+/// (SpeculativeAcceptance.h's rule, the draft a point mass).
 StatusOr<std::vector<int64_t>> acceptSampled(sampler::Sampler &sampler, const float *rows,
                                              int64_t vocab, const std::vector<int64_t> &draft,
-                                             std::vector<int32_t> context);
+                                             std::vector<int32_t> context, size_t promptLen);
 
 /// One sequence generated with speculation, the loop of Engine::generate /
 /// generateGreedy: `sampler` null: greedy (the engine's argmax), else the
-/// sampler draws (with `context`, the prompt, for its penalty). `accept`
+/// sampler draws (with `context`, the prompt, for its penalties). `accept`
 /// gets every token in order and returns -1 to stop; maxNew (> 0) bounds
 /// the tokens so the last step does not guess past it.
 StatusOr<std::vector<int64_t>>

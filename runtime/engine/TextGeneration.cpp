@@ -125,7 +125,7 @@ StatusOr<GenerationResult> TextGenerator::generate(
   // Plain greedy requests let the engine pick the tokens (on the GPU, where
   // the logits are); the others sample from the logits on the host.
   const sampler::SamplingParams &sp = request.sampling;
-  const bool plainGreedy = sp.isGreedy() && sp.repetitionPenalty == 1.0f;
+  const bool plainGreedy = sp.isGreedy() && !sp.hasPenalties();
   StatusOr<std::vector<int64_t>> out =
       speculator_ ? generateSpeculative(engine_, *speculator_, result.promptIds,
                                         plainGreedy ? nullptr : &sampler, context,
@@ -135,7 +135,8 @@ StatusOr<GenerationResult> TextGenerator::generate(
           : engine_.generate(result.promptIds,
                              [&](const float *logits, int64_t vocab) -> StatusOr<int64_t> {
                                ACCEL_RT_ASSIGN_OR_RETURN(int32_t token,
-                                                         sampler.sample(logits, vocab, context));
+                                                         sampler.sample(logits, vocab, context,
+                                                                        result.promptIds.size()));
                                return accept(token);
                              });
   if (!out)

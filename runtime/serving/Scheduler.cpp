@@ -69,7 +69,7 @@ struct Sequence {
   int64_t cachedPromptTokens = 0;
 
   std::unique_ptr<sampler::Sampler> sampler;
-  std::vector<int32_t> context; // for the repetition penalty
+  std::vector<int32_t> context; // prompt + output, for the penalties
   sampler::StopCriteria criteria;
   std::unique_ptr<tok::DecodeStream> decoder;
   std::string text;   // decoded output so far (complete characters)
@@ -134,14 +134,14 @@ PromptLogprob promptLogprob(const float *row, int64_t vocab, int64_t token, int6
 }
 
 /// The sequence's next token is the plain argmax of its logits: greedy, no
-/// repetition penalty, no logprobs, valid parameters. Such sequences can
-/// take Engine::stepBatch's kLastGreedy tokens (greedyToken's rule is the
-/// sampler's greedy rule, refusals included).
+/// repetition, frequency or presence penalty, no logprobs, valid parameters.
+/// Such sequences can take Engine::stepBatch's kLastGreedy tokens
+/// (greedyToken's rule is the sampler's greedy rule, refusals included).
 bool plainGreedy(const Sequence &s) {
   if (!s.sampler)
     return false;
   const sampler::SamplingParams &p = s.sampler->params();
-  return s.sampler->paramsStatus().isOk() && p.isGreedy() && p.repetitionPenalty == 1.0f &&
+  return s.sampler->paramsStatus().isOk() && p.isGreedy() && !p.hasPenalties() &&
          s.req.logprobs < 0 && !masksTokens(s) && !wantsPromptRows(s);
 }
 
@@ -732,7 +732,8 @@ void SchedulerImpl::processToken(const SeqPtr &s, const float *row, std::vector<
       return;
     }
     StatusOr<sampler::SampleResult> r =
-        s->sampler->sampleWithLogprobs(masked, vocab, s->context, s->req.logprobs, row);
+        s->sampler->sampleWithLogprobs(masked, vocab, s->context, size_t(s->promptLen),
+                                       s->req.logprobs, row);
     if (!r) {
       finish(s, FinishReason::kError, "sampling failed: " + r.status().message(), events);
       return;
@@ -747,7 +748,7 @@ void SchedulerImpl::processToken(const SeqPtr &s, const float *row, std::vector<
       finish(s, FinishReason::kError, "structured output failed: " + maskError_, events);
       return;
     }
-    StatusOr<int32_t> r = s->sampler->sample(masked, vocab, s->context);
+    StatusOr<int32_t> r = s->sampler->sample(masked, vocab, s->context, size_t(s->promptLen));
     if (!r) {
       finish(s, FinishReason::kError, "sampling failed: " + r.status().message(), events);
       return;
@@ -1006,7 +1007,8 @@ void SchedulerImpl::verifyDraft(const SeqPtr &s, const int64_t *ids, const float
     got = sampler::acceptGreedy(draft, std::vector<int64_t>(ids, ids + m + 1));
   } else {
     StatusOr<std::vector<int64_t>> r =
-        engine::acceptSampled(*s->sampler, rows, engine_.vocabSize(), draft, s->context);
+        engine::acceptSampled(*s->sampler, rows, engine_.vocabSize(), draft, s->context,
+                              size_t(s->promptLen));
     if (!r) {
       finish(s, FinishReason::kError, "sampling failed: " + r.status().message(), events);
       return;

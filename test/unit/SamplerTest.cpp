@@ -77,7 +77,7 @@ std::set<int32_t> tokensOf(const std::vector<TokenProb> &dist) {
 std::vector<TokenProb> dist(const SamplingParams &p, const std::vector<float> &l,
                             const std::vector<int32_t> &context = {}) {
   Sampler s(p);
-  auto d = s.distribution(l.data(), int64_t(l.size()), context);
+  auto d = s.distribution(l.data(), int64_t(l.size()), context, 0);
   EXPECT_TRUE(d.isOk()) << d.status().toString();
   return d.isOk() ? *d : std::vector<TokenProb>{};
 }
@@ -254,7 +254,7 @@ TEST(SamplerParams, InvalidParamsFailEveryCall) {
   ASSERT_FALSE(t.isOk());
   EXPECT_NE(t.status().message().find("top_p"), std::string::npos);
   EXPECT_FALSE(s.distribution(l.data(), 3).isOk());
-  EXPECT_FALSE(s.sampleWithLogprobs(l.data(), 3, {}, 2).isOk());
+  EXPECT_FALSE(s.sampleWithLogprobs(l.data(), 3, {}, 0, 2).isOk());
 }
 
 TEST(SamplerInput, NaNLogitFails) {
@@ -305,14 +305,14 @@ TEST(SamplerInput, BadArgumentsFail) {
   EXPECT_FALSE(s.sample(nullptr, 2).isOk());
   EXPECT_FALSE(s.sample(l.data(), 0).isOk());
   EXPECT_FALSE(s.sample(l.data(), -3).isOk());
-  EXPECT_FALSE(s.sampleWithLogprobs(l.data(), 2, {}, -1).isOk());
+  EXPECT_FALSE(s.sampleWithLogprobs(l.data(), 2, {}, 0, -1).isOk());
   Sampler p(params(1.0f, 0, 1.0f, 0.0f, 1.3f));
-  auto r = p.sample(l.data(), 2, {0, 2});
+  auto r = p.sample(l.data(), 2, {0, 2}, 0);
   ASSERT_FALSE(r.isOk());
   EXPECT_EQ(r.status().message(), "sampler: context token 2 at position 1 is "
                                   "outside the vocabulary [0, 2)");
   // Still usable afterwards, and the failed call left no penalty behind.
-  EXPECT_EQ(*p.distribution(l.data(), 2, {}), *Sampler(params(1.0f)).distribution(l.data(), 2));
+  EXPECT_EQ(*p.distribution(l.data(), 2, {}, 0), *Sampler(params(1.0f)).distribution(l.data(), 2));
 }
 
 // ---------------------------------------------------------------------------
@@ -539,7 +539,7 @@ TEST(SamplerPenalty, DividesPositiveAndMultipliesNegativeLogits) {
   EXPECT_EQ(dist(params(1.0f, 0, 1.0f, 0.0f, 2.0f), l, {0, 1}), d);
   // Penalty < 1 encourages: 2.0 / 0.5 = 4 > 3.
   Sampler enc(params(0.0f, 0, 1.0f, 0.0f, 0.5f));
-  EXPECT_EQ(*enc.sample(l.data(), 4, {0}), 0);
+  EXPECT_EQ(*enc.sample(l.data(), 4, {0}, 0), 0);
   // The context is ignored without a penalty.
   EXPECT_EQ(dist(params(1.0f), l, {0, 1}), dist(params(1.0f), l));
 }
@@ -548,9 +548,9 @@ TEST(SamplerPenalty, ChangesTheGreedyChoice) {
   std::vector<float> l = {2.0f, 1.5f, -0.5f};
   Sampler plain(params(0.0f));
   Sampler pen(params(0.0f, 0, 1.0f, 0.0f, 1.5f));
-  EXPECT_EQ(*plain.sample(l.data(), 3, {0}), 0);
-  EXPECT_EQ(*pen.sample(l.data(), 3, {0}), 1);    // 2.0 / 1.5 = 1.33 < 1.5
-  EXPECT_EQ(*pen.sample(l.data(), 3, {0, 1}), 0); // 1.33 > 1.0
+  EXPECT_EQ(*plain.sample(l.data(), 3, {0}, 0), 0);
+  EXPECT_EQ(*pen.sample(l.data(), 3, {0}, 0), 1);    // 2.0 / 1.5 = 1.33 < 1.5
+  EXPECT_EQ(*pen.sample(l.data(), 3, {0, 1}, 0), 0); // 1.33 > 1.0
   // A negative logit moves further down: -0.5 * 1.5 = -0.75.
   auto d = dist(params(1.0f, 0, 1.0f, 0.0f, 1.5f), l, {2});
   std::vector<double> ref = softmax({2.0f, 1.5f, -0.75f});
@@ -564,23 +564,201 @@ TEST(SamplerPenalty, ExtremePenaltiesSaturate) {
   const float tiny = 1e-45f, huge = 3e38f;
   ASSERT_GT(tiny, 0.0f);
   Sampler enc(params(0.0f, 0, 1.0f, 0.0f, tiny));
-  StatusOr<int32_t> t = enc.sample(l.data(), 4, {0, 3});
+  StatusOr<int32_t> t = enc.sample(l.data(), 4, {0, 3}, 0);
   ASSERT_TRUE(t.isOk()) << t.status().toString();
   EXPECT_EQ(*t, 0); // 2 / 1.4e-45 -> FLT_MAX beats 30
-  StatusOr<SampleResult> r = enc.sampleWithLogprobs(l.data(), 4, {0, 2, 3}, 2);
+  StatusOr<SampleResult> r = enc.sampleWithLogprobs(l.data(), 4, {0, 2, 3}, 0, 2);
   ASSERT_TRUE(r.isOk()) << r.status().toString();
   EXPECT_EQ(r->token, 0);
   Sampler warm(params(1.0f, 0, 1.0f, 0.0f, tiny, 7));
-  auto d = warm.distribution(l.data(), 4, {0, 2, 3});
+  auto d = warm.distribution(l.data(), 4, {0, 2, 3}, 0);
   ASSERT_TRUE(d.isOk()) << d.status().toString();
   EXPECT_EQ(tokensOf(*d), (std::set<int32_t>{0})); // the others weigh 0 next to FLT_MAX
   Sampler discourage(params(0.0f, 0, 1.0f, 0.0f, huge));
-  StatusOr<int32_t> u = discourage.sample(l.data(), 4, {1, 2, 3});
+  StatusOr<int32_t> u = discourage.sample(l.data(), 4, {1, 2, 3}, 0);
   ASSERT_TRUE(u.isOk()) << u.status().toString();
   EXPECT_EQ(*u, 0); // 30 / 3e38 ~ 0 < 2; -2 * 3e38 -> -FLT_MAX
-  auto all = Sampler(params(1.0f, 0, 1.0f, 0.0f, huge, 7)).distribution(l.data(), 4, {0, 1, 2});
+  auto all = Sampler(params(1.0f, 0, 1.0f, 0.0f, huge, 7)).distribution(l.data(), 4, {0, 1, 2}, 0);
   ASSERT_TRUE(all.isOk()) << all.status().toString();
   EXPECT_EQ(tokensOf(*all), (std::set<int32_t>{0, 1})); // 3 stays masked, 2 weighs 0
+}
+
+// ---------------------------------------------------------------------------
+// Frequency and presence penalties (OpenAI's formula, vLLM's rules): with
+// c(t) the count of t among the generated tokens only,
+// logit -= frequency * c(t), then logit -= presence * (c(t) > 0).
+// ---------------------------------------------------------------------------
+SamplingParams occurrence(float frequency, float presence, float temperature = 0.0f) {
+  SamplingParams p = params(temperature);
+  p.frequencyPenalty = frequency;
+  p.presencePenalty = presence;
+  return p;
+}
+
+/// `w - f * c - p` in float, one rounding per operation as vLLM's two
+/// float32 subtractions (volatile: no contraction into a fused multiply-add).
+float shifted(float w, float f, int c, float p) {
+  volatile float fc = f * float(c);
+  volatile float a = w - fc;
+  volatile float b = a - p;
+  return b;
+}
+
+std::vector<float> penalised(const SamplingParams &p, const std::vector<float> &l,
+                             const std::vector<int32_t> &context, size_t promptLen) {
+  StatusOr<std::vector<float>> r =
+      penalisedLogits(p, l.data(), int64_t(l.size()), context, promptLen);
+  EXPECT_TRUE(r.isOk()) << r.status().toString();
+  return r.isOk() ? *r : std::vector<float>();
+}
+
+TEST(SamplerOccurrencePenalty, ShiftsByTheOutputCountsOnly) {
+  const std::vector<float> l = {1.0f, 2.0f, 0.5f, -1.0f, 3.0f, -kInf, 0.25f};
+  // Prompt {0, 0, 1, 6}; output {2, 4, 2, 2, 5, 6}: c(2) = 3, c(4) = 1,
+  // c(5) = 1 (masked), c(6) = 1 (also in the prompt, counted once).
+  const std::vector<int32_t> context = {0, 0, 1, 6, 2, 4, 2, 2, 5, 6};
+  const size_t promptLen = 4;
+  const std::vector<float> got = penalised(occurrence(0.5f, 0.25f), l, context, promptLen);
+  const std::vector<float> want = {1.0f, 2.0f, -1.25f, -1.0f, 2.25f, -kInf, -0.5f};
+  EXPECT_EQ(got, want);
+  // The same with the helper's formula for every entry.
+  for (size_t t = 0; t < l.size(); ++t) {
+    const int c = int(std::count(context.begin() + promptLen, context.end(), int32_t(t)));
+    EXPECT_EQ(got[t], c ? shifted(l[t], 0.5f, c, 0.25f) : l[t]) << "token " << t;
+  }
+  // Frequency alone scales with the count; presence alone does not.
+  EXPECT_EQ(penalised(occurrence(0.5f, 0.0f), l, context, promptLen),
+            (std::vector<float>{1.0f, 2.0f, -1.0f, -1.0f, 2.5f, -kInf, -0.25f}));
+  EXPECT_EQ(penalised(occurrence(0.0f, 0.25f), l, context, promptLen),
+            (std::vector<float>{1.0f, 2.0f, 0.25f, -1.0f, 2.75f, -kInf, 0.0f}));
+  // The prompt does not count: were it output (promptLen 0), tokens 0, 1
+  // and 6 would move too.
+  const std::vector<float> all = penalised(occurrence(0.5f, 0.25f), l, context, 0);
+  EXPECT_EQ(all[0], 1.0f - 1.0f - 0.25f);
+  EXPECT_EQ(all[1], 2.0f - 0.5f - 0.25f);
+  EXPECT_EQ(all[6], 0.25f - 1.0f - 0.25f);
+  // Only the prompt: nothing generated yet, nothing moves.
+  EXPECT_EQ(penalised(occurrence(2.0f, 2.0f), l, {0, 1, 2, 4}, 4), l);
+}
+
+TEST(SamplerOccurrencePenalty, NegativeValuesEncourageAndRoundAsFloat32) {
+  const std::vector<float> l = {1.0f, 2.0f, 0.5f, -1.0f, 3.0f};
+  const std::vector<int32_t> context = {1, 2, 2, 2, 3, 3};
+  // f = -1, p = -0.5: token 2 (c 3) gains 3.5, token 3 (c 2) 2.5.
+  EXPECT_EQ(penalised(occurrence(-1.0f, -0.5f), l, context, 1),
+            (std::vector<float>{1.0f, 2.0f, 4.0f, 1.5f, 3.0f}));
+  // The extremes, -2 and 2, with a count of 5.
+  const std::vector<int32_t> fives = {0, 4, 4, 4, 4, 4};
+  EXPECT_EQ(penalised(occurrence(2.0f, 2.0f), l, fives, 1)[4], 3.0f - 10.0f - 2.0f);
+  EXPECT_EQ(penalised(occurrence(-2.0f, -2.0f), l, fives, 1)[4], 3.0f + 10.0f + 2.0f);
+  // A penalty with no exact float product: f * c and the two
+  // subtractions each round in float32, as vLLM's float32 tensors do.
+  const std::vector<float> tenths = penalised(occurrence(0.1f, 0.3f), l, context, 1);
+  EXPECT_EQ(tenths[2], shifted(0.5f, 0.1f, 3, 0.3f));
+  EXPECT_EQ(tenths[3], shifted(-1.0f, 0.1f, 2, 0.3f));
+  EXPECT_NE(double(tenths[2]), 0.5 - 0.1 * 3 - 0.3); // not double arithmetic
+}
+
+TEST(SamplerOccurrencePenalty, AfterTheRepetitionPenaltyBeforeTemperature) {
+  // vLLM's apply_penalties: repetition (prompt and output) first, then
+  // frequency and presence (output).
+  const std::vector<float> l = {1.0f, 2.0f, 0.5f, -1.0f, 3.0f};
+  const std::vector<int32_t> context = {0, 4, 4, 3};
+  SamplingParams p = occurrence(0.5f, 0.25f);
+  p.repetitionPenalty = 2.0f;
+  const std::vector<float> got = penalised(p, l, context, 1);
+  EXPECT_EQ(got[0], 0.5f);                         // prompt: repetition only
+  EXPECT_EQ(got[4], 3.0f / 2.0f - 1.0f - 0.25f);    // 0.25, not (3 - 1.25) / 2
+  EXPECT_EQ(got[3], -1.0f * 2.0f - 0.5f - 0.25f);   // -2.75
+  EXPECT_EQ(got[1], 2.0f);
+  // The draw uses that row: with temperature 0.5, softmax(row / 0.5).
+  p.temperature = 0.5f;
+  std::vector<double> ref = softmax(got, 0.5);
+  Sampler s(p);
+  StatusOr<std::vector<TokenProb>> dd = s.distribution(l.data(), 5, context, 1);
+  ASSERT_TRUE(dd.isOk());
+  for (int32_t i = 0; i < 5; ++i)
+    EXPECT_NEAR(probOf(*dd, i), ref[size_t(i)], 1e-12) << i;
+  // Processed logprobs are of the penalised row (temperature 1 when greedy).
+  p.temperature = 0.0f;
+  p.logprobMode = LogprobMode::kProcessed;
+  StatusOr<SampleResult> r = Sampler(p).sampleWithLogprobs(l.data(), 5, context, 1, 5);
+  ASSERT_TRUE(r.isOk());
+  EXPECT_EQ(r->token, 1); // 2.0 is now the largest
+  std::vector<double> ref1 = softmax(got);
+  for (const TokenLogprob &t : r->topLogprobs)
+    EXPECT_NEAR(t.logprob, std::log(ref1[size_t(t.token)]), 1e-6) << t.token;
+}
+
+TEST(SamplerOccurrencePenalty, ChangesTheGreedyChoice) {
+  const std::vector<float> l = {2.0f, 1.5f, 1.9f};
+  // Token 0 was generated twice: 2 - 0.2 * 2 = 1.6 < 1.9.
+  EXPECT_EQ(*Sampler(params(0.0f)).sample(l.data(), 3, {1, 0, 0}, 1), 0);
+  EXPECT_EQ(*Sampler(occurrence(0.2f, 0.0f)).sample(l.data(), 3, {1, 0, 0}, 1), 2);
+  // Generated once: 2 - 0.05 = 1.95 stays first; the presence penalty
+  // takes it to 1.85 < 1.9.
+  EXPECT_EQ(*Sampler(occurrence(0.05f, 0.0f)).sample(l.data(), 3, {1, 0}, 1), 0);
+  EXPECT_EQ(*Sampler(occurrence(0.05f, 0.1f)).sample(l.data(), 3, {1, 0}, 1), 2);
+  // In the prompt only: not penalised.
+  EXPECT_EQ(*Sampler(occurrence(2.0f, 2.0f)).sample(l.data(), 3, {0, 0, 0}, 3), 0);
+  // A negative penalty pulls a generated token up: 1.5 + 2 * 0.3 = 2.1.
+  EXPECT_EQ(*Sampler(occurrence(-0.3f, 0.0f)).sample(l.data(), 3, {0, 1, 1}, 1), 1);
+}
+
+// Any non-zero penalty keeps a greedy sequence off the engine's argmax
+// (Scheduler plainGreedy, TextGenerator), which would not see it.
+TEST(SamplerOccurrencePenalty, GreedyWithAPenaltyIsNotPlainArgmax) {
+  EXPECT_FALSE(params(0.0f).hasPenalties());
+  EXPECT_FALSE(occurrence(0.0f, 0.0f).hasPenalties());
+  EXPECT_TRUE(occurrence(0.5f, 0.0f).hasPenalties());
+  EXPECT_TRUE(occurrence(0.0f, -0.5f).hasPenalties());
+  EXPECT_TRUE(params(0.0f, 0, 1.0f, 0.0f, 1.1f).hasPenalties());
+}
+
+TEST(SamplerOccurrencePenalty, CountsAreFreshEveryCall) {
+  // The per-thread counts go back to 0: the same call twice, and calls of
+  // other samplers between, give the same row.
+  const std::vector<float> l = {1.0f, 2.0f, 0.5f, -1.0f, 3.0f};
+  const std::vector<int32_t> context = {0, 2, 2, 4};
+  const std::vector<float> first = penalised(occurrence(0.5f, 0.25f), l, context, 1);
+  EXPECT_EQ(penalised(occurrence(-2.0f, 1.0f), l, {4, 4, 4}, 0)[4], 3.0f + 6.0f - 1.0f);
+  EXPECT_EQ(penalised(occurrence(0.5f, 0.25f), l, context, 1), first);
+  // A larger vocabulary on the same thread afterwards.
+  std::vector<float> big(4000, 0.0f);
+  const std::vector<float> b = penalised(occurrence(1.0f, 0.0f), big, {3999, 3999, 7}, 0);
+  EXPECT_EQ(b[3999], -2.0f);
+  EXPECT_EQ(b[7], -1.0f);
+  EXPECT_EQ(b[0], 0.0f);
+  EXPECT_EQ(penalised(occurrence(0.5f, 0.25f), l, context, 1), first);
+}
+
+TEST(SamplerOccurrencePenalty, BadInputIsNamed) {
+  const std::vector<float> l = {1.0f, 2.0f};
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  for (float bad : {2.01f, -2.5f, nan, kInf, -kInf}) {
+    Status f = occurrence(bad, 0.0f).validate();
+    EXPECT_EQ(f.code(), StatusCode::kInvalidArgument);
+    EXPECT_EQ(f.message().rfind("frequency_penalty must be in [-2, 2] (0 means off), got ", 0), 0u)
+        << f.message();
+    Status p = occurrence(0.0f, bad).validate();
+    EXPECT_EQ(p.message().rfind("presence_penalty must be in [-2, 2] (0 means off), got ", 0), 0u)
+        << p.message();
+    EXPECT_FALSE(Sampler(occurrence(bad, 0.0f)).sample(l.data(), 2).isOk());
+  }
+  for (float ok : {-2.0f, 2.0f, 0.0f, -0.0f})
+    EXPECT_TRUE(occurrence(ok, ok).validate().isOk()) << ok;
+  // A generated token outside the vocabulary is named with its position.
+  Sampler s(occurrence(0.5f, 0.0f));
+  StatusOr<int32_t> r = s.sample(l.data(), 2, {0, 1, 5}, 1);
+  ASSERT_FALSE(r.isOk());
+  EXPECT_EQ(r.status().message(),
+            "sampler: context token 5 at position 2 is outside the vocabulary [0, 2)");
+  // A prompt length past the context.
+  StatusOr<int32_t> q = s.sample(l.data(), 2, {0, 1}, 3);
+  ASSERT_FALSE(q.isOk());
+  EXPECT_EQ(q.status().message(),
+            "sampler: the prompt length 3 is larger than the context of 2 tokens");
+  EXPECT_EQ(*s.sample(l.data(), 2, {0, 1}, 2), 1); // still usable
 }
 
 // ---------------------------------------------------------------------------
@@ -656,8 +834,8 @@ TEST(SamplerSeed, SameSeedSameTokens) {
   std::vector<int32_t> context;
   for (uint64_t step = 0; step < 300; ++step) {
     std::vector<float> l = randomLogits(step, 2000, 1.0);
-    int32_t x = *a.sample(l.data(), 2000, context);
-    ASSERT_EQ(x, *b.sample(l.data(), 2000, context)) << "step " << step;
+    int32_t x = *a.sample(l.data(), 2000, context, 0);
+    ASSERT_EQ(x, *b.sample(l.data(), 2000, context, 0)) << "step " << step;
     context.push_back(x);
   }
 }
@@ -689,7 +867,7 @@ TEST(SamplerSeed, SamplersOnOtherThreadsAgree) {
     std::vector<int32_t> context;
     for (uint64_t step = 0; step < 40; ++step) {
       std::vector<float> l = randomLogits(step + 7 * seed, vocab, 2.0);
-      context.push_back(*s.sample(l.data(), vocab, context));
+      context.push_back(*s.sample(l.data(), vocab, context, 0));
     }
     *out = context;
   };
@@ -739,7 +917,7 @@ TEST(SamplerLogprobs, RawIsLogSoftmaxOfTheGivenLogits) {
   std::vector<float> l = {1.0f, 2.0f, 0.5f, -1.0f, 1.5f};
   std::vector<double> ref = softmax(l);
   Sampler s(params(0.3f, 2, 0.9f, 0.0f, 1.7f, 5)); // none of these matter
-  auto r = s.sampleWithLogprobs(l.data(), 5, {1}, 3);
+  auto r = s.sampleWithLogprobs(l.data(), 5, {1}, 0, 3);
   ASSERT_TRUE(r.isOk()) << r.status().toString();
   EXPECT_NEAR(r->logprob, std::log(ref[size_t(r->token)]), 1e-6);
   ASSERT_EQ(r->topLogprobs.size(), 3u);
@@ -762,7 +940,7 @@ TEST(SamplerLogprobs, ProcessedIsAfterPenaltyAndTemperatureBeforeTruncation) {
   // Penalty on 1: 2.0 -> 1.0; then / 0.5. top_k=1 keeps only token 4.
   std::vector<double> ref = softmax({1.0f, 1.0f, 0.5f, -1.0f, 1.5f}, 0.5);
   Sampler s(p);
-  auto r = s.sampleWithLogprobs(l.data(), 5, {1}, 5);
+  auto r = s.sampleWithLogprobs(l.data(), 5, {1}, 0, 5);
   ASSERT_TRUE(r.isOk());
   EXPECT_EQ(r->token, 4);
   EXPECT_EQ(r->rank, 1);
@@ -773,7 +951,7 @@ TEST(SamplerLogprobs, ProcessedIsAfterPenaltyAndTemperatureBeforeTruncation) {
   EXPECT_NEAR(r->topLogprobs[4].logprob, std::log(ref[3]), 1e-5);
   // Greedy: temperature 1 after the penalty.
   p.temperature = 0.0f;
-  auto g = Sampler(p).sampleWithLogprobs(l.data(), 5, {1}, 0);
+  auto g = Sampler(p).sampleWithLogprobs(l.data(), 5, {1}, 0, 0);
   std::vector<double> ref1 = softmax({1.0f, 1.0f, 0.5f, -1.0f, 1.5f});
   EXPECT_EQ(g->token, 4);
   EXPECT_NEAR(g->logprob, std::log(ref1[4]), 1e-6);
@@ -782,7 +960,7 @@ TEST(SamplerLogprobs, ProcessedIsAfterPenaltyAndTemperatureBeforeTruncation) {
 
 TEST(SamplerLogprobs, MaskedTokensAndLargeCounts) {
   std::vector<float> l = {0.0f, -kInf, 1.0f};
-  auto r = Sampler(params(1.0f)).sampleWithLogprobs(l.data(), 3, {}, 10);
+  auto r = Sampler(params(1.0f)).sampleWithLogprobs(l.data(), 3, {}, 0, 10);
   ASSERT_TRUE(r.isOk());
   ASSERT_EQ(r->topLogprobs.size(), 3u);
   EXPECT_EQ(r->topLogprobs[2].token, 1);

@@ -24,6 +24,7 @@
 #include <limits>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -181,7 +182,7 @@ protected:
         e.generate(prompt, [&](const float *logits, int64_t vocab) -> StatusOr<int64_t> {
           if (count == n)
             return int64_t(-1);
-          ACCEL_RT_ASSIGN_OR_RETURN(int32_t t, s.sample(logits, vocab, ctx));
+          ACCEL_RT_ASSIGN_OR_RETURN(int32_t t, s.sample(logits, vocab, ctx, prompt.size()));
           ctx.push_back(t);
           ++count;
           return int64_t(t);
@@ -926,6 +927,87 @@ TEST_F(SchedulerTest, GreedyStepsAndPenalisedNeighbours) {
   drain(**sch);
   EXPECT_EQ(alone.out["alone"].tokens, plain);
   expectAllFree(*e, **sch);
+}
+
+// Frequency and presence penalties (issue 24): a greedy request with them
+// gets the argmax of OpenAI's formula applied to the engine's logits,
+// counting the sequence's own generated tokens and never the prompt (the
+// reference below is the formula written here, not the Sampler). Alone (a
+// greedy-only step must not take the engine's argmax, which knows no
+// penalty), batched with a plain greedy request, twice side by side (as the
+// choices of n = 2: each its own counts), and with speculative decoding
+// (the demo plan as its own draft, and n-gram lookup).
+TEST_F(SchedulerTest, OccurrencePenaltiesFollowTheFormulaOnTheEnginesLogits) {
+  auto e = openEngine(plans().demo);
+  ASSERT_TRUE(e);
+  StatusOr<Tensor> hf = readNpy(kSource + "/test/fixtures/demo/generated_ids.npy");
+  ASSERT_TRUE(hf.isOk());
+  std::vector<int64_t> ids(hf->data<int64_t>(), hf->data<int64_t>() + hf->numElements());
+  const std::vector<int64_t> prompt(ids.begin(), ids.begin() + 12);
+  const int64_t n = 24;
+  // logit -= f * c; logit -= p (c > 0), in float, c counted over `counted`.
+  auto formula = [](float f, float p, const std::vector<int64_t> &before) {
+    return [f, p, before](const std::vector<int64_t> &out, std::vector<float> &row) {
+      std::map<int64_t, int> count;
+      for (const std::vector<int64_t> *v : {&before, &out})
+        for (int64_t t : *v)
+          ++count[t];
+      for (const auto &[t, c] : count) {
+        volatile float fc = f * float(c);
+        volatile float a = row[size_t(t)] - fc;
+        row[size_t(t)] = a - p;
+      }
+    };
+  };
+  const std::vector<int64_t> plain(ids.begin() + 12, ids.begin() + 12 + n);
+  struct Pen {
+    float f, p;
+  };
+  for (const Pen &pen : {Pen{0.7f, 0.4f}, Pen{2.0f, 0.0f}, Pen{-0.6f, 0.3f}}) {
+    SCOPED_TRACE("frequency " + std::to_string(pen.f) + " presence " + std::to_string(pen.p));
+    const std::vector<int64_t> want = referenceMasked(*e, prompt, n, formula(pen.f, pen.p, {}));
+    ASSERT_NE(want, plain) << "the penalty must change the tokens for this test to mean anything";
+    ASSERT_NE(want, referenceMasked(*e, prompt, n, formula(pen.f, pen.p, prompt)))
+        << "counting the prompt must change the tokens for this test to mean anything";
+    sampler::SamplingParams sp = greedy();
+    sp.frequencyPenalty = pen.f;
+    sp.presencePenalty = pen.p;
+
+    using M = engine::SpeculativeMethod;
+    for (std::optional<M> spec : {std::optional<M>(), std::optional<M>(M::kDraft),
+                                  std::optional<M>(M::kNgram)}) {
+      SCOPED_TRACE(spec ? "speculative " + std::to_string(int(*spec)) : "plain decoding");
+      serve::SchedulerOptions opts;
+      opts.numKvBlocks = 64;
+      if (spec) {
+        opts.speculative.method = *spec;
+        opts.speculative.numTokens = 4;
+        if (*spec == M::kDraft)
+          opts.speculative.draftPlan = plans().demo;
+      }
+      StatusOr<std::unique_ptr<serve::Scheduler>> sch = serve::Scheduler::create(*e, nullptr, opts);
+      ASSERT_TRUE(sch.isOk()) << sch.status().toString();
+      Collector alone;
+      serve::Request r = request("alone", prompt, n);
+      r.sampling = sp;
+      ASSERT_TRUE((*sch)->submit(r, alone.callbacks("alone")).isOk());
+      drain(**sch);
+      EXPECT_EQ(alone.out["alone"].tokens, want);
+
+      Collector c;
+      ASSERT_TRUE((*sch)->submit(request("plain", prompt, n), c.callbacks("plain")).isOk());
+      for (const char *id : {"pen-0", "pen-1"}) {
+        serve::Request q = request(id, prompt, n);
+        q.sampling = sp;
+        ASSERT_TRUE((*sch)->submit(q, c.callbacks(id)).isOk());
+      }
+      drain(**sch);
+      EXPECT_EQ(c.out["plain"].tokens, plain);
+      EXPECT_EQ(c.out["pen-0"].tokens, want);
+      EXPECT_EQ(c.out["pen-1"].tokens, want);
+      expectAllFree(*e, **sch);
+    }
+  }
 }
 
 // A stop string spanning several tokens: its prefix is held back while it

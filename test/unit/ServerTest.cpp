@@ -179,8 +179,10 @@ TEST(OpenAiProtocol, ErrorsNameTheField) {
       {R"({"prompt":"x","top_p":0})", Endpoint::kCompletions, "top_p", "'top_p' must be in (0, 1]"},
       {R"({"prompt":"x","top_k":-5})", Endpoint::kCompletions, "top_k", "'top_k' must be"},
       {R"({"prompt":"x","logprobs":99})", Endpoint::kCompletions, "logprobs", "[0, 20]"},
-      {R"({"prompt":"x","presence_penalty":0.5})", Endpoint::kCompletions, "presence_penalty",
-       "not supported"},
+      {R"({"prompt":"x","presence_penalty":"0.5"})", Endpoint::kCompletions, "presence_penalty",
+       "'presence_penalty' must be a number, got a string"},
+      {R"({"messages":[{"role":"user","content":"x"}],"frequency_penalty":2.5})", Endpoint::kChat,
+       "frequency_penalty", "'frequency_penalty' must be in [-2, 2], got 2.5"},
       {R"({"prompt":"x","echo":true,"logprobs":1})", Endpoint::kCompletions, "echo",
        "prompt's logprobs"},
       {R"({"prompt":[1,"a"]})", Endpoint::kCompletions, "prompt[1]", "integer token id"},
@@ -255,7 +257,13 @@ TEST(OpenAiProtocol, NumericRangesAndExtremes) {
       {R"("top_k":-1)", "", ""},
       {R"("presence_penalty":2.5)", "presence_penalty", "[-2, 2]"},
       {R"("frequency_penalty":-3)", "frequency_penalty", "[-2, 2]"},
-      {R"("presence_penalty":-2)", "presence_penalty", "not supported"},
+      {R"("presence_penalty":-2)", "", ""},
+      {R"("frequency_penalty":2)", "", ""},
+      {R"("presence_penalty":2.0000001)", "presence_penalty", "[-2, 2]"},
+      {R"("frequency_penalty":-2.0000001)", "frequency_penalty", "[-2, 2]"},
+      {R"("frequency_penalty":1e300)", "frequency_penalty", "[-2, 2]"},
+      {R"("frequency_penalty":true)", "frequency_penalty", "a number, got a boolean"},
+      {R"("presence_penalty":[1])", "presence_penalty", "a number, got an array"},
       {R"("logprobs":-1)", "logprobs", "in [0, 20]"},
       {R"("logprobs":9223372036854775807)", "logprobs", "in [0, 20]"},
       {R"("logprobs":1.5)", "logprobs", "an integer"},
@@ -316,6 +324,15 @@ TEST(OpenAiProtocol, NumericRangesAndExtremes) {
   ASSERT_TRUE(tiny.ok) << tiny.err.message;
   EXPECT_GT(tiny.req.sampling.repetitionPenalty, 0.0f);
   EXPECT_EQ(tiny.req.sampling.seed, ~uint64_t(0));
+  // The penalties reach the sampler as given (OpenAI's names, vLLM's ranges).
+  ParseOutcome pen = parseReq(R"({"prompt":"x","presence_penalty":-2,"frequency_penalty":1.5})");
+  ASSERT_TRUE(pen.ok) << pen.err.message;
+  EXPECT_EQ(pen.req.sampling.presencePenalty, -2.0f);
+  EXPECT_EQ(pen.req.sampling.frequencyPenalty, 1.5f);
+  EXPECT_TRUE(pen.req.sampling.hasPenalties());
+  ParseOutcome none = parseReq(R"({"prompt":"x","presence_penalty":0,"frequency_penalty":0})");
+  ASSERT_TRUE(none.ok) << none.err.message;
+  EXPECT_FALSE(none.req.sampling.hasPenalties());
 }
 
 TEST(OpenAiProtocol, FitContextIsOverflowSafe) {
@@ -1325,6 +1342,7 @@ std::string summarize(const CompletionRequest &r) {
   o << r.addGenerationPrompt << "|" << (r.maxTokens ? std::to_string(*r.maxTokens) : "-") << "|"
     << r.sampling.temperature << "," << r.sampling.topK << "," << r.sampling.topP << ","
     << r.sampling.minP << "," << r.sampling.repetitionPenalty << ","
+    << r.sampling.frequencyPenalty << "," << r.sampling.presencePenalty << ","
     << (r.sampling.seed ? std::to_string(*r.sampling.seed) : "-") << ","
     << int(r.sampling.logprobMode) << "|";
   for (const std::string &x : r.stop)

@@ -137,7 +137,7 @@ TEST(SpeculativeAcceptance, AcceptSampledFollowsTheSamplersDistribution) {
   int64_t runs = 0;
   for (int64_t i = 0; i < n; ++i) {
     StatusOr<std::vector<int64_t>> got =
-        engine::acceptSampled(s, rows.data(), vocab, {3}, {});
+        engine::acceptSampled(s, rows.data(), vocab, {3}, {}, 0);
     ASSERT_TRUE(got.isOk()) << got.status().toString();
     ASSERT_GE(got->size(), 1u);
     ASSERT_LE(got->size(), 2u);

@@ -49,6 +49,7 @@ void printUsage() {
       "  -n, --max-tokens <N>     tokens to generate (default 64)\n"
       "  --temperature <T>        0 is greedy (default 0)\n"
       "  --top-p <P>  --top-k <K>  --min-p <P>  --repetition-penalty <R>\n"
+      "  --frequency-penalty <F>  --presence-penalty <P>  in [-2, 2], OpenAI's\n"
       "  --seed <S>               make sampling reproducible\n"
       "  --stop <text>            stop before this text (repeatable)\n"
       "  --ignore-eos             do not stop at the end-of-sequence token\n"
@@ -170,6 +171,7 @@ struct Flags {
   int64_t maxTokens = 64;
   int64_t maxModelLen = 0;
   double temperature = 0.0, topP = 1.0, minP = 0.0, repetitionPenalty = 1.0;
+  double frequencyPenalty = 0.0, presencePenalty = 0.0;
   int64_t topK = 0;
   std::optional<uint64_t> seed;
   std::vector<std::string> stop;
@@ -264,6 +266,8 @@ int runGenerate(engine::Engine &e, const Flags &f) {
   req.sampling.topK = f.topK;
   req.sampling.minP = float(f.minP);
   req.sampling.repetitionPenalty = float(f.repetitionPenalty);
+  req.sampling.frequencyPenalty = float(f.frequencyPenalty);
+  req.sampling.presencePenalty = float(f.presencePenalty);
   req.sampling.seed = f.seed;
   req.stop = f.stop;
   req.ignoreEos = f.ignoreEos;
@@ -442,16 +446,19 @@ int main(int argc, char **argv) {
       else
         f.maxTokens = n, anyPromptFlag = true;
     } else if (arg == "--temperature" || arg == "--top-p" || arg == "--min-p" ||
-               arg == "--repetition-penalty") {
+               arg == "--repetition-penalty" || arg == "--frequency-penalty" ||
+               arg == "--presence-penalty") {
       if (!value(v))
         return needValue();
       double d;
       if (!parseDouble(v, d))
         return badValue();
-      (arg == "--temperature" ? f.temperature
-       : arg == "--top-p"     ? f.topP
-       : arg == "--min-p"     ? f.minP
-                              : f.repetitionPenalty) = d;
+      (arg == "--temperature"         ? f.temperature
+       : arg == "--top-p"             ? f.topP
+       : arg == "--min-p"             ? f.minP
+       : arg == "--frequency-penalty" ? f.frequencyPenalty
+       : arg == "--presence-penalty"  ? f.presencePenalty
+                                      : f.repetitionPenalty) = d;
       anyPromptFlag = true;
     } else if (arg == "--speculative-method" || arg == "--draft") {
       if (!value(v))

@@ -868,12 +868,10 @@ bool parseCompletionRequest(std::string_view body, Endpoint endpoint, const Requ
     out.sampling.topK = *topK;
   if (seed)
     out.sampling.seed = uint64_t(*seed);
-  for (auto [field, value] : {std::pair{"presence_penalty", presence},
-                              std::pair{"frequency_penalty", frequency}})
-    if (value && *value != 0.0)
-      return p.fail("'" + std::string(field) +
-                        "' is not supported (use repetition_penalty); it must be 0",
-                    field);
+  if (presence)
+    out.sampling.presencePenalty = float(*presence);
+  if (frequency)
+    out.sampling.frequencyPenalty = float(*frequency);
   if (Status s = out.sampling.validate(); !s.isOk()) {
     std::string param = s.message().substr(0, s.message().find(' '));
     return p.fail(s.message(), param);

@@ -289,10 +289,11 @@ void topKeys(const float *v, int64_t n, int64_t k, std::vector<uint64_t> &out,
 
 /// Buffers reused from call to call, one set per thread.
 struct Scratch {
-  std::vector<float> penalised;  // the logits after the repetition penalty
+  std::vector<float> penalised;  // the logits after the penalties
   std::vector<double> weight;    // exp((work - max) / T) over the vocab
   std::vector<double> blocks;    // sums of `weight` by blocks of kBlock
   std::vector<uint8_t> seen;     // penalty dedup; all 0 between calls
+  std::vector<int32_t> counts;   // output counts; all 0 between calls
   std::vector<uint64_t> keys;    // sort keys: rank order, then id
   std::vector<uint64_t> keysTmp; // radix sort scratch
   std::vector<int32_t> candIds;
@@ -310,12 +311,13 @@ class Step {
 public:
   Step(const SamplingParams &params, Scratch &s)
       : params_(params), penalised_(s.penalised), weight_(s.weight),
-        blocks_(s.blocks), seen_(s.seen), keys_(s.keys), keysTmp_(s.keysTmp),
+        blocks_(s.blocks), seen_(s.seen), counts_(s.counts), keys_(s.keys),
+        keysTmp_(s.keysTmp),
         candIds_(s.candIds), candWeights_(s.candWeights) {}
 
-  /// Validates the logits, applies the penalty, finds the max and argmax.
+  /// Validates the logits, applies the penalties, finds the max and argmax.
   Status prepare(const float *logits, int64_t vocab,
-                 const std::vector<int32_t> &context);
+                 const std::vector<int32_t> &context, size_t promptLen);
   /// Applies temperature/top-k/top-p/min-p: fills the candidate list.
   void buildCandidates();
   /// The candidate picked by uniform u in [0, 1).
@@ -326,6 +328,8 @@ public:
   /// The candidates as probabilities, most likely first.
   std::vector<TokenProb> distribution() const;
   int32_t argmax() const { return argmax_; }
+  /// The row after the penalties (valid after prepare()).
+  const float *work() const { return work_; }
 
 private:
   /// Top-p without top-k: the kept prefix of the whole vocabulary.
@@ -333,13 +337,14 @@ private:
 
   const SamplingParams &params_;
   int64_t vocab_ = 0;
-  const float *work_ = nullptr; // the logits, or penalised_ with a penalty
+  const float *work_ = nullptr; // the logits, or penalised_ with penalties
   float max_ = 0.0f;            // max of work_
   int32_t argmax_ = -1;         // lowest id holding max_
   std::vector<float> &penalised_;
   std::vector<double> &weight_;
   std::vector<double> &blocks_;
   std::vector<uint8_t> &seen_;
+  std::vector<int32_t> &counts_;
   std::vector<uint64_t> &keys_;
   std::vector<uint64_t> &keysTmp_;
   // Candidates: when allTokens_, every id in index order with weight_[id];
@@ -377,6 +382,12 @@ Status SamplingParams::validate() const {
   if (!std::isfinite(repetitionPenalty) || !(repetitionPenalty > 0.0f))
     return invalidArgument("repetition_penalty must be a finite number > 0 (1 "
                            "means off), got " + fmt(repetitionPenalty));
+  if (!(frequencyPenalty >= -2.0f && frequencyPenalty <= 2.0f))
+    return invalidArgument("frequency_penalty must be in [-2, 2] (0 means "
+                           "off), got " + fmt(frequencyPenalty));
+  if (!(presencePenalty >= -2.0f && presencePenalty <= 2.0f))
+    return invalidArgument("presence_penalty must be in [-2, 2] (0 means "
+                           "off), got " + fmt(presencePenalty));
   if (logprobMode != LogprobMode::kRaw && logprobMode != LogprobMode::kProcessed)
     return invalidArgument("logprob mode must be raw or processed, got " +
                            std::to_string(int(logprobMode)));
@@ -398,12 +409,17 @@ Sampler::Sampler(const SamplingParams &params, uint64_t stream)
 }
 
 Status Step::prepare(const float *logits, int64_t vocab,
-                     const std::vector<int32_t> &context) {
+                     const std::vector<int32_t> &context, size_t promptLen) {
   if (logits == nullptr)
     return invalidArgument("sampler: the logits pointer is null");
   if (vocab <= 0 || vocab > int64_t(std::numeric_limits<int32_t>::max()))
     return invalidArgument("sampler: the vocabulary size must be in [1, 2^31), "
                            "got " + std::to_string(vocab));
+  if (promptLen > context.size())
+    return invalidArgument("sampler: the prompt length " +
+                           std::to_string(promptLen) +
+                           " is larger than the context of " +
+                           std::to_string(context.size()) + " tokens");
   float max;
   if (!finiteMax(logits, vocab, max))
     for (int64_t i = 0; i < vocab; ++i) {
@@ -418,8 +434,15 @@ Status Step::prepare(const float *logits, int64_t vocab,
   vocab_ = vocab;
   work_ = logits;
 
-  if (params_.repetitionPenalty != 1.0f && !context.empty()) {
-    for (size_t pos = 0; pos < context.size(); ++pos) {
+  // vLLM's apply_penalties: repetition over the prompt and the output,
+  // then frequency and presence over the output only.
+  const bool repetition =
+      params_.repetitionPenalty != 1.0f && !context.empty();
+  const bool occurrence =
+      (params_.frequencyPenalty != 0.0f || params_.presencePenalty != 0.0f) &&
+      promptLen < context.size();
+  if (repetition || occurrence) {
+    for (size_t pos = repetition ? 0 : promptLen; pos < context.size(); ++pos) {
       const int32_t t = context[pos];
       if (t < 0 || int64_t(t) >= vocab)
         return invalidArgument(
@@ -428,6 +451,8 @@ Status Step::prepare(const float *logits, int64_t vocab,
             std::to_string(vocab) + ")");
     }
     penalised_.assign(logits, logits + vocab);
+  }
+  if (repetition) {
     if (int64_t(seen_.size()) != vocab)
       seen_.assign(size_t(vocab), 0);
     // In float, as HF does on float32 logits. An extreme penalty (1e-45,
@@ -447,8 +472,30 @@ Status Step::prepare(const float *logits, int64_t vocab,
     }
     for (int32_t t : context)
       seen_[size_t(t)] = 0;
+  }
+  if (occurrence) {
+    // In float, two roundings as vLLM's `logits -= f * counts; logits -=
+    // p * mask` on float32 logits: w - f * float(c), then - p. |f * c| is
+    // at most 2^32, far below half an ulp of FLT_MAX (2^103), so a finite
+    // logit stays finite and -inf stays -inf.
+    if (int64_t(counts_.size()) != vocab)
+      counts_.assign(size_t(vocab), 0);
+    for (size_t pos = promptLen; pos < context.size(); ++pos)
+      ++counts_[size_t(context[pos])];
+    const float f = params_.frequencyPenalty, pr = params_.presencePenalty;
+    for (size_t pos = promptLen; pos < context.size(); ++pos) {
+      int32_t &c = counts_[size_t(context[pos])];
+      if (c == 0)
+        continue; // this id is done (and its count reset)
+      float &w = penalised_[size_t(context[pos])];
+      w = w - f * float(c);
+      w = w - pr;
+      c = 0;
+    }
+  }
+  if (repetition || occurrence) {
     work_ = penalised_.data();
-    finiteMax(work_, vocab, max); // finite: the logits were, and the penalty saturates
+    finiteMax(work_, vocab, max); // finite: the logits were, and the penalties keep them so
   }
 
   max_ = max;
@@ -621,11 +668,22 @@ int32_t Step::pick(double u) const {
   return last >= 0 ? last : argmax_;
 }
 
+StatusOr<std::vector<float>> penalisedLogits(const SamplingParams &params,
+                                             const float *logits, int64_t vocab,
+                                             const std::vector<int32_t> &context,
+                                             size_t promptLen) {
+  ACCEL_RT_RETURN_IF_ERROR(params.validate());
+  Step step(params, threadScratch());
+  ACCEL_RT_RETURN_IF_ERROR(step.prepare(logits, vocab, context, promptLen));
+  return std::vector<float>(step.work(), step.work() + vocab);
+}
+
 StatusOr<int32_t> Sampler::sample(const float *logits, int64_t vocab,
-                                  const std::vector<int32_t> &context) {
+                                  const std::vector<int32_t> &context,
+                                  size_t promptLen) {
   ACCEL_RT_RETURN_IF_ERROR(paramsStatus_);
   Step step(params_, threadScratch());
-  ACCEL_RT_RETURN_IF_ERROR(step.prepare(logits, vocab, context));
+  ACCEL_RT_RETURN_IF_ERROR(step.prepare(logits, vocab, context, promptLen));
   if (params_.isGreedy())
     return step.argmax();
   step.buildCandidates();
@@ -635,13 +693,14 @@ StatusOr<int32_t> Sampler::sample(const float *logits, int64_t vocab,
 StatusOr<SampleResult>
 Sampler::sampleWithLogprobs(const float *logits, int64_t vocab,
                             const std::vector<int32_t> &context,
-                            int64_t numTopLogprobs, const float *rawLogits) {
+                            size_t promptLen, int64_t numTopLogprobs,
+                            const float *rawLogits) {
   ACCEL_RT_RETURN_IF_ERROR(paramsStatus_);
   if (numTopLogprobs < 0)
     return invalidArgument("top_logprobs must be >= 0, got " +
                            std::to_string(numTopLogprobs));
   Step step(params_, threadScratch());
-  ACCEL_RT_RETURN_IF_ERROR(step.prepare(logits, vocab, context));
+  ACCEL_RT_RETURN_IF_ERROR(step.prepare(logits, vocab, context, promptLen));
   SampleResult out;
   if (params_.isGreedy()) {
     out.token = step.argmax();
@@ -655,10 +714,11 @@ Sampler::sampleWithLogprobs(const float *logits, int64_t vocab,
 
 StatusOr<std::vector<TokenProb>>
 Sampler::distribution(const float *logits, int64_t vocab,
-                      const std::vector<int32_t> &context) {
+                      const std::vector<int32_t> &context,
+                      size_t promptLen) {
   ACCEL_RT_RETURN_IF_ERROR(paramsStatus_);
   Step step(params_, threadScratch());
-  ACCEL_RT_RETURN_IF_ERROR(step.prepare(logits, vocab, context));
+  ACCEL_RT_RETURN_IF_ERROR(step.prepare(logits, vocab, context, promptLen));
   step.buildCandidates();
   return step.distribution();
 }

@@ -1,9 +1,20 @@
 //===- Sampler.h - the next token from a row of logits ----------*- C++ -*-===//
 //
 // Picks the next token of one sequence from its float32 logits, with the
-// parameters of vLLM's and Hugging Face's samplers, applied in HF's order:
+// parameters of vLLM's and Hugging Face's samplers, applied in this order
+// (the penalties as vLLM's apply_penalties, before temperature; the
+// truncations as HF's, min-p last):
 //
-//   repetition penalty -> temperature -> top-k -> top-p -> min-p -> draw
+//   repetition penalty -> frequency penalty -> presence penalty
+//     -> temperature -> top-k -> top-p -> min-p -> draw
+//
+// The penalties read the sequence's tokens so far (`context`, whose first
+// `promptLen` tokens are the prompt), as vLLM's apply_penalties does:
+//   repetition (HF semantics): every distinct id of the prompt and the
+//     output: logit > 0 ? logit / r : logit * r;
+//   frequency and presence (OpenAI's formula): with c(t) the number of
+//     times t was generated (the output only, never the prompt),
+//     logit -= frequency * c(t), then logit -= presence * (c(t) > 0).
 //
 // A temperature below kGreedyTemperature (1e-5, vLLM's _SAMPLING_EPS) means
 // greedy decoding: the argmax of the penalised logits, ties to the lowest
@@ -17,12 +28,13 @@
 // below; the library is compiled with -ffp-contract=off), sums run in a
 // fixed order, and every sort breaks ties by token id, so no result depends
 // on the C library, the standard library's sort, the vector width or FMA.
-// The penalty is applied in float32 (as HF does), the rest in double.
+// The penalties are applied in float32 (as HF and vLLM do), the rest in
+// double.
 //
 // Logprobs (sampleWithLogprobs): by default "raw", as vLLM's default
 // --logprobs-mode=raw_logprobs: log_softmax of the logits exactly as given,
 // before penalties, temperature and truncation. LogprobMode::kProcessed
-// gives log_softmax after the repetition penalty and temperature (1 when
+// gives log_softmax after the penalties and temperature (1 when
 // greedy) but before top-k/top-p/min-p truncation, so a token outside the
 // truncated set still has a finite logprob. See docs/sampling.md.
 //
@@ -33,6 +45,7 @@
 #include "core/Status.h"
 #include "runtime/serving/sampler/Random.h"
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <vector>
@@ -47,7 +60,7 @@ enum class LogprobMode {
   /// log_softmax(logits as given): no penalty, temperature or truncation
   /// (vLLM's default, raw_logprobs).
   kRaw,
-  /// log_softmax(penalised logits / temperature), temperature taken as 1
+  /// log_softmax(penalised logits / temperature) (every penalty), temperature taken as 1
   /// when greedy; before top-k/top-p/min-p.
   kProcessed,
 };
@@ -64,18 +77,29 @@ struct SamplingParams {
   /// In [0, 1]: drop tokens whose probability is below minP times the most
   /// likely token's. 0 => off.
   float minP = 0.0f;
-  /// > 0; HF semantics for every distinct token id in the context:
-  /// logit > 0 ? logit / p : logit * p. 1 => off.
+  /// > 0; HF semantics for every distinct token id in the context (prompt
+  /// and output): logit > 0 ? logit / p : logit * p. 1 => off.
   float repetitionPenalty = 1.0f;
+  /// In [-2, 2] (OpenAI's range): logit -= frequencyPenalty * c(t), c(t)
+  /// the count of t in the generated tokens. 0 => off; < 0 encourages.
+  float frequencyPenalty = 0.0f;
+  /// In [-2, 2]: logit -= presencePenalty for every token generated at least
+  /// once (after the frequency penalty). 0 => off; < 0 encourages.
+  float presencePenalty = 0.0f;
   /// Same seed + same logits + same context => same tokens everywhere.
   /// Without one the sampler seeds itself from std::random_device.
   std::optional<uint64_t> seed;
   LogprobMode logprobMode = LogprobMode::kRaw;
 
   bool isGreedy() const { return temperature < kGreedyTemperature; }
+  /// Some penalty can change the logits: then a greedy token is not the
+  /// plain argmax of the model's logits (no device argmax fast path).
+  bool hasPenalties() const {
+    return repetitionPenalty != 1.0f || frequencyPenalty != 0.0f || presencePenalty != 0.0f;
+  }
   /// Ok, or kInvalidArgument with one sentence naming the bad parameter by
   /// its OpenAI/vLLM name (temperature, top_k, top_p, min_p,
-  /// repetition_penalty) and its value.
+  /// repetition_penalty, frequency_penalty, presence_penalty) and its value.
   Status validate() const;
 };
 
@@ -109,6 +133,15 @@ struct SampleResult {
 /// DBL_MIN), exactly 1 for x == 0. Public for the tests.
 double portableExp(double x);
 
+/// The row after the penalties (repetition, frequency, presence: step 2
+/// of the order above), exactly as the sampler draws from it, or the error
+/// sample() would give (invalid params, a bad logit or context token). For
+/// tests and debugging; `context` and `promptLen` as in Sampler::sample().
+StatusOr<std::vector<float>> penalisedLogits(const SamplingParams &params,
+                                             const float *logits, int64_t vocab,
+                                             const std::vector<int32_t> &context,
+                                             size_t promptLen);
+
 /// One per sequence: holds the parameters and the PRNG state (a few dozen
 /// bytes). The scratch buffers of a call (up to about 40 bytes per
 /// vocabulary entry) belong to the calling thread and are reused by every
@@ -126,13 +159,19 @@ public:
   /// params().validate(), computed once.
   const Status &paramsStatus() const { return paramsStatus_; }
 
-  /// The next token from `vocab` logits. `context` is the sequence so far
-  /// (prompt and generated tokens); it matters only for the repetition
-  /// penalty, and then every id must be in [0, vocab). Fails on invalid
-  /// params, a NaN or +inf logit, or when every logit is -inf. -inf masks a
-  /// token (it is never picked). Draws one random number unless greedy.
+  /// The next token from `vocab` logits. `context` is the sequence so far:
+  /// its first `promptLen` (<= context.size()) tokens are the prompt, the
+  /// rest were generated. It matters only for the penalties (the repetition
+  /// penalty reads all of it, frequency and presence the generated part),
+  /// and every id they read must be in [0, vocab). Fails on invalid params,
+  /// a NaN or +inf logit, or when every logit is -inf. -inf masks a token
+  /// (it is never picked). Draws one random number unless greedy.
   StatusOr<int32_t> sample(const float *logits, int64_t vocab,
-                           const std::vector<int32_t> &context = {});
+                           const std::vector<int32_t> &context, size_t promptLen);
+  /// sample() with an empty context (no penalty applies).
+  StatusOr<int32_t> sample(const float *logits, int64_t vocab) {
+    return sample(logits, vocab, {}, 0);
+  }
   /// sample(), plus the chosen token's logprob, its rank and the
   /// `numTopLogprobs` (>= 0) most likely alternatives (OpenAI `logprobs` /
   /// `top_logprobs`). Costs one or two extra passes over the vocabulary.
@@ -141,14 +180,18 @@ public:
   /// (vLLM's raw logprobs come before its logits processors).
   StatusOr<SampleResult>
   sampleWithLogprobs(const float *logits, int64_t vocab,
-                     const std::vector<int32_t> &context,
+                     const std::vector<int32_t> &context, size_t promptLen,
                      int64_t numTopLogprobs, const float *rawLogits = nullptr);
   /// The final distribution sample() would draw from (greedy: the argmax
   /// with probability 1), most likely first, ties by lower id; tokens of
   /// probability 0 are left out. Draws no random number.
   StatusOr<std::vector<TokenProb>>
   distribution(const float *logits, int64_t vocab,
-               const std::vector<int32_t> &context = {});
+               const std::vector<int32_t> &context, size_t promptLen);
+  /// distribution() with an empty context.
+  StatusOr<std::vector<TokenProb>> distribution(const float *logits, int64_t vocab) {
+    return distribution(logits, vocab, {}, 0);
+  }
   /// One uniform number in [0, 1) from this sampler's stream (the draws of
   /// speculative decoding's acceptance rule, SpeculativeAcceptance.h).
   double uniform() { return rng_.uniform(); }
