@@ -126,6 +126,23 @@ def tokenizer_seeds():
     return out
 
 
+# Structured output: byte 0 even = regex, odd = JSON schema; then the text,
+# '\0', bytes to walk.
+STRUCTURED = [
+    b"\x00[a-c]+x?|\\d{2,3}(?:ab)*\x00abcx",
+    b"\x00.\\u00e9[^\"]{1,4}\x00\xc3\xa9\xc3\xa9ab",
+    b"\x01" + json.dumps({"type": "object", "properties": {
+        "a": {"type": "integer", "minimum": -5, "maximum": 300},
+        "b": {"type": "array", "items": {"enum": ["x", 1, None]}, "maxItems": 3},
+        "c": {"type": "string", "format": "date"}}, "required": ["a"]}).encode()
+    + b"\x00" + b'{"a": 299, "b": ["x", null]}',
+    b"\x01" + json.dumps({"$defs": {"n": {"type": "object", "properties": {
+        "k": {"type": "array", "items": {"$ref": "#/$defs/n"}}}}}, "$ref": "#/$defs/n"}).encode()
+    + b"\x00" + b'{"k":[{"k":[]}]}',
+    b"\x01{}\x00[1, {\"a\": \"b\"}]",
+]
+
+
 def seeds(target):
     if target == "json":
         docs = [json.dumps(d) for d in COMPLETIONS + CHATS] + OTHER_JSON
@@ -139,8 +156,10 @@ def seeds(target):
         return {f"chat{i}.bin": c for i, c in enumerate(CHAT_TEMPLATE)}
     if target == "tokenizer":
         return tokenizer_seeds()
+    if target == "structured":
+        return {f"c{i}.bin": c for i, c in enumerate(STRUCTURED)}
     raise SystemExit(f"make_seeds.py: unknown target '{target}' (json, tokenizer, "
-                     "http-request, openai-request, chat-template)")
+                     "http-request, openai-request, chat-template, structured)")
 
 
 def main():

@@ -30,9 +30,11 @@ public:
 
   /// Fails (kInvalidArgument) when the NFA would need more than maxNfaStates
   /// states, or when the pattern matches nothing.
+  /// The limits bound what one request can make the server hold (an NFA
+  /// state is ~50 bytes, a DFA state ~1.1 KB).
   static StatusOr<std::unique_ptr<Automaton>> compile(const PatternPtr &pattern,
-                                                      size_t maxNfaStates = 1u << 20,
-                                                      size_t maxDfaStates = 1u << 16);
+                                                      size_t maxNfaStates = 200000,
+                                                      size_t maxDfaStates = 16384);
 
   int start() const { return 0; }
   /// The state after `byte`, or kDead. kDead also once the DFA would exceed

@@ -104,6 +104,13 @@ Grammar::Allowed Grammar::walk(int state, int32_t limit) {
 }
 
 const Grammar::Allowed &Grammar::allowed(int state, int32_t limit) {
+  // A bound on the memory of one grammar's masks (vocabulary/8 bytes each):
+  // beyond it they are computed again as needed.
+  constexpr size_t kMaxMasks = 2048;
+  if (full_.size() + limited_.size() >= kMaxMasks) {
+    full_.clear();
+    limited_.clear();
+  }
   auto it = full_.find(state);
   if (it == full_.end())
     it = full_.emplace(state, walk(state, INT32_MAX)).first;
