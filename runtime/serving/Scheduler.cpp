@@ -25,6 +25,7 @@
 //===----------------------------------------------------------------------===//
 #include "runtime/serving/Scheduler.h"
 
+#include "runtime/serving/ParallelFor.h"
 #include "runtime/serving/PrefixCache.h"
 #include "runtime/serving/sampler/SpeculativeAcceptance.h"
 #include "runtime/serving/sampler/StopCriteria.h"
@@ -145,6 +146,15 @@ bool plainGreedy(const Sequence &s) {
          s.req.logprobs < 0 && !masksTokens(s) && !wantsPromptRows(s);
 }
 
+/// A sequence's next token as sampleToken drew it (error: one sentence,
+/// the request fails with it).
+struct SampleOutcome {
+  int32_t token = -1;
+  float logprob = 0.0f;
+  std::vector<std::pair<int64_t, float>> topLogprobs;
+  std::string error;
+};
+
 /// A callback to run once the lock is dropped.
 struct Event {
   SeqPtr seq;
@@ -194,14 +204,21 @@ private:
   void registerBlocks(Sequence &s);
   void finish(const SeqPtr &s, FinishReason reason, const std::string &error,
               std::vector<Event> &events);
-  /// Samples s's next token from its logits `row`, or takes `chosen` (a
-  /// greedy step's token from Engine::stepBatch(kLastGreedy); -1: the row
-  /// was refused), then streams, stops or finishes it.
+  /// Samples s's next token from its logits `row` (or takes `pre`, sampled
+  /// already), or takes `chosen` (a greedy step's token from
+  /// Engine::stepBatch(kLastGreedy); -1: the row was refused), then
+  /// streams, stops or finishes it.
   void processToken(const SeqPtr &s, const float *row, std::vector<Event> &events,
-                    std::optional<int64_t> chosen = std::nullopt);
-  /// The row s samples from: `row` itself, or a copy in mask_ with the
-  /// tokens s may not generate now set to -inf.
-  const float *maskedRow(const Sequence &s, const float *row);
+                    std::optional<int64_t> chosen = std::nullopt, SampleOutcome *pre = nullptr);
+  /// The row with s's masks applied (into buf), or row itself when s has
+  /// none; nullptr with err set when structured output fails. Reads only s:
+  /// safe on the sampling threads.
+  const float *maskedRow(const Sequence &s, const float *row, std::vector<float> &buf,
+                         std::string &err) const;
+  /// s's next token drawn from its row (masks, penalties, sampling,
+  /// logprobs): reads only s (its sampler is its own), so the sequences of
+  /// a step are sampled in parallel (ParallelFor).
+  SampleOutcome sampleToken(const Sequence &s, const float *row, std::vector<float> &buf) const;
   void freeSequence(Sequence &s);
   /// Whether s may guess tokens this step (a speculator, a decode whose
   /// next token is unmasked and needs no logprobs).
@@ -236,8 +253,8 @@ private:
   std::unordered_map<std::string, SeqPtr> byId_;
   std::vector<SeqPtr> cancelPending_; // cancelled while the engine ran
   std::vector<Event> deferred_;       // finish events of cancel()
-  std::vector<float> mask_;           // maskedRow's copy
-  std::string maskError_;             // why maskedRow returned nullptr
+  std::vector<float> mask_;           // maskedRow's copy (the step thread's)
+  std::unique_ptr<ParallelFor> samplers_; // the sampling threads (samplerThreads)
   bool runInProgress_ = false;
   int64_t committed_ = 0; // blocks promised to this step's batch
   SchedulerStats stats_;
@@ -260,6 +277,16 @@ Status SchedulerImpl::init() {
                            std::to_string(opts_.maxWaiting));
   if (opts_.numKvBlocks < 0 || opts_.kvCacheBytes < 0)
     return invalidArgument("the KV cache size (blocks or bytes) must not be negative");
+  if (opts_.samplerThreads < -1 || opts_.samplerThreads > 256)
+    return invalidArgument("--sampler-threads must be in [0, 256] (or -1: automatic), got " +
+                           std::to_string(opts_.samplerThreads));
+  {
+    int n = opts_.samplerThreads;
+    if (n < 0)
+      n = std::clamp(int(std::thread::hardware_concurrency()) / 2 - 1, 0, 7);
+    if (n > 0)
+      samplers_ = std::make_unique<ParallelFor>(n);
+  }
   int64_t blocks = opts_.numKvBlocks;
   // A GPU engine sized its cache from --gpu-memory-utilization: only an
   // explicit block count changes it (accel-run passes --kv-cache-memory to
@@ -658,7 +685,8 @@ void SchedulerImpl::schedule(std::vector<Scheduled> &batch, std::vector<Event> &
   }
 }
 
-const float *SchedulerImpl::maskedRow(const Sequence &s, const float *row) {
+const float *SchedulerImpl::maskedRow(const Sequence &s, const float *row,
+                                      std::vector<float> &mask_, std::string &err) const {
   if (!masksTokens(s))
     return row;
   const int64_t vocab = engine_.vocabSize();
@@ -676,7 +704,7 @@ const float *SchedulerImpl::maskedRow(const Sequence &s, const float *row) {
     Status st = s.req.grammar->maskRow(s.grammarState, remaining, s.criteria.stopTokenIds, row,
                                        mask_.data());
     if (!st.isOk()) {
-      maskError_ = st.message();
+      err = st.message();
       return nullptr;
     }
     if (!s.req.allowedTokenIds.empty()) {
@@ -711,8 +739,41 @@ const float *SchedulerImpl::maskedRow(const Sequence &s, const float *row) {
   return mask_.data();
 }
 
+SampleOutcome SchedulerImpl::sampleToken(const Sequence &s, const float *row,
+                                         std::vector<float> &buf) const {
+  const int64_t vocab = engine_.vocabSize();
+  SampleOutcome o;
+  std::string err;
+  const float *masked = maskedRow(s, row, buf, err);
+  if (!masked) {
+    o.error = "structured output failed: " + err;
+    return o;
+  }
+  if (s.req.logprobs >= 0) {
+    // Logprobs of the row before the mask, as vLLM's raw logprobs.
+    StatusOr<sampler::SampleResult> r = s.sampler->sampleWithLogprobs(
+        masked, vocab, s.context, size_t(s.promptLen), s.req.logprobs, row);
+    if (!r) {
+      o.error = "sampling failed: " + r.status().message();
+      return o;
+    }
+    o.token = r->token;
+    o.logprob = r->logprob;
+    for (const sampler::TokenLogprob &t : r->topLogprobs)
+      o.topLogprobs.emplace_back(int64_t(t.token), t.logprob);
+    return o;
+  }
+  StatusOr<int32_t> r = s.sampler->sample(masked, vocab, s.context, size_t(s.promptLen));
+  if (!r) {
+    o.error = "sampling failed: " + r.status().message();
+    return o;
+  }
+  o.token = *r;
+  return o;
+}
+
 void SchedulerImpl::processToken(const SeqPtr &s, const float *row, std::vector<Event> &events,
-                                 std::optional<int64_t> chosen) {
+                                 std::optional<int64_t> chosen, SampleOutcome *pre) {
   const int64_t vocab = engine_.vocabSize();
   Event ev;
   ev.seq = s;
@@ -724,36 +785,15 @@ void SchedulerImpl::processToken(const SeqPtr &s, const float *row, std::vector<
       return;
     }
     token = int32_t(*chosen);
-  } else if (s->req.logprobs >= 0) {
-    // Logprobs of the row before the mask, as vLLM's raw logprobs.
-    const float *masked = maskedRow(*s, row);
-    if (!masked) {
-      finish(s, FinishReason::kError, "structured output failed: " + maskError_, events);
-      return;
-    }
-    StatusOr<sampler::SampleResult> r =
-        s->sampler->sampleWithLogprobs(masked, vocab, s->context, size_t(s->promptLen),
-                                       s->req.logprobs, row);
-    if (!r) {
-      finish(s, FinishReason::kError, "sampling failed: " + r.status().message(), events);
-      return;
-    }
-    token = r->token;
-    ev.token.logprob = r->logprob;
-    for (const sampler::TokenLogprob &t : r->topLogprobs)
-      ev.token.topLogprobs.emplace_back(int64_t(t.token), t.logprob);
   } else {
-    const float *masked = maskedRow(*s, row);
-    if (!masked) {
-      finish(s, FinishReason::kError, "structured output failed: " + maskError_, events);
+    SampleOutcome o = pre ? std::move(*pre) : sampleToken(*s, row, mask_);
+    if (!o.error.empty()) {
+      finish(s, FinishReason::kError, o.error, events);
       return;
     }
-    StatusOr<int32_t> r = s->sampler->sample(masked, vocab, s->context, size_t(s->promptLen));
-    if (!r) {
-      finish(s, FinishReason::kError, "sampling failed: " + r.status().message(), events);
-      return;
-    }
-    token = *r;
+    token = o.token;
+    ev.token.logprob = o.logprob;
+    ev.token.topLogprobs = std::move(o.topLogprobs);
   }
   ev.token.token = token;
   if (s->numGenerated == 0 && s->req.promptLogprobs >= 0)
@@ -940,6 +980,32 @@ StatusOr<bool> SchedulerImpl::step() {
     runInProgress_ = false;
     ++stats_.stepsTotal;
     const int64_t vocab = engine_.vocabSize();
+    // Sampling first, in parallel: the sequences of the step that draw
+    // their next token from their last row (not greedy, not verifying
+    // guesses). Each reads only itself; the tokens are applied in order below.
+    std::vector<SampleOutcome> outcomes(batch.size());
+    std::vector<char> drawn(batch.size(), 0);
+    if (!greedy) {
+      std::vector<size_t> todo;
+      for (size_t i = 0; i < batch.size(); ++i) {
+        const Sequence &q = *batch[i].seq;
+        if (q.state != SeqState::kDone && errors[i].isOk() && q.draft.empty() && !q.cancelled &&
+            q.numComputed + batch[i].numTokens == int64_t(q.tokens.size()))
+          todo.push_back(i);
+      }
+      auto one = [&](size_t k) {
+        thread_local std::vector<float> buf;
+        const size_t i = todo[k];
+        const float *row = rows[i].data<float>() + (rowIndex[i] + entries[i].logitsRows - 1) * vocab;
+        outcomes[i] = sampleToken(*batch[i].seq, row, buf);
+        drawn[i] = 1;
+      };
+      if (samplers_)
+        samplers_->run(todo.size(), one);
+      else
+        for (size_t k = 0; k < todo.size(); ++k)
+          one(k);
+    }
     for (size_t i = 0; i < batch.size(); ++i) {
       const SeqPtr &s = batch[i].seq;
       s->inFlight = false;
@@ -981,7 +1047,8 @@ StatusOr<bool> SchedulerImpl::step() {
         if (greedy)
           processToken(s, nullptr, events, rows[i].data<int64_t>()[rowIndex[i]]);
         else
-          processToken(s, rows[i].data<float>() + (rowIndex[i] + numRows - 1) * vocab, events);
+          processToken(s, rows[i].data<float>() + (rowIndex[i] + numRows - 1) * vocab, events,
+                       std::nullopt, drawn[i] ? &outcomes[i] : nullptr);
       }
     }
     takeCancels(events);

@@ -54,6 +54,11 @@ struct SchedulerOptions {
                                       // backend sized the cache: GPU plans)
   bool enablePrefixCaching = false;   // --enable-prefix-caching
   int64_t maxLogprobs = 20;           // vLLM's --max-logprobs: largest Request::logprobs
+  /// --sampler-threads: threads besides the step's own that sample the
+  /// sequences of a step in parallel (masks, penalties, top-k/p over the
+  /// vocabulary); -1: min(7, hardware threads / 2 - 1); 0: the step thread
+  /// alone. The tokens do not depend on it.
+  int samplerThreads = -1;
   /// Tests only: the prefix cache's block hash instead of hashBlock, to
   /// force collisions (a hit must still be verified by its token ids).
   BlockHashFn prefixCacheHashForTesting = nullptr;

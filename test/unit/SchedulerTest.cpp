@@ -8,6 +8,7 @@
 // Engine::generate gives, and every KV block must come back.
 //
 //===----------------------------------------------------------------------===//
+#include "runtime/serving/ParallelFor.h"
 #include "runtime/serving/Scheduler.h"
 
 #include "core/Npy.h"
@@ -15,6 +16,8 @@
 #include "runtime/serving/tokenizer/Tokenizer.h"
 
 #include <gtest/gtest.h>
+
+#include <atomic>
 
 #include <algorithm>
 #include <chrono>
@@ -1254,18 +1257,44 @@ TEST_F(SchedulerTest, SeededSamplingMatchesSingleSequence) {
     reqs.push_back(r);
     ++i;
   }
-  serve::SchedulerOptions opts;
-  opts.numKvBlocks = 128;
-  opts.maxNumBatchedTokens = 32;
-  auto sch = serve::Scheduler::create(*e, tok, opts);
-  ASSERT_TRUE(sch.isOk());
-  Collector c;
-  for (serve::Request &r : reqs)
-    ASSERT_TRUE((*sch)->submit(r, c.callbacks(r.id)).isOk());
-  drain(**sch);
-  for (size_t k = 0; k < reqs.size(); ++k)
-    EXPECT_EQ(c.out[reqs[k].id].tokens, expected[k]) << reqs[k].id;
-  expectAllFree(*e, **sch);
+  // The step thread alone, and 3 sampling threads besides it: the same tokens.
+  for (int threads : {0, 3}) {
+    SCOPED_TRACE("samplerThreads " + std::to_string(threads));
+    serve::SchedulerOptions opts;
+    opts.numKvBlocks = 128;
+    opts.maxNumBatchedTokens = 32;
+    opts.samplerThreads = threads;
+    auto sch = serve::Scheduler::create(*e, tok, opts);
+    ASSERT_TRUE(sch.isOk());
+    Collector c;
+    for (serve::Request &r : reqs)
+      ASSERT_TRUE((*sch)->submit(r, c.callbacks(r.id)).isOk());
+    drain(**sch);
+    for (size_t k = 0; k < reqs.size(); ++k)
+      EXPECT_EQ(c.out[reqs[k].id].tokens, expected[k]) << reqs[k].id;
+    expectAllFree(*e, **sch);
+  }
+  serve::SchedulerOptions bad;
+  bad.samplerThreads = -2;
+  auto refused = serve::Scheduler::create(*e, tok, bad);
+  ASSERT_FALSE(refused.isOk());
+  EXPECT_EQ(refused.status().message(),
+            "--sampler-threads must be in [0, 256] (or -1: automatic), got -2");
+}
+
+// ParallelFor: every index exactly once per run, run after run.
+TEST(ParallelFor, EveryIndexOnceRunAfterRun) {
+  for (int threads : {0, 1, 4}) {
+    serve::ParallelFor pool(threads);
+    for (size_t n : {size_t(0), size_t(1), size_t(2), size_t(7), size_t(64), size_t(1000)}) {
+      for (int rep = 0; rep < 20; ++rep) {
+        std::vector<std::atomic<int>> hits(n);
+        pool.run(n, [&](size_t i) { hits[i].fetch_add(1); });
+        for (size_t i = 0; i < n; ++i)
+          ASSERT_EQ(hits[i].load(), 1) << "threads " << threads << " n " << n << " i " << i;
+      }
+    }
+  }
 }
 
 // n > 1 with a seed (the server's choices): sequence i samples from stream

@@ -76,6 +76,7 @@ void printUsage() {
       "  --num-kv-blocks <N>      KV cache blocks (overrides --kv-cache-memory)\n"
       "  --enable-prefix-caching  share full KV blocks between prompts\n"
       "  --max-logprobs <N>       largest logprobs/top_logprobs (default 20)\n"
+      "  --sampler-threads <N>    threads that sample a step's sequences (default: automatic)\n"
       "  --chat-template <name>   auto, chatml, llama3, plain, or a Jinja file\n"
       "                           (default auto: the plan's template, else chosen\n"
       "                           from the tokenizer's special tokens)\n"
@@ -553,7 +554,7 @@ int main(int argc, char **argv) {
       }
     } else if (arg == "--port" || arg == "--max-num-seqs" || arg == "--max-num-batched-tokens" ||
                arg == "--max-waiting" || arg == "--num-kv-blocks" || arg == "--io-threads" ||
-               arg == "--max-logprobs") {
+               arg == "--max-logprobs" || arg == "--sampler-threads") {
       if (!value(v))
         return needValue();
       int64_t n;
@@ -589,6 +590,11 @@ int main(int argc, char **argv) {
         if (n < 0)
           return atLeast(0);
         f.serve.scheduler.maxLogprobs = n;
+      } else if (arg == "--sampler-threads") {
+        if (n < 0 || n > 256)
+          return usageError("option '--sampler-threads' must be in [0, 256], got " +
+                            std::string(v));
+        f.serve.scheduler.samplerThreads = int(n);
       } else {
         if (n < 1)
           return atLeast(1);

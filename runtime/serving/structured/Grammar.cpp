@@ -103,7 +103,7 @@ Grammar::Allowed Grammar::walk(int state, int32_t limit) {
   return out;
 }
 
-const Grammar::Allowed &Grammar::allowed(int state, int32_t limit) {
+std::shared_ptr<const Grammar::Allowed> Grammar::allowed(int state, int32_t limit) {
   // A bound on the memory of one grammar's masks (vocabulary/8 bytes each):
   // beyond it they are computed again as needed.
   constexpr size_t kMaxMasks = 2048;
@@ -113,31 +113,37 @@ const Grammar::Allowed &Grammar::allowed(int state, int32_t limit) {
   }
   auto it = full_.find(state);
   if (it == full_.end())
-    it = full_.emplace(state, walk(state, INT32_MAX)).first;
-  if (limit >= it->second.maxDistance)
+    it = full_.emplace(state, std::make_shared<const Allowed>(walk(state, INT32_MAX))).first;
+  if (limit >= it->second->maxDistance)
     return it->second;
   auto key = std::make_pair(state, std::max<int32_t>(limit, -1));
   auto jt = limited_.find(key);
   if (jt == limited_.end())
-    jt = limited_.emplace(key, walk(state, key.second)).first;
+    jt = limited_.emplace(key, std::make_shared<const Allowed>(walk(state, key.second))).first;
   // No token keeps a match within reach: the budget will run out anyway,
   // so at least stay in the language.
-  return jt->second.count > 0 ? jt->second : it->second;
+  return jt->second->count > 0 ? jt->second : it->second;
 }
 
 Status Grammar::maskRow(int state, int64_t remaining, const std::vector<int32_t> &stopIds,
                         const float *row, float *out) {
-  std::lock_guard<std::mutex> lock(mu_);
-  if (state < 0)
-    return internalError("the constrained output left its language");
-  // After this token remaining - 1 tokens are left; a match must be at
-  // most that many bytes away, less one for the stop token that ends it
-  // (unless the token completes the output).
-  const int64_t lim = remaining - 2;
-  const int32_t limit = int32_t(std::clamp<int64_t>(lim, -1, INT32_MAX - 1));
-  const Allowed &a = allowed(state, limit);
-  if (a_->overflowed())
-    return resourceExhausted();
+  std::shared_ptr<const Allowed> allowedHere;
+  bool match = false;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (state < 0)
+      return internalError("the constrained output left its language");
+    // After this token remaining - 1 tokens are left; a match must be at
+    // most that many bytes away, less one for the stop token that ends it
+    // (unless the token completes the output).
+    const int64_t lim = remaining - 2;
+    const int32_t limit = int32_t(std::clamp<int64_t>(lim, -1, INT32_MAX - 1));
+    allowedHere = allowed(state, limit);
+    if (a_->overflowed())
+      return resourceExhausted();
+    match = a_->accepting(state);
+  }
+  const Allowed &a = *allowedHere;
   const int64_t rows = vocab_->rows();
   constexpr float kNegInf = -std::numeric_limits<float>::infinity();
   for (int64_t w = 0; w < (rows + 63) / 64; ++w) {
@@ -159,7 +165,6 @@ Status Grammar::maskRow(int state, int64_t remaining, const std::vector<int32_t>
       }
     }
   }
-  const bool match = a_->accepting(state);
   for (int32_t t : stopIds)
     if (t >= 0 && t < rows)
       out[t] = match ? row[t] : kNegInf;

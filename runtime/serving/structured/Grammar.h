@@ -94,7 +94,7 @@ private:
   /// Tokens allowed in `state` whose next state is at most `limit` bytes
   /// from a match (limit < 0: only tokens that complete the output);
   /// unlimited with INT32_MAX.
-  const Allowed &allowed(int state, int32_t limit);
+  std::shared_ptr<const Allowed> allowed(int state, int32_t limit);
   Allowed walk(int state, int32_t limit);
   Status resourceExhausted() const;
 
@@ -102,8 +102,10 @@ private:
   std::unique_ptr<Automaton> a_;
   std::shared_ptr<const Vocabulary> vocab_;
   std::string description_;
-  std::unordered_map<int, Allowed> full_;
-  std::map<std::pair<int, int32_t>, Allowed> limited_;
+  // Shared: a row is masked after the lock is dropped (sequences of one
+  // grammar fill their rows in parallel) while the cache may be cleared.
+  std::unordered_map<int, std::shared_ptr<const Allowed>> full_;
+  std::map<std::pair<int, int32_t>, std::shared_ptr<const Allowed>> limited_;
   size_t walks_ = 0;
 };
 
