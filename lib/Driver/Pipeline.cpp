@@ -51,10 +51,10 @@ LogicalResult accel::buildLateFusionPipeline(OpPassManager &pm, std::string &err
 
 std::string accel::checkPrecisionMode(const std::string &mode) {
   if (mode == "f32" || mode == "bf16" || mode == "fp16" || mode == "int8-weight" ||
-      mode == "fp8" || mode == "w8a8" || mode == "w8a8-fp8")
+      mode == "int4-weight" || mode == "fp8" || mode == "w8a8" || mode == "w8a8-fp8")
     return "";
   return "unknown precision '" + mode +
-         "' (expected f32, bf16, fp16, int8-weight, fp8, w8a8 or w8a8-fp8)";
+         "' (expected f32, bf16, fp16, int8-weight, int4-weight, fp8, w8a8 or w8a8-fp8)";
 }
 
 std::string accel::checkPrecisionOptions(const std::string &mode,
@@ -136,6 +136,9 @@ LogicalResult accel::buildPrecisionPipeline(OpPassManager &pm, const std::string
   // table are then stored as bf16.
   else if (!beforeFusion && mode == "int8-weight")
     passes = "func.func(accel-quantize-weights{dtype=i8 granularity=per_channel},"
+             "accel-narrow-weights{dtype=bf16})";
+  else if (!beforeFusion && mode == "int4-weight")
+    passes = "func.func(accel-quantize-weights{dtype=i4 granularity=per_group group-size=128},"
              "accel-narrow-weights{dtype=bf16})";
   else if (!beforeFusion && mode == "fp8")
     passes = "func.func(accel-quantize-weights{dtype=f8E4M3FN granularity=per_channel},"

@@ -78,6 +78,8 @@ size_t weights::elementBytes(Type elementType) {
   if (!elementType.isIntOrIndexOrFloat() || elementType.isIndex())
     return elementType.isIndex() ? 8 : 0;
   unsigned bits = elementType.getIntOrFloatBitWidth();
+  if (bits == 4 && elementType.isInteger())
+    return 1; // i4 / ui4 stored unpacked, one value per byte (as MLIR stores them)
   return bits % 8 == 0 ? bits / 8 : 0;
 }
 

@@ -68,7 +68,7 @@ def NarrowWeights : Pass<"accel-narrow-weights", "mlir::func::FuncOp"> {
 //===----------------------------------------------------------------------===//
 
 def QuantizeWeights : Pass<"accel-quantize-weights", "mlir::func::FuncOp"> {
-  let summary = "quantises f32 linear weights to i8 or f8E4M3FN with f32 scales";
+  let summary = "quantises f32 linear weights to i8, f8E4M3FN or i4 with f32 scales";
   let description = [{
     Symmetric weight-only quantisation with static scales computed from the
     weight: per output channel (`scale[o] = max |w[o, :]| / qmax`) or per
@@ -82,6 +82,13 @@ def QuantizeWeights : Pass<"accel-quantize-weights", "mlir::func::FuncOp"> {
     The lm head and embedding table are not touched (the pipeline narrows
     them to bf16 afterwards). An old f32 weight left without readers is
     erased and its blob released.
+
+    `dtype=i4 granularity=per_group` (`-precision=int4-weight`): one scale
+    per output feature and group of `group-size` consecutive input features,
+    `scale[o, g] = max |w[o, g*G:(g+1)*G]| / 7`, values rounded to nearest
+    even and clamped to ±7, stored one per byte (the plan's i4 form); a
+    weight whose in_features `group-size` does not divide gets one group
+    per row (`per_channel`). A mixture of experts' weights stay float.
 
     Before:
 
@@ -101,9 +108,12 @@ def QuantizeWeights : Pass<"accel-quantize-weights", "mlir::func::FuncOp"> {
   }];
   let options = [
     Option<"dtype", "dtype", "std::string", /*default=*/"\"i8\"",
-           "the quantised weight type: i8 or f8E4M3FN">,
+           "the quantised weight type: i8, f8E4M3FN or i4">,
     Option<"granularity", "granularity", "std::string", /*default=*/"\"per_channel\"",
-           "per_channel (one scale per output feature) or per_tensor">,
+           "per_channel (one scale per output feature), per_tensor, or per_group (i4)">,
+    Option<"groupSize", "group-size", "int64_t", /*default=*/"128",
+           "per_group: input features per scale (a weight whose in_features it does not "
+           "divide gets one group per row)">,
   ];
   let dependentDialects = ["accel::transformer::TransformerDialect",
                            "accel::onnx::OnnxDialect"];

@@ -82,10 +82,23 @@ struct QuantizeWeightsPass : accel::impl::QuantizeWeightsBase<QuantizeWeightsPas
   void runOnOperation() override {
     func::FuncOp func = getOperation();
     MLIRContext *ctx = &getContext();
+    if (dtype == "i4") {
+      if (granularity != "per_group") {
+        func.emitError() << "accel-quantize-weights: dtype i4 needs granularity per_group, not '"
+                         << granularity << "'";
+        return signalPassFailure();
+      }
+      if (groupSize < 1) {
+        func.emitError() << "accel-quantize-weights: group-size must be at least 1, got "
+                         << std::to_string(int64_t(groupSize));
+        return signalPassFailure();
+      }
+      return quantizeInt4(func);
+    }
     const bool i8 = dtype == "i8";
     if (!i8 && dtype != "f8E4M3FN") {
-      func.emitError() << "accel-quantize-weights: dtype must be i8 or f8E4M3FN, not '" << dtype
-                       << "'";
+      func.emitError() << "accel-quantize-weights: dtype must be i8, f8E4M3FN or i4, not '"
+                       << dtype << "'";
       return signalPassFailure();
     }
     const bool perChannel = granularity == "per_channel";
@@ -164,6 +177,74 @@ struct QuantizeWeightsPass : accel::impl::QuantizeWeightsBase<QuantizeWeightsPas
       }
       if (c.getResult().use_empty()) {
         if (!weights::isLazy(qValue)) // a lazy one reads it later
+          releaseBlob(old, holders);
+        c.erase();
+      }
+    }
+  }
+
+  /// -precision=int4-weight: per-group symmetric i4 (±7), one scale per
+  /// output feature and group of groupSize input features.
+  void quantizeInt4(func::FuncOp func) {
+    MLIRContext *ctx = &getContext();
+    splitGatedMlps(func);
+    WeightSelection which;
+    which.gatedMlp = which.lmHead = which.embedding = false;
+    DenseMap<void *, unsigned> holders = countBlobHolders(func);
+    auto weights = selectF32Weights(func, which);
+    for (auto &[c, uses] : weights) {
+      ElementsAttr old = c.getValueAttr();
+      auto type = cast<RankedTensorType>(old.getType());
+      const int64_t rows = type.getDimSize(0), cols = type.getDimSize(1);
+      const int64_t g = cols % groupSize == 0 ? int64_t(groupSize) : cols;
+      const int64_t groups = cols / g;
+      std::vector<float> scales(size_t(rows * groups), 1.0f);
+      const bool src = forEachF32Rows(old, [&](int64_t b, int64_t e, const float *w) {
+        for (int64_t r = b; r < e; ++r)
+          for (int64_t k = 0; k < groups; ++k) {
+            float m = 0.0f;
+            const float *x = w + (r - b) * cols + k * g;
+            for (int64_t i = 0; i < g; ++i)
+              m = std::max(m, std::fabs(x[i]));
+            scales[size_t(r * groups + k)] = m > 0.0f ? m / 7.0f : 1.0f;
+          }
+      });
+      const bool perGroup = groups > 1;
+      auto scaleType = perGroup ? RankedTensorType::get({rows, groups}, b32(ctx))
+                                : RankedTensorType::get({rows}, b32(ctx));
+      ElementsAttr scaleValue =
+          src ? ElementsAttr(DenseElementsAttr::get(scaleType, ArrayRef<float>(scales)))
+              : makeElements(scaleType, old, ".scale", [](MutableArrayRef<char>) {});
+      auto qType = RankedTensorType::get(type.getShape(), IntegerType::get(ctx, 4));
+      ElementsAttr qValue = precision::mapWeightRows(
+          qType, old, ".i4",
+          [scales, cols, g, groups](int64_t b, int64_t e, const char *in, char *out) {
+            const auto *w = reinterpret_cast<const float *>(in);
+            for (int64_t r = 0; r < e - b; ++r)
+              for (int64_t i = 0; i < cols; ++i) {
+                const float s = scales[size_t((b + r) * groups + i / g)];
+                const float v = std::nearbyint(w[r * cols + i] / s);
+                out[r * cols + i] = char(int8_t(std::max(-7.0f, std::min(7.0f, v))));
+              }
+          });
+      Value q = createConstant(c, c.getLoc(), qValue);
+      Value scale = createConstant(c, c.getLoc(), scaleValue);
+      auto gran = tf::QuantGranularityAttr::get(
+          ctx, perGroup ? tf::QuantGranularity::PerGroup : tf::QuantGranularity::PerChannel);
+      IntegerAttr size =
+          perGroup ? IntegerAttr::get(IntegerType::get(ctx, 64), g) : IntegerAttr();
+      for (OpOperand *use : uses) {
+        auto l = cast<tf::LinearOp>(use->getOwner());
+        OpBuilder b(l);
+        auto ql = tf::LinearOp::create(b, l.getLoc(), l.getType(), l.getX(), q, l.getBias(),
+                                       scale, Value(), Value(), gran, size,
+                                       l.getActivationAttr());
+        ql->setDiscardableAttrs(l->getDiscardableAttrDictionary());
+        l.getResult().replaceAllUsesWith(ql.getResult());
+        l.erase();
+      }
+      if (c.getResult().use_empty()) {
+        if (!weights::isLazy(qValue))
           releaseBlob(old, holders);
         c.erase();
       }

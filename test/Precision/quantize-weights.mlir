@@ -6,7 +6,7 @@
 // Weight-only quantisation, docs/precision.md: symmetric, scale = absmax /
 // qmax per output channel (default) or per tensor, round to nearest even.
 
-// BAD: accel-quantize-weights: dtype must be i8 or f8E4M3FN, not 'i4'
+// BAD: accel-quantize-weights: dtype i4 needs granularity per_group, not 'per_channel'
 // BADG: accel-quantize-weights: granularity must be per_channel or per_tensor, not 'per_group'
 
 // Per channel, i8: row [1, -0.5] has scale 1/127 and quantises to

@@ -73,7 +73,7 @@ int accel::reportAccuracy(const CompileOptions &options, const std::string &toke
   const bool kvFp8 = options.kvCacheDtype == "fp8";
   if (options.precision == "f32" && !kvFp8)
     return fail("-report-accuracy compares a -precision mode with f32: give -precision=bf16, "
-                "fp16, int8-weight, fp8, w8a8 or w8a8-fp8 (or -kv-cache-dtype=fp8)");
+                "fp16, int8-weight, int4-weight, fp8, w8a8 or w8a8-fp8 (or -kv-cache-dtype=fp8)");
 
   // Both plans, for the CPU reference backend.
   auto compile = [&](const std::string &precision, const std::string &out, bool ref) -> bool {

@@ -107,7 +107,7 @@ cl::opt<std::string>
 cl::opt<std::string>
     precision(cl::cat(accelcCategory), "precision",
               cl::desc("Plans: the precision weights are stored and computed in: f32 (default), "
-                       "bf16, fp16, int8-weight, fp8, w8a8, w8a8-fp8 (docs/precision.md)"),
+                       "bf16, fp16, int8-weight, int4-weight, fp8, w8a8, w8a8-fp8 (docs/precision.md)"),
               cl::init("f32"));
 cl::opt<std::string> calibration(
     cl::cat(accelcCategory), "calibration",
