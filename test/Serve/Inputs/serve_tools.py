@@ -44,6 +44,15 @@ FAMILIES = [  # template, parser it selects, the call's beginning for noop
 ]
 
 
+STARTED = []  # every server, killed if the script fails (it must not outlive us)
+
+
+def serve(args):
+    server = Server(accel_run, plan, args)
+    STARTED.append(server)
+    return server
+
+
 def template_messages(messages):
     """What vLLM passes a chat template (and so transformers gets here): an
     assistant's tool-call arguments as the object its JSON string holds,
@@ -75,7 +84,7 @@ def forced(client, braces, seed, stream=False):
 
 def family(name, parser, prefix):
     path = os.path.join(fixtures, name + ".jinja")
-    server = Server(accel_run, plan, ["--chat-template", path, "--served-model-name", "demo"])
+    server = serve(["--chat-template", path, "--served-model-name", "demo"])
     client = openai.OpenAI(base_url=server.base + "/v1", api_key="none", max_retries=0)
     check(f"tool-call parser {parser})" in "".join(server.lines),
           f"{name}: the template selects the {parser} parser")
@@ -156,45 +165,56 @@ def family(name, parser, prefix):
     check(server.stop() == 0, f"{name}: accel-run exits 0")
 
 
-for args in FAMILIES:
-    family(*args)
+def main():
+    for args in FAMILIES:
+        family(*args)
+    errors()
 
-# 400s naming the field, through the client.
-qwen = os.path.join(fixtures, "qwen2.5-instruct.jinja")
-server = Server(accel_run, plan, ["--chat-template", qwen, "--served-model-name", "demo"])
-client = openai.OpenAI(base_url=server.base + "/v1", api_key="none", max_retries=0)
-for label, kwargs, param in [
-        ("a named function not in tools",
-         {"tools": TOOLS, "tool_choice": {"type": "function", "function": {"name": "rm"}}},
-         "tool_choice.function.name"),
-        ("a tool without its function", {"tools": [NOOP, {"type": "function"}]},
-         "tools[1].function"),
-        ("required without tools", {"tool_choice": "required"}, "tool_choice"),
-        ("a tool message without tool_call_id",
-         {"messages": [USER, {"role": "tool", "content": "x"}]}, "messages[1].tool_call_id")]:
-    body = {"model": "demo", "messages": [USER], "max_tokens": 1, **kwargs}
+
+def errors():
+    """400s naming the field, through the client; the built-in formats."""
+    qwen = os.path.join(fixtures, "qwen2.5-instruct.jinja")
+    server = serve(["--chat-template", qwen, "--served-model-name", "demo"])
+    client = openai.OpenAI(base_url=server.base + "/v1", api_key="none", max_retries=0)
+    for label, kwargs, param in [
+            ("a named function not in tools",
+             {"tools": TOOLS, "tool_choice": {"type": "function", "function": {"name": "rm"}}},
+             "tool_choice.function.name"),
+            ("a tool without its function", {"tools": [NOOP, {"type": "function"}]},
+             "tools[1].function"),
+            ("required without tools", {"tool_choice": "required"}, "tool_choice"),
+            ("a tool message without tool_call_id",
+             {"messages": [USER, {"role": "tool", "content": "x"}]}, "messages[1].tool_call_id")]:
+        body = {"model": "demo", "messages": [USER], "max_tokens": 1, **kwargs}
+        try:
+            client.chat.completions.create(**body)
+            check(False, f"{label}: refused")
+        except openai.BadRequestError as e:
+            check(e.status_code == 400 and e.body.get("param") == param,
+                  f"{label}: 400 naming {param} ({e.body.get('message')})")
+    check(server.stop() == 0, "accel-run exits 0")
+
+    # The built-in formats take no tools; --tool-call-parser names the parser.
+    server = serve(["--served-model-name", "demo"])
+    client = openai.OpenAI(base_url=server.base + "/v1", api_key="none", max_retries=0)
+    check("tool-call parser none)" in "".join(server.lines), "plain: no tool-call parser")
     try:
-        client.chat.completions.create(**body)
-        check(False, f"{label}: refused")
+        client.chat.completions.create(model="demo", messages=[USER], tools=TOOLS, max_tokens=1)
+        check(False, "plain: tools refused")
     except openai.BadRequestError as e:
-        check(e.status_code == 400 and e.body.get("param") == param,
-              f"{label}: 400 naming {param} ({e.body.get('message')})")
-check(server.stop() == 0, "accel-run exits 0")
+        check(e.body.get("param") == "tool_choice" and "--tool-call-parser" in e.body.get("message"),
+              "plain: tools with tool_choice auto: 400 naming tool_choice, pointing at --tool-call-parser")
+    check(server.stop() == 0, "accel-run exits 0")
+    server = serve(["--chat-template", qwen, "--tool-call-parser", "mistral"])
+    check("tool-call parser mistral)" in "".join(server.lines), "--tool-call-parser mistral wins")
+    check(server.stop() == 0, "accel-run exits 0")
 
-# The built-in formats take no tools; --tool-call-parser names the parser.
-server = Server(accel_run, plan, ["--served-model-name", "demo"])
-client = openai.OpenAI(base_url=server.base + "/v1", api_key="none", max_retries=0)
-check("tool-call parser none)" in "".join(server.lines), "plain: no tool-call parser")
+
 try:
-    client.chat.completions.create(model="demo", messages=[USER], tools=TOOLS, max_tokens=1)
-    check(False, "plain: tools refused")
-except openai.BadRequestError as e:
-    check(e.body.get("param") == "tool_choice" and "--tool-call-parser" in e.body.get("message"),
-          "plain: tools with tool_choice auto: 400 naming tool_choice, pointing at --tool-call-parser")
-check(server.stop() == 0, "accel-run exits 0")
-server = Server(accel_run, plan, ["--chat-template", qwen, "--tool-call-parser", "mistral"])
-check("tool-call parser mistral)" in "".join(server.lines), "--tool-call-parser mistral wins")
-check(server.stop() == 0, "accel-run exits 0")
-
+    main()
+except BaseException:
+    for server in STARTED:
+        server.proc.kill()
+    raise
 print(f"tool calls: {len(failures)} failure(s)")
 sys.exit(1 if failures else 0)
