@@ -115,8 +115,8 @@ TEST(ToolParsers, UnicodeAndNestedArguments) {
 }
 
 TEST(ToolParsers, Llama3Json) {
-  ToolCallReply r =
-      parse(ToolParser::kLlama3Json, "{\"name\": \"get_weather\", \"parameters\": {\"city\": \"Paris\"}}");
+  ToolCallReply r = parse(ToolParser::kLlama3Json,
+                          "{\"name\": \"get_weather\", \"parameters\": {\"city\": \"Paris\"}}");
   ASSERT_EQ(r.calls.size(), 1u);
   EXPECT_EQ(r.calls[0].name, "get_weather");
   EXPECT_EQ(r.calls[0].arguments, "{\"city\": \"Paris\"}");

@@ -206,7 +206,9 @@ const OnlyValues kOnlyValues[] = {
     {"return_tokens_as_token_ids", {"false"}, "it is not supported"},
     {"return_token_ids", {"false"}, "it is not supported"},
     {"functions", {"[]"}, "the deprecated functions are not supported: use tools"},
-    {"function_call", {"\"none\""}, "the deprecated function_call is not supported: use tool_choice"},
+    {"function_call",
+     {"\"none\""},
+     "the deprecated function_call is not supported: use tool_choice"},
     {"modalities", {"[\"text\"]"}, "only text output is supported"},
     {"store", {"false"}, "this server stores no completions"},
     {"service_tier", {"\"auto\"", "\"default\""}, "this server has one service tier"},
@@ -442,7 +444,7 @@ bool parseMessages(Parser &p, const RequestLimits &limits, CompletionRequest &ou
       return p.fail("'" + at + ".content' is required", at + ".content");
     if (content && !parseContent(p, *content, at + ".content", msg.content))
       return false;
-    // Anything else a message may carry (name, tool_calls, ...) changes
+    // Anything else a message may carry (name, function_call, ...) changes
     // the prompt in OpenAI's models; the templates here render neither, so
     // it is refused unless null or empty (what clients echo back).
     for (const json::Member &f : m.members()) {
