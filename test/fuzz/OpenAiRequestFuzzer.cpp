@@ -17,11 +17,19 @@
 // as token ids, or one id per byte of its text): a refusal is a 400; what
 // fits has 1 <= prompt < context, prompt + max_tokens <= context,
 // min_tokens <= max_tokens and the prompt cut to truncate_prompt_tokens;
-// echoText without a tokenizer answers or refuses with a 400.
+// echoText without a tokenizer answers or refuses with a 400. Tools: a
+// named tool_choice names one of the tools, required and named have tools,
+// tool calls sit on assistant messages with object arguments. And the body
+// as a model's reply to each tool-call parser (ToolParsers.h): no call
+// leaves the whole text as content; calls name an offered function, their
+// arguments parse to a JSON object, the content is a prefix of the text and
+// the streamed part (settledContent) never passes it.
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/serving/http/ChatTemplate.h"
 #include "runtime/serving/http/OpenAiProtocol.h"
+#include "runtime/serving/http/ToolParsers.h"
+#include "runtime/serving/http/ToolRequest.h"
 
 #include "core/Json.h"
 
@@ -96,6 +104,28 @@ void check(std::string_view body, Endpoint endpoint) {
   if (req.truncatePromptTokens && *req.truncatePromptTokens < 1)
     die("truncate_prompt_tokens below 1 validated", std::to_string(*req.truncatePromptTokens));
 
+  if (endpoint == Endpoint::kChat) {
+    const std::vector<std::string> names = toolFunctionNames(req);
+    if (names.size() > kMaxTools || names.size() != req.tools.size())
+      die("tools out of range validated", std::string(body));
+    if (req.toolChoice.kind == ToolChoice::kNamed &&
+        std::find(names.begin(), names.end(), req.toolChoice.name) == names.end())
+      die("a named tool_choice not among the tools validated", std::string(body));
+    if (req.toolChoice.kind != ToolChoice::kNone && names.empty())
+      die("a tool_choice that asks for calls without tools validated", std::string(body));
+    for (const ChatMessage &m : req.messages) {
+      if (m.toolCalls.isNull())
+        continue;
+      if (m.role != "assistant" || !m.toolCalls.isArray() || m.toolCalls.size() == 0)
+        die("tool calls off an assistant message validated", std::string(body));
+      for (const json::Value &c : m.toolCalls.items()) {
+        const json::Value *fn = c.find("function");
+        if (!fn || !fn->find("arguments") || !fn->find("arguments")->isObject())
+          die("a tool call without object arguments validated", std::string(body));
+      }
+    }
+  }
+
   // The prompt as the model would see it: its ids, or one per byte (the
   // rendered chat prompt's or the text's; what fitContext checks is only
   // the count).
@@ -149,11 +179,36 @@ void check(std::string_view body, Endpoint endpoint) {
   else if (!req.echo && !echo.empty())
     die("echo text without echo", echo);
 }
+/// `text` as a model's reply to every tool-call parser.
+void checkToolReply(std::string_view text) {
+  const std::vector<std::string> functions = {"f", "get_weather", "noop"};
+  for (ToolParser p : {ToolParser::kHermes, ToolParser::kLlama3Json, ToolParser::kMistral}) {
+    const ToolCallReply r = parseToolCalls(p, text, functions);
+    const size_t settled = settledContent(p, text);
+    if (settled > text.size() || settledContent(p, text.substr(0, text.size() / 2)) > settled)
+      die("settledContent shrank or passed the text", toolParserName(p));
+    if (r.calls.empty()) {
+      if (!r.content || *r.content != text)
+        die("a reply without calls that is not all content", toolParserName(p));
+      continue;
+    }
+    const std::string content = r.content.value_or("");
+    if (text.substr(0, content.size()) != content || settled > content.size())
+      die("the content of a reply with calls is not what precedes them", toolParserName(p));
+    for (const ToolCall &c : r.calls) {
+      StatusOr<json::Value> args = json::parse(c.arguments);
+      if (!args || !args->isObject() ||
+          std::find(functions.begin(), functions.end(), c.name) == functions.end())
+        die("a call of an unknown function or without object arguments", c.arguments);
+    }
+  }
+}
 } // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   std::string_view body(reinterpret_cast<const char *>(data), size);
   check(body, Endpoint::kCompletions);
   check(body, Endpoint::kChat);
+  checkToolReply(body);
   return 0;
 }

@@ -51,6 +51,24 @@ CHATS = [
      "continue_final_message": True, "echo": True, "min_tokens": 1},
     {"messages": [{"role": "user", "content": "x"}], "continue_final_message": True,
      "add_generation_prompt": True, "stream_options": {"include_usage": True}},
+    {"messages": [{"role": "user", "content": "Weather?"}],
+     "tools": [{"type": "function", "function": {"name": "get_weather", "description": "d",
+                                                 "parameters": {"type": "object"}}}],
+     "tool_choice": {"type": "function", "function": {"name": "get_weather"}},
+     "parallel_tool_calls": False},
+    {"messages": [{"role": "user", "content": "Weather?"},
+                  {"role": "assistant", "content": None, "tool_calls": [
+                      {"id": "call12345", "type": "function",
+                       "function": {"name": "get_weather", "arguments": "{\"city\": \"Z\"}"}}]},
+                  {"role": "tool", "tool_call_id": "call12345", "content": "21"}],
+     "tools": [{"type": "function", "function": {"name": "get_weather"}}], "tool_choice": "required"},
+]
+# Model replies for the tool-call parsers (the openai-request target also
+# reads its input as one).
+TOOL_REPLIES = [
+    'Sure.\n<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>',
+    '<|python_tag|>{"name": "f", "parameters": {"a": [1, {"b": null}]}}; {"name": "noop"}',
+    '[TOOL_CALLS] [{"name": "noop", "arguments": {}}, {"name": "f", "arguments": {"x": "\u00e9"}}]',
 ]
 OTHER_JSON = [
     '{"a": [1, 2.5, -0, 1e-400, 123456789012345678901234567890, true, false, null]}',
@@ -149,7 +167,9 @@ def seeds(target):
         return {f"doc{i}.json": d.encode() if isinstance(d, str) else d
                 for i, d in enumerate(docs)}
     if target == "openai-request":
-        return {f"req{i}.json": json.dumps(d).encode() for i, d in enumerate(COMPLETIONS + CHATS)}
+        out = {f"req{i}.json": json.dumps(d).encode() for i, d in enumerate(COMPLETIONS + CHATS)}
+        out.update({f"reply{i}.txt": r.encode() for i, r in enumerate(TOOL_REPLIES)})
+        return out
     if target == "http-request":
         return {f"req{i}.http": r for i, r in enumerate(HTTP)}
     if target == "chat-template":

@@ -202,7 +202,7 @@ TEST(OpenAiProtocol, ErrorsNameTheField) {
       {R"({"messages":[{"role":"user","content":"x"}],"top_logprobs":2})", Endpoint::kChat,
        "top_logprobs", "needs 'logprobs': true"},
       {R"({"messages":[{"role":"user","content":"x"}],"tools":[{"type":"function"}]})",
-       Endpoint::kChat, "tools", "not supported"},
+       Endpoint::kChat, "tools[0].function", "must be an object with the function's name"},
   };
   for (const Case &c : cases) {
     ParseOutcome o = parseReq(c.body, c.ep);
@@ -1322,6 +1322,398 @@ TEST_F(ApiFixture, RequestExtensionsArePlumbed) {
 }
 
 // ---------------------------------------------------------------------------
+// Tool calls (docs/serving.md "Tool calls"): tools and tool messages reach
+// the template, replies are parsed into tool_calls (the fake scheduler
+// plays the model's text), tool_choice forces calls, errors name the field.
+// ---------------------------------------------------------------------------
+
+/// The fixture with a real template of test/fixtures/chat_templates and a
+/// tool-call parser, the demo's tokenizer and room for the long prompts.
+void useTools(ApiFixture &f, const char *templateName, ToolParser parser,
+              const std::shared_ptr<const tok::Tokenizer> &tokenizer) {
+  StatusOr<ChatTemplate> tpl = ChatTemplate::choose(
+      std::string(ACCEL_TEST_FIXTURES "/chat_templates/") + templateName + ".jinja",
+      tokenizer.get());
+  ASSERT_TRUE(tpl.isOk()) << tpl.status().message();
+  f.configure = [tpl = *tpl, parser](ApiOptions &o) {
+    o.chatTemplate = tpl;
+    o.toolParser = parser;
+    o.maxModelLen = 8192;
+  };
+  f.make(AdmissionOptions{}, tokenizer);
+}
+
+const char *kWeatherTools =
+    R"("tools":[{"type":"function","function":{"name":"get_weather","description":"The weather.",
+       "parameters":{"type":"object","properties":{"city":{"type":"string"}}}}},
+       {"type":"function","function":{"name":"add"}}])";
+
+std::string chatBody(const std::string &members) {
+  return std::string("{") + kWeatherTools +
+         R"(,"messages":[{"role":"user","content":"Weather in Paris?"}])" +
+         (members.empty() ? "" : "," + members) + "}";
+}
+
+json::Value firstChoice(const json::Value &body) {
+  const json::Value *choices = body.find("choices");
+  EXPECT_TRUE(choices && choices->size() > 0) << json::write(body);
+  return choices && choices->size() > 0 ? choices->items()[0] : json::Value::object();
+}
+
+TEST_F(ApiFixture, ToolCallsInAWholeResponse) {
+  auto tokenizer = demoTokenizer();
+  useTools(*this, "qwen2.5-instruct", ToolParser::kHermes, tokenizer);
+  auto ex = call("POST", "/v1/chat/completions", chatBody(""));
+  ASSERT_EQ(ex->status, 0) << ex->body;
+  const serve::Request &r = sched.entries.at(sched.last()).req;
+  // The tools are in the prompt, as the template writes them.
+  const std::string prompt =
+      tokenizer->decode(std::vector<int32_t>(r.promptIds.begin(), r.promptIds.end()), false);
+  EXPECT_NE(prompt.find("<tools>\n{\"type\": \"function\", \"function\": {\"name\": "
+                        "\"get_weather\", \"description\": \"The weather.\""),
+            std::string::npos)
+      << prompt;
+  sched.token(r.id, 1, "<tool_call>");
+  sched.token(r.id, 2, "\n{\"name\": \"get_weather\", \"arguments\": {\"city\":\"Paris\"}}\n");
+  sched.token(r.id, 3, "</tool_call>");
+  sched.finish(r.id, serve::FinishReason::kStop, 3);
+  ex->drain();
+  ASSERT_EQ(ex->status, 200) << ex->body;
+  const json::Value choice = firstChoice(ex->bodyJson());
+  EXPECT_EQ(choice.find("finish_reason")->asString(), "tool_calls");
+  const json::Value *msg = choice.find("message");
+  EXPECT_TRUE(msg->find("content")->isNull()) << ex->body;
+  ASSERT_TRUE(msg->find("tool_calls") && msg->find("tool_calls")->size() == 1) << ex->body;
+  const json::Value &call0 = msg->find("tool_calls")->items()[0];
+  EXPECT_TRUE(std::regex_match(call0.find("id")->asString(), std::regex("call_[A-Za-z0-9]{24}")))
+      << ex->body;
+  EXPECT_EQ(call0.find("type")->asString(), "function");
+  EXPECT_EQ(call0.find("function")->find("name")->asString(), "get_weather");
+  EXPECT_EQ(call0.find("function")->find("arguments")->asString(), "{\"city\": \"Paris\"}");
+
+  // A reply that is no call: plain content, no tool_calls, its own finish_reason.
+  auto text = call("POST", "/v1/chat/completions", chatBody(""));
+  sched.token(sched.last(), 1, "It is sunny <b>today</b>.");
+  sched.finish(sched.last(), serve::FinishReason::kLength, 1);
+  text->drain();
+  const json::Value plain = firstChoice(text->bodyJson());
+  EXPECT_EQ(plain.find("finish_reason")->asString(), "length");
+  EXPECT_EQ(plain.find("message")->find("content")->asString(), "It is sunny <b>today</b>.");
+  EXPECT_EQ(plain.find("message")->find("tool_calls"), nullptr);
+
+  // Malformed JSON in the call: the text as it is.
+  auto bad = call("POST", "/v1/chat/completions", chatBody(""));
+  sched.token(sched.last(), 1, "<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\"");
+  sched.finish(sched.last(), serve::FinishReason::kStop, 1);
+  bad->drain();
+  EXPECT_EQ(firstChoice(bad->bodyJson()).find("message")->find("content")->asString(),
+            "<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\"");
+  EXPECT_EQ(firstChoice(bad->bodyJson()).find("finish_reason")->asString(), "stop");
+
+  // Content before the calls; parallel_tool_calls false keeps the first call.
+  auto two = call("POST", "/v1/chat/completions", chatBody(R"("parallel_tool_calls":false)"));
+  sched.token(sched.last(), 1,
+              "Checking both.\n<tool_call>{\"name\": \"add\", \"arguments\": {\"a\": 1}}"
+              "</tool_call>\n<tool_call>{\"name\": \"get_weather\"}</tool_call>");
+  sched.finish(sched.last(), serve::FinishReason::kStop, 1);
+  two->drain();
+  const json::Value twoChoice = firstChoice(two->bodyJson());
+  const json::Value *twoMsg = twoChoice.find("message");
+  EXPECT_EQ(twoMsg->find("content")->asString(), "Checking both.");
+  ASSERT_EQ(twoMsg->find("tool_calls")->size(), 1u) << two->body;
+  EXPECT_EQ(twoMsg->find("tool_calls")->items()[0].find("function")->find("name")->asString(),
+            "add");
+  EXPECT_EQ(api->activeRequests(), 0);
+}
+
+TEST_F(ApiFixture, ToolCallsAndResultsInTheConversationReachTheTemplate) {
+  auto tokenizer = demoTokenizer();
+  useTools(*this, "qwen2.5-instruct", ToolParser::kHermes, tokenizer);
+  // arguments come as OpenAI's JSON string (compact here) and reach the
+  // template as the object they hold: its tojson writes them again.
+  const std::string messages =
+      R"("messages":[{"role":"user","content":"Weather in Paris?"},
+          {"role":"assistant","content":null,"tool_calls":[{"id":"call_1","type":"function",
+            "function":{"name":"get_weather","arguments":"{\"city\":\"Paris\"}"}}]},
+          {"role":"tool","tool_call_id":"call_1","content":"{\"temp\": 21}"}])";
+  auto ex = call("POST", "/v1/chat/completions",
+                 std::string("{") + kWeatherTools + "," + messages + "}");
+  ASSERT_EQ(ex->status, 0) << ex->body;
+  const serve::Request &r = sched.entries.at(sched.last()).req;
+  const std::string prompt =
+      tokenizer->decode(std::vector<int32_t>(r.promptIds.begin(), r.promptIds.end()), false);
+  EXPECT_NE(prompt.find("<|im_start|>assistant\n<tool_call>\n{\"name\": \"get_weather\", "
+                        "\"arguments\": {\"city\": \"Paris\"}}\n</tool_call><|im_end|>\n"
+                        "<|im_start|>user\n<tool_response>\n{\"temp\": 21}\n</tool_response>"
+                        "<|im_end|>\n<|im_start|>assistant\n"),
+            std::string::npos)
+      << prompt;
+  // /tokenize takes tools too and gives the same ids.
+  auto tok = call("POST", "/tokenize", std::string("{") + kWeatherTools + "," + messages + "}");
+  ASSERT_EQ(tok->status, 200) << tok->body;
+  std::vector<int64_t> ids;
+  const json::Value tokBody = tok->bodyJson();
+  for (const json::Value &v : tokBody.find("tokens")->items())
+    ids.push_back(v.asInt());
+  EXPECT_EQ(ids, r.promptIds);
+  // tool_choice "none": the tools are still in the prompt, the reply is text.
+  call("POST", "/v1/chat/completions", chatBody(""));
+  const std::vector<int64_t> withAuto = sched.entries.at(sched.last()).req.promptIds;
+  auto none = call("POST", "/v1/chat/completions", chatBody(R"("tool_choice":"none")"));
+  EXPECT_EQ(sched.entries.at(sched.last()).req.promptIds, withAuto);
+  sched.token(sched.last(), 1, "<tool_call>{\"name\": \"add\"}</tool_call>");
+  sched.finish(sched.last(), serve::FinishReason::kStop, 1);
+  none->drain();
+  EXPECT_EQ(firstChoice(none->bodyJson()).find("message")->find("content")->asString(),
+            "<tool_call>{\"name\": \"add\"}</tool_call>");
+  EXPECT_EQ(firstChoice(none->bodyJson()).find("finish_reason")->asString(), "stop");
+}
+
+TEST_F(ApiFixture, ToolCallsStreamed) {
+  auto tokenizer = demoTokenizer();
+  useTools(*this, "qwen2.5-instruct", ToolParser::kHermes, tokenizer);
+  auto ex = call("POST", "/v1/chat/completions",
+                 chatBody(R"("stream":true,"logprobs":true)"));
+  ASSERT_TRUE(ex->streaming) << ex->body;
+  const std::string id = sched.last();
+  sched.token(id, 1, "Let");
+  sched.token(id, 2, " me check.");
+  sched.token(id, 3, "\n");
+  sched.token(id, 4, "<tool_call>");
+  sched.token(id, 5, "\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}\n");
+  sched.token(id, 6, "</tool_call>");
+  sched.finish(id, serve::FinishReason::kStop, 6);
+  ex->drain();
+  std::vector<std::string> events = sse::parse(ex->body);
+  // role, "Let", " me check.", the calls (with the held tokens' logprobs),
+  // the finish, [DONE].
+  ASSERT_EQ(events.size(), 6u) << ex->body;
+  std::string content;
+  size_t logprobs = 0;
+  for (size_t i = 1; i + 1 < events.size(); ++i) {
+    const json::Value c = firstChoice(parseJson(events[i]));
+    if (const json::Value *t = c.find("delta")->find("content"))
+      content += t->asString();
+    if (const json::Value *lp = c.find("logprobs"); lp && !lp->isNull())
+      logprobs += lp->find("content")->size();
+  }
+  EXPECT_EQ(content, "Let me check.");
+  EXPECT_EQ(logprobs, 6u);
+  const json::Value calls = firstChoice(parseJson(events[3]));
+  const json::Value *tc = calls.find("delta")->find("tool_calls");
+  ASSERT_TRUE(tc && tc->size() == 1) << events[3];
+  EXPECT_EQ(tc->items()[0].find("index")->asInt(), 0);
+  EXPECT_EQ(tc->items()[0].find("function")->find("name")->asString(), "get_weather");
+  EXPECT_EQ(tc->items()[0].find("function")->find("arguments")->asString(),
+            "{\"city\": \"Paris\"}");
+  EXPECT_TRUE(calls.find("finish_reason")->isNull());
+  EXPECT_EQ(firstChoice(parseJson(events[4])).find("finish_reason")->asString(), "tool_calls");
+  EXPECT_EQ(events[5], "[DONE]");
+
+  // No call: what was held back comes with the finish; the text is whole.
+  auto text = call("POST", "/v1/chat/completions", chatBody(R"("stream":true)"));
+  sched.token(sched.last(), 1, "Hello");
+  sched.token(sched.last(), 2, " <");
+  sched.token(sched.last(), 3, "b> and <tool");
+  sched.finish(sched.last(), serve::FinishReason::kLength, 3);
+  text->drain();
+  events = sse::parse(text->body);
+  content.clear();
+  for (size_t i = 1; i + 1 < events.size(); ++i) {
+    const json::Value ci = firstChoice(parseJson(events[i]));
+    if (const json::Value *t = ci.find("delta")->find("content"))
+      content += t->asString();
+  }
+  EXPECT_EQ(content, "Hello <b> and <tool");
+  // "Hello", " <b> and", then " <tool" with the finish.
+  ASSERT_EQ(events.size(), 5u) << text->body;
+  EXPECT_EQ(firstChoice(parseJson(events[3])).find("delta")->find("content")->asString(),
+            " <tool");
+  EXPECT_EQ(firstChoice(parseJson(events[3])).find("finish_reason")->asString(), "length");
+}
+
+TEST_F(ApiFixture, ToolChoiceForcesACall) {
+  auto tokenizer = demoTokenizer();
+  useTools(*this, "qwen2.5-instruct", ToolParser::kHermes, tokenizer);
+  auto promptOf = [&](const std::string &id) {
+    const std::vector<int64_t> &ids = sched.entries.at(id).req.promptIds;
+    return tokenizer->decode(std::vector<int32_t>(ids.begin(), ids.end()), false);
+  };
+  auto endsWith = [](const std::string &s, const std::string &tail) {
+    return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
+  };
+  // A named function: the assistant's turn begins with its call; the model
+  // writes the arguments. finish_reason stays (OpenAI's "stop").
+  const std::string named =
+      R"("tool_choice":{"type":"function","function":{"name":"get_weather"}})";
+  auto ex = call("POST", "/v1/chat/completions", chatBody(named));
+  ASSERT_EQ(ex->status, 0) << ex->body;
+  EXPECT_TRUE(endsWith(promptOf(sched.last()),
+                       "<|im_start|>assistant\n<tool_call>\n{\"name\": \"get_weather\", "
+                       "\"arguments\": "))
+      << promptOf(sched.last());
+  sched.token(sched.last(), 1, "{\"city\": \"Paris\"}}\n</tool_call>");
+  sched.finish(sched.last(), serve::FinishReason::kStop, 1);
+  ex->drain();
+  const json::Value c = firstChoice(ex->bodyJson());
+  EXPECT_EQ(c.find("finish_reason")->asString(), "stop");
+  ASSERT_TRUE(c.find("message")->find("tool_calls")) << ex->body;
+  EXPECT_EQ(c.find("message")->find("tool_calls")->items()[0].find("function")->find("arguments")
+                ->asString(),
+            "{\"city\": \"Paris\"}");
+  // The model does not finish the call: the turn's text as content.
+  auto lost = call("POST", "/v1/chat/completions", chatBody(named));
+  sched.token(sched.last(), 1, "I would rather not.");
+  sched.finish(sched.last(), serve::FinishReason::kStop, 1);
+  lost->drain();
+  EXPECT_EQ(firstChoice(lost->bodyJson()).find("message")->find("content")->asString(),
+            "<tool_call>\n{\"name\": \"get_weather\", \"arguments\": I would rather not.");
+  EXPECT_EQ(firstChoice(lost->bodyJson()).find("message")->find("tool_calls"), nullptr);
+  // "required": the model names the function.
+  auto req = call("POST", "/v1/chat/completions",
+                  chatBody(R"("tool_choice":"required","stream":true)"));
+  ASSERT_TRUE(req->streaming) << req->body;
+  EXPECT_TRUE(endsWith(promptOf(sched.last()), "<tool_call>\n{\"name\": \""));
+  sched.token(sched.last(), 1, "add\", \"arguments\": {\"a\": 1, \"b\": 2}}\n</tool_call>");
+  sched.finish(sched.last(), serve::FinishReason::kStop, 1);
+  req->drain();
+  std::vector<std::string> events = sse::parse(req->body);
+  ASSERT_EQ(events.size(), 4u) << req->body; // role, calls, finish, [DONE]
+  const json::Value callChunk = firstChoice(parseJson(events[1]));
+  const json::Value *tc = callChunk.find("delta")->find("tool_calls");
+  ASSERT_TRUE(tc) << events[1];
+  EXPECT_EQ(tc->items()[0].find("function")->find("name")->asString(), "add");
+  EXPECT_EQ(tc->items()[0].find("function")->find("arguments")->asString(),
+            "{\"a\": 1, \"b\": 2}");
+  EXPECT_EQ(firstChoice(parseJson(events[2])).find("finish_reason")->asString(), "tool_calls");
+}
+
+TEST_F(ApiFixture, ToolCallsOfOtherFamilies) {
+  auto tokenizer = demoTokenizer();
+  // Llama 3.1: a JSON reply.
+  useTools(*this, "llama-3.1-8b-instruct", ToolParser::kLlama3Json, tokenizer);
+  auto ex = call("POST", "/v1/chat/completions", chatBody(""));
+  ASSERT_EQ(ex->status, 0) << ex->body;
+  EXPECT_TRUE(sched.entries.at(sched.last()).req.skipSpecialTokens);
+  sched.token(sched.last(), 1, "{\"name\": \"get_weather\", \"parameters\": {\"city\": \"Paris\"}}");
+  sched.finish(sched.last(), serve::FinishReason::kStop, 1);
+  ex->drain();
+  const json::Value llamaChoice = firstChoice(ex->bodyJson());
+  const json::Value *msg = llamaChoice.find("message");
+  ASSERT_TRUE(msg->find("tool_calls")) << ex->body;
+  EXPECT_EQ(msg->find("tool_calls")->items()[0].find("function")->find("arguments")->asString(),
+            "{\"city\": \"Paris\"}");
+  // Mistral: [TOOL_CALLS] is a special token, so its text is kept; ids are
+  // the 9 characters its template takes back.
+  useTools(*this, "mistral-7b-instruct-v0.3", ToolParser::kMistral, tokenizer);
+  auto m = call("POST", "/v1/chat/completions", chatBody(""));
+  ASSERT_EQ(m->status, 0) << m->body;
+  EXPECT_FALSE(sched.entries.at(sched.last()).req.skipSpecialTokens);
+  sched.token(sched.last(), 1,
+              "[TOOL_CALLS] [{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}]");
+  sched.finish(sched.last(), serve::FinishReason::kStop, 1);
+  m->drain();
+  const json::Value mistralChoice = firstChoice(m->bodyJson());
+  ASSERT_TRUE(mistralChoice.find("message")->find("tool_calls")) << m->body;
+  const json::Value &call0 = mistralChoice.find("message")->find("tool_calls")->items()[0];
+  const std::string id = call0.find("id")->asString();
+  EXPECT_TRUE(std::regex_match(id, std::regex("[A-Za-z0-9]{9}"))) << id;
+  // The call and its result back in the next request: the template takes them.
+  auto next = call("POST", "/v1/chat/completions",
+                   std::string("{") + kWeatherTools +
+                       R"(,"messages":[{"role":"user","content":"Weather in Paris?"},
+                         {"role":"assistant","content":null,"tool_calls":[)" +
+                       json::write(call0) + R"(]},{"role":"tool","tool_call_id":")" + id +
+                       R"(","content":"21 C"}]})");
+  EXPECT_EQ(next->status, 0) << next->body;
+  // Without tools the request is as before: special tokens skipped.
+  call("POST", "/v1/chat/completions", R"({"messages":[{"role":"user","content":"Hi"}]})");
+  EXPECT_TRUE(sched.entries.at(sched.last()).req.skipSpecialTokens);
+}
+
+TEST_F(ApiFixture, ToolRequestErrorsNameTheField) {
+  auto tokenizer = demoTokenizer();
+  useTools(*this, "qwen2.5-instruct", ToolParser::kHermes, tokenizer);
+  const std::string user = R"("messages":[{"role":"user","content":"Hi"}])";
+  struct Case {
+    std::string body, param, inMessage;
+  };
+  const Case cases[] = {
+      {"{" + user + R"(,"tools":{"type":"function"}})", "tools", "must be an array of tools"},
+      {"{" + user + R"(,"tools":[{"type":"function","function":{"name":"f"}},{"type":"function"}]})",
+       "tools[1].function", "'tools[1].function' must be an object"},
+      {"{" + user + R"(,"tools":[{"type":"retrieval","function":{"name":"f"}}]})",
+       "tools[0].type", "must be \"function\""},
+      {"{" + user + R"(,"tools":[{"type":"function","function":{"name":"a b"}}]})",
+       "tools[0].function.name", "letters, digits"},
+      {"{" + user + R"(,"tools":[{"type":"function","function":{"name":"f"}},{"type":"function","function":{"name":"f"}}]})",
+       "tools[1].function.name", "is tools[0]'s name already"},
+      {"{" + user + R"(,"tools":[{"type":"function","function":{"name":"f","params":{}}}]})",
+       "tools[0].function.params", "not a member of a function"},
+      {"{" + user + R"(,"tools":[{"type":"function","function":{"name":"f","parameters":"x"}}]})",
+       "tools[0].function.parameters", "an object"},
+      {"{" + user + R"(,"tools":[{"type":"function","function":{"name":"f"}}],
+          "tool_choice":{"type":"function","function":{"name":"g"}}})",
+       "tool_choice.function.name", "\"g\", which is not one of the request's tools (f)"},
+      {"{" + user + R"(,"tool_choice":"required"})", "tool_choice", "needs 'tools'"},
+      {"{" + user + R"(,"tool_choice":{"type":"function","function":{"name":"g"}}})",
+       "tool_choice.function.name", "(it has none)"},
+      {"{" + user + R"(,"tool_choice":"sometimes"})", "tool_choice", "got \"sometimes\""},
+      {"{" + user + R"(,"tools":[{"type":"function","function":{"name":"f"}}],"parallel_tool_calls":"no"})",
+       "parallel_tool_calls", "a boolean"},
+      {R"({"messages":[{"role":"user","content":"Hi"},{"role":"tool","content":"x"}]})",
+       "messages[1].tool_call_id", "the id of the tool call"},
+      {R"({"messages":[{"role":"user","content":"Hi","tool_call_id":"c"}]})",
+       "messages[0].tool_call_id", "on a tool message only"},
+      {R"({"messages":[{"role":"user","content":"Hi","tool_calls":[{"function":{"name":"f"}}]}]})",
+       "messages[0].tool_calls", "on an assistant message only"},
+      {R"({"messages":[{"role":"user","content":"Hi"},{"role":"assistant","tool_calls":[{"id":"c","type":"function","function":{"name":"f","arguments":"{"}}]}]})",
+       "messages[1].tool_calls[0].function.arguments", "must hold a JSON object: invalid JSON"},
+      {R"({"messages":[{"role":"user","content":"Hi"},{"role":"assistant","tool_calls":[{"id":"c","type":"function","function":{"name":"f","arguments":"[1]"}}]}]})",
+       "messages[1].tool_calls[0].function.arguments", "got an array"},
+      {R"({"messages":[{"role":"user","content":"Hi"},{"role":"assistant","tool_calls":[{"id":"c","function":{"arguments":"{}"}}]}]})",
+       "messages[1].tool_calls[0].function.name", "a function's name"},
+      {R"({"messages":[{"role":"user","content":"Hi"},{"role":"assistant","tool_calls":[{"id":3,"function":{"name":"f"}}]}]})",
+       "messages[1].tool_calls[0].id", "a string"},
+      {R"({"messages":[{"role":"function","content":"x"}]})", "messages[0].role",
+       "supported roles are system, developer, user, assistant, tool"},
+      {"{" + user + R"(,"tools":[{"type":"function","function":{"name":"f"}}],"tool_choice":"required","add_generation_prompt":false})",
+       "tool_choice", "needs 'add_generation_prompt' true"},
+  };
+  const size_t before = sched.order.size();
+  for (const Case &c : cases) {
+    auto ex = call("POST", "/v1/chat/completions", c.body);
+    EXPECT_EQ(ex->status, 400) << c.body << " -> " << ex->body;
+    if (ex->status != 400)
+      continue;
+    ApiError e = parseErr(*ex);
+    EXPECT_EQ(e.param, c.param) << c.body << " -> " << e.message;
+    EXPECT_NE(e.message.find(c.inMessage), std::string::npos) << c.body << " -> " << e.message;
+  }
+  EXPECT_EQ(sched.order.size(), before);
+
+  // The built-in formats render role and content only: tools, tool calls and
+  // tool messages are refused there, and a server without a parser refuses
+  // tool_choice that asks for calls.
+  configure = nullptr;
+  make(AdmissionOptions{}, tokenizer);
+  const Case plain[] = {
+      {chatBody(R"("tool_choice":"none")"), "tools", "need the model's Jinja chat template"},
+      {chatBody(""), "tool_choice", "needs a tool-call parser"},
+      {R"({"messages":[{"role":"user","content":"Hi"},{"role":"tool","tool_call_id":"c","content":"x"}]})",
+       "messages[1].role", "the built-in format 'plain' renders a message's role and content only"},
+  };
+  for (const Case &c : plain) {
+    auto ex = call("POST", "/v1/chat/completions", c.body);
+    ASSERT_EQ(ex->status, 400) << c.body << " -> " << ex->body;
+    ApiError e = parseErr(*ex);
+    EXPECT_EQ(e.param, c.param) << c.body << " -> " << e.message;
+    EXPECT_NE(e.message.find(c.inMessage), std::string::npos) << c.body << " -> " << e.message;
+  }
+  EXPECT_EQ(sched.order.size(), before);
+}
+
+// ---------------------------------------------------------------------------
 // docs/serving.md's table of request parameters against the code
 // ---------------------------------------------------------------------------
 
@@ -1338,7 +1730,8 @@ std::string summarize(const CompletionRequest &r) {
   ids(r.promptIds);
   o << r.promptIsIds << "|";
   for (const ChatMessage &m : r.messages)
-    o << m.role << ":" << m.content << ";";
+    o << m.role << ":" << m.content << ":" << json::write(m.toolCalls) << ":" << m.toolCallId
+      << ";";
   o << r.addGenerationPrompt << "|" << (r.maxTokens ? std::to_string(*r.maxTokens) : "-") << "|"
     << r.sampling.temperature << "," << r.sampling.topK << "," << r.sampling.topP << ","
     << r.sampling.minP << "," << r.sampling.repetitionPenalty << ","
@@ -1360,7 +1753,8 @@ std::string summarize(const CompletionRequest &r) {
     << r.skipSpecialTokens << "|"
     << (r.addSpecialTokens ? std::to_string(*r.addSpecialTokens) : "-") << "|" << r.echo
     << r.continueFinalMessage << "|" << json::write(r.chatTemplateKwargs) << "|"
-    << json::write(r.documents) << "|";
+    << json::write(r.documents) << "|" << json::write(r.tools) << "," << int(r.toolChoice.kind)
+    << r.toolChoice.name << "," << r.parallelToolCalls << "|";
   if (r.constraint)
     o << r.constraint->kind << ":" << r.constraint->text << ":" << r.constraint->whitespace;
   o << "|" << r.promptLogprobs;
@@ -1413,9 +1807,9 @@ std::vector<ParamRow> parameterTable() {
 }
 
 TEST_F(ApiFixture, RequestParameterTableMatchesTheCode) {
-  StatusOr<tok::Tokenizer> t = tok::Tokenizer::fromFile(ACCEL_TEST_FIXTURES "/demo/tokenizer.json");
-  ASSERT_TRUE(t.isOk()) << t.status().message();
-  make(AdmissionOptions{}, std::make_shared<const tok::Tokenizer>(std::move(*t)));
+  // A real chat template with a tool-call parser, so that tools and tool
+  // messages can be rendered (the built-in formats refuse them).
+  useTools(*this, "qwen2.5-instruct", ToolParser::kHermes, demoTokenizer());
   const std::vector<ParamRow> rows = parameterTable();
   ASSERT_GT(rows.size(), 50u);
   RequestLimits limits;

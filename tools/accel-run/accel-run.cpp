@@ -80,6 +80,9 @@ void printUsage() {
       "  --chat-template <name>   auto, chatml, llama3, plain, or a Jinja file\n"
       "                           (default auto: the plan's template, else chosen\n"
       "                           from the tokenizer's special tokens)\n"
+      "  --tool-call-parser <name>  how tool calls are read from replies: hermes,\n"
+      "                           llama3_json, mistral, none (default auto: the chat\n"
+      "                           template's family; none for built-in formats)\n"
       "  --admission-ttft-target <s>  p95 time to first token the admission\n"
       "                           limit aims at (default 10; 0: off)\n"
       "  --io-threads <N>         HTTP IO threads (default 2)\n"
@@ -523,6 +526,14 @@ int main(int argc, char **argv) {
         return usageError("option '--shutdown-timeout' must be a number of seconds >= 0, got '" +
                           std::string(v) + "'");
       f.serve.shutdownTimeout = d;
+      f.anyServeFlag = true;
+    } else if (arg == "--tool-call-parser") {
+      if (!value(v))
+        return needValue();
+      if (std::string_view(v) != "auto" && !server::toolParserFromName(v))
+        return usageError("option '--tool-call-parser' must be auto, hermes, llama3_json, "
+                          "mistral or none, got '" + std::string(v) + "'");
+      f.serve.toolCallParser = v;
       f.anyServeFlag = true;
     } else if (arg == "--host" || arg == "--served-model-name" || arg == "--chat-template" ||
                arg == "--kv-cache-memory" || arg == "--max-prompt-bytes" ||

@@ -32,6 +32,12 @@ StatusOr<ChatTemplate> ChatTemplate::fromJinja(const JinjaTemplates &t) {
   }
   if (j->templates.empty())
     return invalidArgument("the chat templates of " + t.origin + " are empty");
+  // The one apply() renders for a request with tools.
+  j->toolSource = t.templates.front().second;
+  for (const char *preferred : {"default", "tool_use"})
+    for (const auto &[name, source] : t.templates)
+      if (name == preferred)
+        j->toolSource = source;
   for (const auto &[name, text] : t.specialTokens)
     j->specialTokens.emplace_back(name, jinja::Value(text));
   ChatTemplate c(Format::kJinja);
@@ -94,6 +100,10 @@ std::string ChatTemplate::name() const {
     return "jinja (" + jinja_->origin + ")";
   }
   return "plain";
+}
+
+std::string ChatTemplate::toolTemplateSource() const {
+  return format_ == Format::kJinja ? jinja_->toolSource : std::string();
 }
 
 std::string ChatTemplate::render(const std::vector<ChatMessage> &messages,

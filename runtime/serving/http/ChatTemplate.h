@@ -44,8 +44,10 @@ class Tokenizer;
 namespace accel::rt::server {
 
 struct ChatMessage {
-  std::string role; // system, user, assistant
+  std::string role; // system, user, assistant, tool
   std::string content;
+  json::Value toolCalls; // assistant: null or its calls, arguments as objects
+  std::string toolCallId; // tool: the call it answers
 };
 
 /// A model's Jinja templates as the plan carries them.
@@ -86,6 +88,9 @@ public:
   Format format() const { return format_; }
   /// chatml, llama3, plain; for a Jinja template, "jinja (<its origin>)".
   std::string name() const;
+  /// The Jinja source a request with tools renders ("tool_use", else the
+  /// default); "" for the built-in formats.
+  std::string toolTemplateSource() const;
 
   /// The prompt text; with addGenerationPrompt it ends where the assistant's
   /// reply begins. With continueFinalMessage (vLLM's continue_final_message)
@@ -104,6 +109,7 @@ public:
 private:
   struct Jinja {
     std::vector<std::pair<std::string, jinja::Template>> templates;
+    std::string toolSource; // toolTemplateSource()
     jinja::Dict specialTokens;
     std::string origin;
   };

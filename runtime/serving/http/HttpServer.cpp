@@ -723,6 +723,14 @@ uint16_t HttpServer::port() const {
 int64_t HttpServer::openConnections() const { return impl_->connections.load(); }
 
 void HttpServer::start() {
+  {
+    // SIGINT/SIGTERM are the server's from now on (queued until
+    // waitForSignal), so that one right after it is up drains it rather
+    // than killing the process.
+    std::lock_guard<std::mutex> lock(impl_->sigMu);
+    if (!impl_->signals)
+      impl_->signals = std::make_unique<Impl::Signals>();
+  }
   impl_->work.emplace(impl_->ioc.get_executor());
   net::post(impl_->acceptor.get_executor(), [i = impl_.get()]() { i->accept(); });
   int n = std::max(1, impl_->opts.ioThreads);

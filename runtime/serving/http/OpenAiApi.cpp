@@ -4,6 +4,7 @@
 #include "core/Json.h"
 #include "runtime/serving/http/Sse.h"
 #include "runtime/serving/http/Tokenize.h"
+#include "runtime/serving/http/ToolRequest.h"
 #include "runtime/serving/structured/Grammar.h"
 #include "runtime/serving/tokenizer/Tokenizer.h"
 
@@ -29,8 +30,13 @@ ChatInput chatInput(const CompletionRequest &cr) {
     json::Value msg = json::Value::object();
     msg.set("role", m.role);
     msg.set("content", m.content);
+    if (!m.toolCalls.isNull())
+      msg.set("tool_calls", m.toolCalls);
+    if (m.role == "tool")
+      msg.set("tool_call_id", m.toolCallId);
     in.messages.push(std::move(msg));
   }
+  in.tools = cr.tools;
   in.documents = cr.documents;
   in.kwargs = cr.chatTemplateKwargs;
   in.addGenerationPrompt = cr.addGenerationPrompt;
@@ -80,6 +86,12 @@ struct ChoiceState {
   size_t streamedBytes = 0;      // stream: text bytes sent
   std::vector<TokenLogprob> lps; // whole response: logprobs so far
   double cumLogprob = 0;         // best_of: the sampled tokens' logprobs summed
+  // Tool calls: the reply (after the forced call's beginning, if any),
+  // parsed when it ends; a stream sends its settled content as it comes
+  // and holds the rest (and the logprobs of the tokens held).
+  std::string reply;
+  size_t replySent = 0;
+  std::vector<TokenLogprob> heldLps;
   int64_t promptTokens = 0, completionTokens = 0, cachedPromptTokens = 0;
 };
 
@@ -103,6 +115,13 @@ struct Generation {
   std::atomic<int64_t> *active = nullptr;
   InFlightRequests *inFlight = nullptr;
   Headers extra; // on the response (CORS)
+  // Tool calls (docs/serving.md "Tool calls"); toolParser kNone: the reply
+  // is plain text.
+  ToolParser toolParser = ToolParser::kNone;
+  std::vector<std::string> toolFunctions;
+  bool namedTool = false; // tool_choice names the function: finish_reason stays
+  bool parallelToolCalls = true;
+  std::string echo; // whole response: the text before the reply
   /// Choices 1.. wait until choice 0 has computed the prompt (its first
   /// token), so that their prefill finds its full blocks in the prefix
   /// cache; submitRest submits them (set by OpenAiApi::start).
@@ -112,6 +131,47 @@ struct Generation {
     if (tokenizer && tokenizer->isLoaded())
       return tokenizer->decode({int32_t(id)}, /*skipSpecialTokens=*/false);
     return "token_id:" + std::to_string(id);
+  }
+
+  /// Choice c's reply parsed for tool calls, each with a new id.
+  ToolCallReply toolReply(const ChoiceState &c) const {
+    ToolCallReply r = parseToolCalls(toolParser, c.reply, toolFunctions);
+    if (!parallelToolCalls && r.calls.size() > 1)
+      r.calls.resize(1);
+    for (ToolCall &call : r.calls)
+      call.id = newToolCallId(toolParser);
+    return r;
+  }
+
+  /// The end of choice i's stream when its reply is parsed for tool calls:
+  /// what was held back goes out as content, or as the calls (and the
+  /// content before them not sent yet), then the finish chunk.
+  void endToolStream(size_t i, const serve::FinishEvent &ev, bool good) {
+    ChoiceState &c = choices[i];
+    std::vector<TokenLogprob> none;
+    std::vector<TokenLogprob> *held = logprobs >= 0 ? &c.heldLps : nullptr;
+    std::vector<TokenLogprob> *empty = logprobs >= 0 ? &none : nullptr;
+    const std::string rest = c.reply.substr(std::min(c.replySent, c.reply.size()));
+    if (!good) {
+      if (!rest.empty())
+        ex->write(sse::event(streamChunk(hdr, rest, "", held, 0, false, int64_t(i))));
+      return;
+    }
+    ToolCallReply r = toolReply(c);
+    if (r.calls.empty()) {
+      ex->write(sse::event(
+          streamChunk(hdr, rest, finishName(ev.reason), held, 0, false, int64_t(i))));
+      return;
+    }
+    const std::string content = r.content.value_or("");
+    if (content.size() > c.replySent) {
+      ex->write(sse::event(
+          streamChunk(hdr, content.substr(c.replySent), "", held, 0, false, int64_t(i))));
+      held = empty;
+    }
+    ex->write(sse::event(toolCallsChunk(hdr, r.calls, held, int64_t(i))));
+    ex->write(sse::event(streamChunk(hdr, "", namedTool ? finishName(ev.reason) : "tool_calls",
+                                     empty, 0, false, int64_t(i))));
   }
 
   void releaseRest() {
@@ -169,7 +229,23 @@ struct Generation {
         if (int64_t(lp.top.size()) < logprobs)
           lp.top.emplace_back(tokenText(id), v);
     }
-    if (stream) {
+    if (toolParser != ToolParser::kNone)
+      c.reply += ev.textDelta;
+    if (stream && toolParser != ToolParser::kNone) {
+      // Only the content that no call can follow; the rest waits.
+      if (!ex->isOpen())
+        return;
+      if (logprobs >= 0)
+        c.heldLps.push_back(std::move(lp));
+      const size_t settled = settledContent(toolParser, c.reply);
+      if (settled <= c.replySent)
+        return;
+      ex->write(sse::event(streamChunk(hdr, c.reply.substr(c.replySent, settled - c.replySent),
+                                       "", logprobs >= 0 ? &c.heldLps : nullptr, 0, false,
+                                       int64_t(i))));
+      c.replySent = settled;
+      c.heldLps.clear();
+    } else if (stream) {
       if (!ex->isOpen() || (ev.textDelta.empty() && logprobs < 0))
         return;
       std::vector<TokenLogprob> one;
@@ -221,7 +297,11 @@ struct Generation {
     --open;
     const bool good =
         ev.reason == serve::FinishReason::kStop || ev.reason == serve::FinishReason::kLength;
-    if (stream && ex->isOpen()) {
+    if (toolParser != ToolParser::kNone)
+      c.reply += ev.textDelta;
+    if (stream && ex->isOpen() && toolParser != ToolParser::kNone) {
+      endToolStream(i, ev, good);
+    } else if (stream && ex->isOpen()) {
       if (!good) {
         if (!ev.textDelta.empty())
           ex->write(sse::event(
@@ -304,6 +384,17 @@ struct Generation {
       const ChoiceState &c = choices[order[size_t(k)]];
       out.push_back(ChoiceResult{c.text, finishName(c.reason), logprobs >= 0 ? &c.lps : nullptr,
                                  promptLogprobs >= 0 ? &promptLps : nullptr});
+      if (toolParser == ToolParser::kNone)
+        continue;
+      ToolCallReply r = toolReply(c);
+      ChoiceResult &res = out.back();
+      res.text = echo + (r.calls.empty() ? c.reply : r.content.value_or(""));
+      if (r.calls.empty())
+        continue;
+      res.toolCalls = std::move(r.calls);
+      res.nullContent = res.text.empty();
+      if (!namedTool)
+        res.finishReason = "tool_calls";
     }
     metrics->httpResponse(200);
     ex->respond(200, kJson, completeResponse(hdr, out, usage), extra);
@@ -513,6 +604,14 @@ void OpenAiApi::handle(HttpRequest request, std::shared_ptr<HttpExchange> ex) {
               std::move(extra));
 }
 
+std::string OpenAiApi::toolCallPrefix(const CompletionRequest &cr) const {
+  if (cr.toolChoice.kind == ToolChoice::kRequired)
+    return forcedCallPrefix(opts_.toolParser, nullptr);
+  if (cr.toolChoice.kind == ToolChoice::kNamed)
+    return forcedCallPrefix(opts_.toolParser, &cr.toolChoice.name);
+  return "";
+}
+
 bool OpenAiApi::encodePrompt(CompletionRequest &cr, std::vector<int64_t> &ids,
                              ApiError &err) const {
   const bool chat = cr.endpoint == Endpoint::kChat;
@@ -556,12 +655,16 @@ bool OpenAiApi::encodePrompt(CompletionRequest &cr, std::vector<int64_t> &ids,
   }
   std::string text;
   if (chat) {
+    if (std::optional<ApiError> e = toolsNeedJinja(cr, opts_.chatTemplate)) {
+      err = *e;
+      return false;
+    }
     StatusOr<std::string> rendered = opts_.chatTemplate.apply(chatInput(cr));
     if (!rendered) {
       err = badRequest(rendered.status().message(), "messages");
       return false;
     }
-    text = std::move(*rendered);
+    text = std::move(*rendered) + toolCallPrefix(cr);
   } else {
     text = cr.prompt;
   }
@@ -639,6 +742,8 @@ std::optional<OpenAiApi::Prepared> OpenAiApi::prepare(Endpoint endpoint, HttpReq
   request.body = std::string(); // the prompt is in `cr` now
   if (!knownModel(cr.model))
     return fail(*ex, unknownModel(cr.model), extra);
+  if (std::optional<ApiError> e = toolChoiceError(cr, opts_.toolParser))
+    return fail(*ex, *e, extra);
 
   // Tokens.
   std::vector<int64_t> ids;
@@ -676,6 +781,7 @@ std::optional<OpenAiApi::Prepared> OpenAiApi::prepare(Endpoint endpoint, HttpReq
   p.ids = std::move(ids);
   p.maxTokens = maxTokens;
   p.echo = std::move(echo);
+  p.toolPrefix = toolCallPrefix(p.cr);
   p.arrival = request.arrival;
   p.extra = extra;
   return p;
@@ -745,6 +851,17 @@ void OpenAiApi::start(Prepared &p, std::shared_ptr<HttpExchange> ex) {
   g->active = &active_;
   g->inFlight = &inFlight_;
   g->extra = extra;
+  if (cr.toolChoice.kind != ToolChoice::kNone) {
+    g->toolParser = opts_.toolParser;
+    g->toolFunctions = toolFunctionNames(cr);
+    g->namedTool = cr.toolChoice.kind == ToolChoice::kNamed;
+    g->parallelToolCalls = cr.parallelToolCalls;
+    g->echo = p.echo;
+    // Mistral's [TOOL_CALLS] is a special token: its text must stay (as
+    // vLLM's mistral parser asks).
+    if (g->toolParser == ToolParser::kMistral)
+      r.skipSpecialTokens = false;
+  }
 
   // The choices: one scheduler sequence each. Choice i > 0 gets its own id
   // and, with a seed, stream i of the seed (choice 0 keeps stream 0, so
@@ -763,6 +880,7 @@ void OpenAiApi::start(Prepared &p, std::shared_ptr<HttpExchange> ex) {
       reqs[i].promptLogprobs = -1;          // choice 0's serve every choice
     }
     g->choices[i].id = reqs[i].id;
+    g->choices[i].reply = p.toolPrefix;
     if (!cr.stream)
       g->choices[i].text = p.echo; // echo: the text starts with it
   }

@@ -76,6 +76,10 @@ struct ApiOptions {
   int64_t vocabSize = 0;      // token ids of a prompt must be below it
   ChatTemplate chatTemplate;
   RequestLimits limits;
+  /// The parser of tool calls in replies (--tool-call-parser, else the one
+  /// the chat template's family calls for); kNone: requests whose
+  /// tool_choice asks for calls are refused.
+  ToolParser toolParser = ToolParser::kNone;
   /// /v1/completions without max_tokens: OpenAI's 16. Chat without it: the
   /// rest of the context.
   int64_t defaultCompletionMaxTokens = 16;
@@ -133,6 +137,7 @@ private:
     int64_t maxTokens = 0;
     std::string echo; // echo: the prompt text the answer starts with
     std::shared_ptr<structured::Grammar> grammar; // structured output, compiled
+    std::string toolPrefix; // tool_choice required or named: the call's beginning
     std::chrono::steady_clock::time_point arrival;
     Headers extra;
   };
@@ -143,6 +148,9 @@ private:
   /// The prompt's token ids (completions: the text or the ids; chat: the
   /// messages through the chat template); false with `err` set.
   bool encodePrompt(CompletionRequest &cr, std::vector<int64_t> &ids, ApiError &err) const;
+  /// tool_choice required or named: the call's beginning the prompt ends
+  /// with (ToolParsers.h forcedCallPrefix); "" otherwise.
+  std::string toolCallPrefix(const CompletionRequest &cr) const;
   /// POST /tokenize and /detokenize (vLLM's), answered at once.
   void tokenize(HttpRequest &request, HttpExchange &ex, const Headers &extra);
   void detokenize(HttpRequest &request, HttpExchange &ex, const Headers &extra);

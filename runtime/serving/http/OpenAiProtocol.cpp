@@ -3,6 +3,7 @@
 // The responses' JSON is in OpenAiResponses.cpp.
 #include "runtime/serving/http/OpenAiProtocol.h"
 
+#include "runtime/serving/http/ToolRequest.h"
 #include "runtime/serving/tokenizer/Tokenizer.h"
 
 #include <algorithm>
@@ -197,10 +198,10 @@ const OnlyValues kOnlyValues[] = {
     {"priority", {"0"}, "priority scheduling is not supported"},
     {"return_tokens_as_token_ids", {"false"}, "it is not supported"},
     {"return_token_ids", {"false"}, "it is not supported"},
-    {"tools", {"[]"}, "tool calling is not supported"},
-    {"functions", {"[]"}, "function calling is not supported"},
-    {"tool_choice", {"\"none\""}, "tool calling is not supported"},
-    {"function_call", {"\"none\""}, "function calling is not supported"},
+    {"functions", {"[]"}, "the deprecated functions are not supported: use tools"},
+    {"function_call",
+     {"\"none\""},
+     "the deprecated function_call is not supported: use tool_choice"},
     {"modalities", {"[\"text\"]"}, "only text output is supported"},
     {"store", {"false"}, "this server stores no completions"},
     {"service_tier", {"\"auto\"", "\"default\""}, "this server has one service tier"},
@@ -219,7 +220,6 @@ const NoOp kNoOps[] = {
     {"safety_identifier", json::Type::kString},
     {"prompt_cache_key", json::Type::kString},
     {"metadata", json::Type::kObject},
-    {"parallel_tool_calls", json::Type::kBool},
     {"spaces_between_special_tokens", json::Type::kBool},
 };
 
@@ -423,28 +423,33 @@ bool parseMessages(Parser &p, const RequestLimits &limits, CompletionRequest &ou
     msg.role = role->asString();
     if (msg.role == "developer")
       msg.role = "system"; // OpenAI's newer name for it
-    if (msg.role != "system" && msg.role != "user" && msg.role != "assistant")
+    if (msg.role != "system" && msg.role != "user" && msg.role != "assistant" &&
+        msg.role != "tool")
       return p.fail("'" + at + ".role' is '" + msg.role +
-                        "'; supported roles are system, developer, user, assistant",
+                        "'; supported roles are system, developer, user, assistant, tool",
                     at + ".role");
-    const json::Value *content = m.find("content");
-    if (!content)
-      return p.fail("'" + at + ".content' is required", at + ".content");
-    if (!parseContent(p, *content, at + ".content", msg.content))
+    if (!parseMessageToolFields(m, at, msg, p.err)) {
+      p.failed = true;
       return false;
-    // Anything else a message may carry (name, tool_calls, ...) changes
+    }
+    const json::Value *content = m.find("content");
+    if (!content && msg.toolCalls.isNull()) // an assistant's tool calls may come alone
+      return p.fail("'" + at + ".content' is required", at + ".content");
+    if (content && !parseContent(p, *content, at + ".content", msg.content))
+      return false;
+    // Anything else a message may carry (name, function_call, ...) changes
     // the prompt in OpenAI's models; the templates here render neither, so
     // it is refused unless null or empty (what clients echo back).
     for (const json::Member &f : m.members()) {
-      if (f.first == "role" || f.first == "content" || f.second.isNull() ||
+      if (f.first == "role" || f.first == "content" || f.first == "tool_calls" ||
+          f.first == "tool_call_id" || f.second.isNull() ||
           ((f.second.isArray() || f.second.isObject()) && f.second.size() == 0))
         continue;
-      const bool tool = f.first == "tool_calls" || f.first == "tool_call_id" ||
-                        f.first == "function_call";
       return p.fail("'" + at + "." + f.first + "' is not supported" +
-                        (tool ? ": tool calling is not supported"
-                              : " (the chat templates here render a message's role and "
-                                "content only)"),
+                        (f.first == "function_call"
+                             ? ": it is the deprecated form of tool_calls"
+                             : " (the chat templates here render a message's role, content "
+                               "and tool calls only)"),
                     at + "." + f.first);
     }
     out.messages.push_back(std::move(msg));
@@ -760,6 +765,10 @@ bool parseCompletionRequest(std::string_view body, Endpoint endpoint, const Requ
                             m.first + "' sets it",
                         "chat_template_kwargs");
       out.chatTemplateKwargs = *v;
+    }
+    if (!parseToolFields(*doc, out, err)) {
+      p.failed = true;
+      return false;
     }
     if (const json::Value *v = p.get("documents")) {
       if (!v->isArray())

@@ -14,6 +14,7 @@
 
 #include "core/Json.h"
 #include "runtime/serving/http/ChatTemplate.h"
+#include "runtime/serving/http/ToolParsers.h"
 #include "runtime/serving/sampler/Sampler.h"
 
 #include <cstdint>
@@ -51,6 +52,13 @@ struct RequestLimits {
   /// Token ids (stop_token_ids, allowed_token_ids) must be below it; 0:
   /// not checked here (the scheduler still does).
   int64_t vocabSize = 0;
+};
+
+/// tool_choice (chat): none, auto (the model decides), required (a call
+/// of any of the tools), or a call of the function `name`.
+struct ToolChoice {
+  enum Kind { kNone, kAuto, kRequired, kNamed } kind = kNone;
+  std::string name; // kNamed
 };
 
 /// A validated request, before tokenization.
@@ -106,6 +114,10 @@ struct CompletionRequest {
   json::Value documents;                // chat: null or an array of objects
   std::optional<OutputConstraint> constraint; // structured output
   int64_t promptLogprobs = -1; // vLLM's prompt_logprobs: -1 none, else top N
+  // chat: tools (ToolRequest.h; docs/serving.md "Tool calls").
+  json::Value tools;             // null or the array of tools, as given
+  ToolChoice toolChoice;         // default: auto with tools, else none
+  bool parallelToolCalls = true; // false: at most one call returned
 };
 
 /// The request parameters `endpoint` takes (honoured, limited or no-op),
@@ -165,6 +177,8 @@ struct ChoiceResult {
   /// vLLM's prompt_logprobs (null: not asked): completions put it in each
   /// choice, chat on the response (choice 0's).
   const json::Value *promptLogprobs = nullptr;
+  std::vector<ToolCall> toolCalls; // chat: message.tool_calls when not empty
+  bool nullContent = false;        // chat: message.content null (a reply of calls only)
 };
 /// The whole (non-streaming) response with several choices, indexed 0..n-1
 /// in this order.
@@ -185,6 +199,10 @@ std::string streamChunk(const ResponseHeader &h, const std::string &text,
                         const std::string &finishReason,
                         const std::vector<TokenLogprob> *logprobs, size_t textOffset,
                         bool roleChunk = false, int64_t index = 0);
+/// A chat stream's chunk of tool calls: delta.tool_calls, each with its
+/// index in the reply, id, type and the whole function (name, arguments).
+std::string toolCallsChunk(const ResponseHeader &h, const std::vector<ToolCall> &calls,
+                           const std::vector<TokenLogprob> *logprobs, int64_t index = 0);
 /// The final usage chunk (stream_options.include_usage): choices [].
 std::string usageChunk(const ResponseHeader &h, const Usage &usage);
 

@@ -86,6 +86,25 @@ json::Value logprobsJson(Endpoint ep, const std::vector<TokenLogprob> &lps, size
   return o;
 }
 
+/// OpenAI's tool_calls: [{id, type, function: {name, arguments}}] (with
+/// each call's index in stream chunks).
+json::Value toolCallsJson(const std::vector<ToolCall> &calls, bool indexed) {
+  json::Value list = json::Value::array();
+  for (size_t i = 0; i < calls.size(); ++i) {
+    json::Value fn = json::Value::object();
+    fn.set("name", calls[i].name);
+    fn.set("arguments", calls[i].arguments);
+    json::Value c = json::Value::object();
+    if (indexed)
+      c.set("index", int64_t(i));
+    c.set("id", calls[i].id);
+    c.set("type", "function");
+    c.set("function", std::move(fn));
+    list.push(std::move(c));
+  }
+  return list;
+}
+
 json::Value usageJson(const Usage &u) {
   json::Value o = json::Value::object();
   o.set("prompt_tokens", u.promptTokens);
@@ -113,7 +132,9 @@ std::string completeResponse(const ResponseHeader &h, const std::vector<ChoiceRe
     if (chat) {
       json::Value msg = json::Value::object();
       msg.set("role", "assistant");
-      msg.set("content", c.text);
+      msg.set("content", c.nullContent ? json::Value() : json::Value(c.text));
+      if (!c.toolCalls.empty())
+        msg.set("tool_calls", toolCallsJson(c.toolCalls, /*indexed=*/false));
       choice.set("message", std::move(msg));
     } else {
       choice.set("text", c.text);
@@ -161,6 +182,22 @@ std::string streamChunk(const ResponseHeader &h, const std::string &text,
   choice.set("logprobs",
              logprobs ? logprobsJson(h.endpoint, *logprobs, textOffset) : json::Value());
   choice.set("finish_reason", finishReason.empty() ? json::Value() : json::Value(finishReason));
+  json::Value choices = json::Value::array();
+  choices.push(std::move(choice));
+  o.set("choices", std::move(choices));
+  return json::write(o);
+}
+
+std::string toolCallsChunk(const ResponseHeader &h, const std::vector<ToolCall> &calls,
+                           const std::vector<TokenLogprob> *logprobs, int64_t index) {
+  json::Value o = header(h, "chat.completion.chunk");
+  json::Value choice = json::Value::object();
+  choice.set("index", index);
+  json::Value delta = json::Value::object();
+  delta.set("tool_calls", toolCallsJson(calls, /*indexed=*/true));
+  choice.set("delta", std::move(delta));
+  choice.set("logprobs", logprobs ? logprobsJson(h.endpoint, *logprobs, 0) : json::Value());
+  choice.set("finish_reason", json::Value());
   json::Value choices = json::Value::array();
   choices.push(std::move(choice));
   o.set("choices", std::move(choices));

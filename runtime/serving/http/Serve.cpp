@@ -154,6 +154,18 @@ StatusOr<ChatTemplate> chooseChatTemplate(const std::string &name, const plan::P
   return t;
 }
 
+StatusOr<ToolParser> chooseToolParser(const std::string &name, const ChatTemplate &chatTemplate,
+                                      const tok::Tokenizer *tokenizer) {
+  if (name == "auto")
+    return chatTemplate.format() == ChatTemplate::Format::kJinja
+               ? detectToolParser(chatTemplate.toolTemplateSource(), tokenizer)
+               : ToolParser::kNone;
+  if (std::optional<ToolParser> p = toolParserFromName(name))
+    return *p;
+  return invalidArgument("--tool-call-parser '" + name +
+                         "' is not one of auto, hermes, llama3_json, mistral, none");
+}
+
 Status serve(const ServeOptions &o) {
 #ifndef ACCEL_HAVE_SCHEDULER
   (void)o;
@@ -174,7 +186,11 @@ Status serve(const ServeOptions &o) {
   ACCEL_RT_ASSIGN_OR_RETURN(ChatTemplate chatTemplate,
                             chooseChatTemplate(o.chatTemplate, engine->plan(), tokenizer.get()));
 
+  ACCEL_RT_ASSIGN_OR_RETURN(ToolParser toolParser,
+                            chooseToolParser(o.toolCallParser, chatTemplate, tokenizer.get()));
+
   ApiOptions api;
+  api.toolParser = toolParser;
   api.modelNames = o.servedModelNames;
   if (api.modelNames.empty())
     api.modelNames.push_back(defaultModelName(o.planPath));
@@ -212,11 +228,11 @@ Status serve(const ServeOptions &o) {
   server->start();
   serve::SchedulerStats st = scheduler->stats();
   std::fprintf(stderr,
-               "accel-run: serving '%s' (max model len %lld, %lld KV blocks, chat template %s) "
-               "at http://%s:%u\n",
+               "accel-run: serving '%s' (max model len %lld, %lld KV blocks, chat template %s, "
+               "tool-call parser %s) at http://%s:%u\n",
                api.modelNames.front().c_str(), (long long)api.maxModelLen,
-               (long long)st.kvBlocksTotal, chatTemplate.name().c_str(), o.http.host.c_str(),
-               unsigned(server->port()));
+               (long long)st.kvBlocksTotal, chatTemplate.name().c_str(),
+               toolParserName(toolParser), o.http.host.c_str(), unsigned(server->port()));
   std::fflush(stderr);
   server->waitForSignal();
   drain(*server, handler, o.shutdownTimeout);

@@ -20,6 +20,7 @@
 #include "runtime/serving/http/Access.h"
 #include "runtime/serving/http/ChatTemplate.h"
 #include "runtime/serving/http/HttpServer.h"
+#include "runtime/serving/http/ToolParsers.h"
 
 #include <optional>
 #include <string>
@@ -35,6 +36,7 @@ struct ServeOptions {
   HttpServerOptions http;             // --host, --port, --io-threads
   std::vector<std::string> servedModelNames; // empty: the plan's file name without .plan
   std::string chatTemplate = "auto";  // --chat-template: auto|chatml|llama3|plain|FILE.jinja
+  std::string toolCallParser = "auto"; // --tool-call-parser: auto|hermes|llama3_json|mistral|none
   double admissionTtftTarget = 10.0;  // --admission-ttft-target (s); 0: off
   double shutdownTimeout = 30.0;      // --shutdown-timeout (s): the drain's bound
   std::string apiKey;                 // --api-key (or $ACCEL_API_KEY); "": none
@@ -57,6 +59,12 @@ JinjaTemplates planChatTemplates(const plan::PlanFile &plan);
 /// for `plan`; a plan template that does not parse is an error naming it.
 StatusOr<ChatTemplate> chooseChatTemplate(const std::string &name, const plan::PlanFile &plan,
                                           const tok::Tokenizer *tokenizer);
+
+/// --tool-call-parser `name` for `chatTemplate`: auto (the template's
+/// family, ToolParsers.h detectToolParser; none for the built-in formats),
+/// hermes, llama3_json, mistral or none; an unknown name is an error.
+StatusOr<ToolParser> chooseToolParser(const std::string &name, const ChatTemplate &chatTemplate,
+                                      const tok::Tokenizer *tokenizer);
 
 /// Serves until a signal; errors (a plan that does not load, a port in
 /// use, no scheduler built) come back as a Status before serving starts.

@@ -44,7 +44,8 @@ bool parseTokenizeRequest(std::string_view body, const RequestLimits &limits,
                                               "return_token_strs"};
   static const char *const kChatFields[] = {
       "model", "messages", "add_special_tokens", "add_generation_prompt",
-      "continue_final_message", "chat_template_kwargs", "documents", "return_token_strs"};
+      "continue_final_message", "chat_template_kwargs", "documents", "tools",
+      "return_token_strs"};
   // What parseCompletionRequest validates: the body without return_token_strs.
   json::Value forward = json::Value::object();
   for (const json::Member &m : root.members()) {

@@ -8,6 +8,12 @@ the demo's tokenizer (PreTrainedTokenizerFast(tokenizer_file=...)) and the
 same template. A template's raise_exception must come back as a 400 carrying
 its message. Also /tokenize with a prompt, /detokenize and /version.
 
+For the templates that render tools (Llama-3.1, Qwen2.5, Qwen3, Mistral), the
+same with `tools` and with a tool call and its result in the conversation:
+the client sends OpenAI's form (the call's arguments a JSON string, the
+assistant's content null); transformers gets what vLLM passes a template
+(the arguments as the object the string holds, the content "").
+
 The plan is compiled with a tokenizer_config.json whose bos_token and
 eos_token are "<|endoftext|>", the demo vocabulary's one special (added)
 token, so that both tokenizers split it out of the rendered text as id 0;
@@ -17,6 +23,7 @@ BPE pieces (the script checks that the two agree on every rendered text).
 
 usage: chat_template_served.py ACCEL_RUN PLAN TOKENIZER_JSON FIXTURE_DIR
 """
+import copy
 import json
 import os
 import sys
@@ -36,13 +43,39 @@ A1 = {"role": "assistant", "content": "Paris."}
 U2 = {"role": "user", "content": "And of Japan? Écris-le en 日本語."}
 CONVERSATIONS = {"user": [U1], "system": [SYS, U1], "multi_turn": [SYS, U1, A1, U2],
                  "multi_turn_no_system": [U1, A1, U2]}
+# Tools: one of a name only, so that the prompts fit the demo's 512 positions
+# (chat_template_render.py renders full schemas). The call id is 9 letters
+# and digits, as Mistral's template requires.
+TOOLS = [{"type": "function", "function": {"name": "get_weather"}}]
+CALL = {"role": "assistant", "content": None, "tool_calls": [
+    {"id": "call12345", "type": "function",
+     "function": {"name": "get_weather", "arguments": "{\"city\":\"Zürich\"}"}}]}
+RESULT = {"role": "tool", "tool_call_id": "call12345", "content": "{\"temp\": 21.5}"}
+TOOL_CONVERSATIONS = {"tools": [U1], "tool_call_and_result": [U1, CALL, RESULT],
+                      "tools_system": [SYS, U1]}
+TAKES_TOOLS = {"llama-3.1-8b-instruct", "qwen2.5-instruct", "qwen3", "mistral-7b-instruct-v0.3"}
 # Gemma 2 has no system role: its template raises, and the server must say so.
 RAISES = {("gemma-2-it", "system"): "System role not supported",
           ("gemma-2-it", "multi_turn"): "System role not supported"}
 
 
-def hf_ids(tok, messages):
-    out = tok.apply_chat_template(messages, tokenize=True, add_generation_prompt=True)
+def template_messages(messages):
+    """The messages as vLLM passes them to a template: an assistant's
+    tool-call arguments as the object their JSON string holds, null content
+    as ""."""
+    out = copy.deepcopy(messages)
+    for m in out:
+        if m.get("tool_calls"):
+            m["content"] = m.get("content") or ""
+            for c in m["tool_calls"]:
+                args = c["function"].get("arguments")
+                c["function"]["arguments"] = json.loads(args) if args else {}
+    return out
+
+
+def hf_ids(tok, messages, tools=None):
+    out = tok.apply_chat_template(template_messages(messages), tools=tools, tokenize=True,
+                                  add_generation_prompt=True)
     if isinstance(out, dict) or hasattr(out, "keys"):
         out = out["input_ids"]
     return list(out)
@@ -51,7 +84,10 @@ def hf_ids(tok, messages):
 def run_conversations(name, tok, server, client):
     """The fixture's conversations against one server; the number that match."""
     equal = 0
-    for case, messages in CONVERSATIONS.items():
+    cases = [(case, messages, None) for case, messages in CONVERSATIONS.items()]
+    if name in TAKES_TOOLS:
+        cases += [(case, messages, TOOLS) for case, messages in TOOL_CONVERSATIONS.items()]
+    for case, messages, tools in cases:
         label = f"{name} / {case}"
         if (name, case) in RAISES:
             want = RAISES[(name, case)]
@@ -66,19 +102,21 @@ def run_conversations(name, tok, server, client):
                 check(e.status_code == 400 and want in str(e),
                       f"{label}: the chat completion is 400 with {want!r}")
             continue
-        want = hf_ids(tok, messages)
+        want = hf_ids(tok, messages, tools)
         if "bos_token" in tok.chat_template and (not want or want[0] != 0):
             check(False, f"{label}: the template's bos_token is id 0 (<|endoftext|>)")
-        text = tok.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
+        text = tok.apply_chat_template(template_messages(messages), tools=tools, tokenize=False,
+                                       add_generation_prompt=True)
         # The two tokenizers agree on the rendered text itself.
         status, _, body = server.request("POST", "/tokenize",
                                          {"prompt": text, "add_special_tokens": False})
         same_text = status == 200 and json.loads(body)["tokens"] == tok.encode(
             text, add_special_tokens=False)
-        status, _, body = server.request("POST", "/tokenize", {"messages": messages})
+        extra = {"tools": tools} if tools else {}
+        status, _, body = server.request("POST", "/tokenize", {"messages": messages, **extra})
         got = json.loads(body).get("tokens") if status == 200 else body.decode()
         r = client.chat.completions.create(model="demo", messages=messages, max_tokens=1,
-                                           temperature=0)
+                                           temperature=0, **extra)
         ok = same_text and got == want and r.usage.prompt_tokens == len(want)
         if not ok:
             print(f"FAIL {label}: transformers {want}\n     accel /tokenize {got}\n"
@@ -129,8 +167,9 @@ for path, body, want_status, want in [
         ("/tokenize", {"prompt": "a", "max_tokens": 3}, 400,
          "unknown parameter 'max_tokens' for /tokenize with a prompt"),
         ("/tokenize", {"prompt": [1, 2]}, 400, "'prompt' must be a string for /tokenize"),
-        ("/tokenize", {"messages": [{"role": "tool", "content": "x"}]}, 400,
-         "'messages[0].role' is 'tool'; supported roles are system, developer, user, assistant"),
+        ("/tokenize", {"messages": [{"role": "function", "content": "x"}]}, 400,
+         "'messages[0].role' is 'function'; supported roles are system, developer, user, "
+         "assistant, tool"),
         ("/tokenize", {"prompt": "a", "model": "other"}, 404, "The model `other` does not exist."),
         ("/detokenize", {"tokens": [1, 99999]}, 400,
          "tokens[1] is 99999, not a token id of this model (vocabulary of 2048)"),
