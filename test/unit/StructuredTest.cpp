@@ -403,6 +403,25 @@ TEST(StructuredMask, TheBudgetSteersToAMatch) {
   EXPECT_EQ(allowedIds(**h, q, 2, rows, stops), (std::vector<int64_t>{'b'}));
 }
 
+TEST(StructuredMask, WhenTheBudgetCannotBeMetTheClosestTokensWin) {
+  // "a" then five '!' end it; 256 "!!", 257 "!!!!", 258 </s>. With 2 tokens
+  // left no token brings a match within 0 bytes: the ones that come
+  // closest do ("!!!!": 1 byte left), not every token of the language.
+  tok::Tokenizer t = byteLevel({"!!", "!!!!"});
+  const int64_t rows = 259;
+  GrammarCache cache(Vocabulary::build(t, rows));
+  StatusOr<std::shared_ptr<Grammar>> g = cache.get("regex", "a[a-z]*!!!!!");
+  ASSERT_TRUE(g.isOk()) << g.status().toString();
+  Grammar &gr = **g;
+  const int s = gr.advance(gr.start(), 'a');
+  const std::vector<int32_t> stops = {258};
+  std::vector<int64_t> all = allowedIds(gr, s, 100, rows, stops);
+  EXPECT_EQ(all.size(), size_t(26 + 3)); // a-z, "!", "!!", "!!!!"
+  EXPECT_EQ(allowedIds(gr, s, 2, rows, stops), (std::vector<int64_t>{257}));
+  // After "!!!!" one '!' completes it: with 1 token left, exactly that.
+  EXPECT_EQ(allowedIds(gr, gr.advance(s, 257), 1, rows, stops), (std::vector<int64_t>{'!'}));
+}
+
 TEST(StructuredMask, BadConstraintsAreOneSentence) {
   tok::Tokenizer t = byteLevel({});
   GrammarCache cache(Vocabulary::build(t, 257));

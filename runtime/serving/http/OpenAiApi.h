@@ -151,6 +151,9 @@ private:
   /// tool_choice required or named: the call's beginning the prompt ends
   /// with (ToolParsers.h forcedCallPrefix); "" otherwise.
   std::string toolCallPrefix(const CompletionRequest &cr) const;
+  /// tool_choice required or named: the constraint that makes the reply
+  /// the call (null when none applies; docs/serving.md "Tool calls").
+  std::shared_ptr<structured::Grammar> forcedCallGrammar(const CompletionRequest &cr) const;
   /// POST /tokenize and /detokenize (vLLM's), answered at once.
   void tokenize(HttpRequest &request, HttpExchange &ex, const Headers &extra);
   void detokenize(HttpRequest &request, HttpExchange &ex, const Headers &extra);
@@ -181,8 +184,8 @@ private:
   std::once_flag poolOnce_;
   /// Compiled structured-output constraints over the tokenizer's
   /// vocabulary, made at the first constrained request.
-  std::unique_ptr<structured::GrammarCache> grammars_;
-  std::once_flag grammarsOnce_;
+  mutable std::unique_ptr<structured::GrammarCache> grammars_;
+  mutable std::once_flag grammarsOnce_;
 };
 
 } // namespace accel::rt::server

@@ -61,7 +61,6 @@ struct ToolChoice {
   std::string name; // kNamed
 };
 
-/// A validated request, before tokenization.
 /// A structured-output constraint as the request gave it (compiled by the
 /// server: runtime/serving/structured/Grammar.h, GrammarCache::get).
 struct OutputConstraint {
@@ -71,6 +70,7 @@ struct OutputConstraint {
   std::string param;      // the request parameter that gave it (for errors)
 };
 
+/// A validated request, before tokenization.
 struct CompletionRequest {
   Endpoint endpoint = Endpoint::kCompletions;
   std::string model; // "" when not given

@@ -329,6 +329,24 @@ std::string forcedCallPrefix(ToolParser p, const std::string *function) {
   return "";
 }
 
+std::string forcedCallSuffix(ToolParser p) {
+  switch (p) {
+  case ToolParser::kHermes:
+    return "}\n</tool_call>";
+  case ToolParser::kLlama3Json:
+    return "}";
+  case ToolParser::kMistral:
+    return "}]";
+  case ToolParser::kNone:
+    break;
+  }
+  return "";
+}
+
+const char *argumentsKey(ToolParser p) {
+  return p == ToolParser::kLlama3Json ? "parameters" : "arguments";
+}
+
 std::string newToolCallId(ToolParser p) {
   static constexpr char kAlnum[] =
       "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";

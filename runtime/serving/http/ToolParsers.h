@@ -83,6 +83,14 @@ size_t settledContent(ToolParser p, std::string_view text);
 /// prefix and the model's text.
 std::string forcedCallPrefix(ToolParser p, const std::string *function);
 
+/// What closes a call after its arguments' JSON object: hermes
+/// "}\n</tool_call>", llama3_json "}", mistral "}]".
+std::string forcedCallSuffix(ToolParser p);
+
+/// The key of a call's arguments: "parameters" for llama3_json, else
+/// "arguments".
+const char *argumentsKey(ToolParser p);
+
 /// A new call id: "call_" and 24 random letters and digits; for mistral 9
 /// of them (Mistral's template refuses any other id when the call comes
 /// back in a later request, as vLLM's MistralToolCall makes them).

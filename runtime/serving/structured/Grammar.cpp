@@ -69,6 +69,7 @@ Grammar::Allowed Grammar::walk(int state, int32_t limit) {
   // states[d]: the automaton state after the first d bytes of the current
   // token (states[0] = state); valid up to `depth`.
   std::vector<int> states(1, state);
+  std::vector<std::pair<int32_t, int32_t>> candidates; // limited: (token, distance after)
   size_t i = 0;
   while (i < v.size()) {
     const std::string &b = v.bytes(i);
@@ -90,15 +91,31 @@ Grammar::Allowed Grammar::walk(int state, int32_t limit) {
       continue;
     }
     const int32_t dist = a_->distance(s);
-    const bool ok =
-        limit == INT32_MAX || (limit >= 0 && dist <= limit) || a_->complete(s);
+    const bool finishes = limit != INT32_MAX && a_->complete(s);
+    const bool ok = limit == INT32_MAX || (limit >= 0 && dist <= limit) || finishes;
     if (ok) {
       const int32_t id = v.id(i);
       out.bits[size_t(id) >> 6] |= uint64_t(1) << (id & 63);
       ++out.count;
       out.maxDistance = std::max(out.maxDistance, dist);
     }
+    if (limit != INT32_MAX)
+      candidates.push_back({v.id(i), finishes ? -1 : dist});
     ++i;
+  }
+  if (limit != INT32_MAX && out.count == 0 && !candidates.empty()) {
+    // No token keeps a match within `limit` bytes (the budget counts a
+    // byte a token, and tokens are longer): take those that come closest,
+    // so that the output closes as fast as the vocabulary allows.
+    int32_t best = INT32_MAX;
+    for (auto [id, dist] : candidates)
+      best = std::min(best, dist);
+    for (auto [id, dist] : candidates)
+      if (dist == best) {
+        out.bits[size_t(id) >> 6] |= uint64_t(1) << (id & 63);
+        ++out.count;
+        out.maxDistance = std::max(out.maxDistance, dist);
+      }
   }
   return out;
 }
@@ -120,9 +137,7 @@ std::shared_ptr<const Grammar::Allowed> Grammar::allowed(int state, int32_t limi
   auto jt = limited_.find(key);
   if (jt == limited_.end())
     jt = limited_.emplace(key, std::make_shared<const Allowed>(walk(state, key.second))).first;
-  // No token keeps a match within reach: the budget will run out anyway,
-  // so at least stay in the language.
-  return jt->second->count > 0 ? jt->second : it->second;
+  return jt->second;
 }
 
 Status Grammar::maskRow(int state, int64_t remaining, const std::vector<int32_t> &stopIds,
@@ -251,6 +266,36 @@ StatusOr<std::shared_ptr<Grammar>> GrammarCache::get(const std::string &kind,
     pattern = *p;
   } else if (kind == "json_object") {
     pattern = anyJsonObject(options);
+  } else if (kind == "sequences") {
+    // Alternatives, each a sequence of {"literal": text} and
+    // {"json_schema": schema} parts (a forced tool call: its name, its
+    // arguments' schema, what closes it).
+    StatusOr<json::Value> v = json::parse(text);
+    if (!v || !v->isArray() || v->items().empty())
+      return invalidArgument("the sequences must be a non-empty array of arrays");
+    std::vector<PatternPtr> alternatives;
+    for (const json::Value &seq : v->items()) {
+      if (!seq.isArray())
+        return invalidArgument("the sequences must be a non-empty array of arrays");
+      std::vector<PatternPtr> parts;
+      for (const json::Value &part : seq.items()) {
+        const json::Value *lit = part.find("literal");
+        const json::Value *schema = part.find("json_schema");
+        if (lit && lit->isString()) {
+          parts.push_back(literal(lit->asString()));
+        } else if (schema) {
+          StatusOr<PatternPtr> p = jsonSchemaPattern(*schema, options);
+          if (!p)
+            return p.status();
+          parts.push_back(*p);
+        } else {
+          return invalidArgument("a sequence part must be {\"literal\": text} or "
+                                 "{\"json_schema\": schema}");
+        }
+      }
+      alternatives.push_back(concat(std::move(parts)));
+    }
+    pattern = alt(std::move(alternatives));
   } else {
     return invalidArgument("unknown constraint kind '" + kind + "'");
   }

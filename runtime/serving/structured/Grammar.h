@@ -116,9 +116,10 @@ public:
   GrammarCache(std::shared_ptr<const Vocabulary> vocab, size_t capacity = 64)
       : vocab_(std::move(vocab)), capacity_(capacity) {}
 
-  /// `kind`: "regex", "choice", "json_schema" or "json_object"; `text`: the
-  /// regex, the choices as a JSON array, the schema as JSON ("" for
-  /// json_object); `whitespace`: a regex for what may follow ',' and ':'
+  /// `kind`: "regex", "choice", "json_schema", "json_object" or
+  /// "sequences"; `text`: the regex, the choices as a JSON array, the schema
+  /// as JSON ("" for json_object), or for sequences a JSON array of
+  /// alternatives, each an array of {"literal": text} / {"json_schema": S}; `whitespace`: a regex for what may follow ',' and ':'
   /// in JSON ("" for the default). Errors are one sentence.
   StatusOr<std::shared_ptr<Grammar>> get(const std::string &kind, const std::string &text,
                                          const std::string &whitespace = "");

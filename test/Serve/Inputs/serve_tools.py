@@ -24,6 +24,7 @@ import json
 import os
 import sys
 
+import jsonschema
 import openai
 from transformers import PreTrainedTokenizerFast
 
@@ -37,6 +38,10 @@ SPECIAL = "<|endoftext|>"
 # vocabulary spends many tokens on the templates' markers).
 NOOP = {"type": "function", "function": {"name": "noop"}}
 TOOLS = [NOOP]
+WEATHER = {"type": "function", "function": {"name": "wx", "parameters": {
+    "type": "object", "properties": {"c": {"type": "string", "maxLength": 6},
+                                     "n": {"type": "integer", "minimum": 1, "maximum": 7}},
+    "required": ["c"]}}}
 USER = {"role": "user", "content": "Zürich?"}
 FAMILIES = [  # template, parser it selects, the call's beginning for noop
     ("qwen2.5-instruct", "hermes", '<tool_call>\n{"name": "noop", "arguments": '),
@@ -162,6 +167,32 @@ def family(name, parser, prefix):
                       r.choices[0].finish_reason))
     check(texts[0] == texts[1] and texts[0][1] is None and texts[0][0],
           f"{name}: auto with a reply that is no call: the text, as with tool_choice none")
+
+    # Without allowed_token_ids, a named or required tool_choice constrains
+    # the rest of the call (docs/structured-output.md): at temperature 1
+    # every reply is the call, its arguments valid under the parameters.
+    if parser != "hermes":  # Llama-3.1's tool prompt does not leave room in 512 positions
+        check(server.stop() == 0, f"{name}: accel-run exits 0")
+        return
+    tools = [WEATHER]
+    bad = []
+    for seed in range(12):
+        for choice in ({"type": "function", "function": {"name": "wx"}}, "required"):
+            r = client.chat.completions.create(model="demo", messages=[USER], tools=tools,
+                                               tool_choice=choice, max_tokens=40,
+                                               temperature=1.0, seed=seed)
+            tc = r.choices[0].message.tool_calls or []
+            ok = len(tc) == 1 and tc[0].function.name == "wx"
+            if ok:
+                try:
+                    jsonschema.validate(json.loads(tc[0].function.arguments),
+                                        WEATHER["function"]["parameters"])
+                except (ValueError, jsonschema.ValidationError):
+                    ok = False
+            if not ok:
+                bad.append((seed, choice, r.choices[0].message))
+    check(not bad, f"{name}: named and required tool_choice at temperature 1: 24 of 24 replies "
+          f"are calls with valid arguments{'' if not bad else ': ' + repr(bad[0])[:300]}")
     check(server.stop() == 0, f"{name}: accel-run exits 0")
 
 
