@@ -264,6 +264,11 @@ std::optional<Rows> weights::rowsOf(ElementsAttr attr) {
   if (!type.hasStaticShape() || elementBytes(type.getElementType()) == 0 ||
       type.getElementType().isInteger(1))
     return std::nullopt;
+  // An inline 4-bit attribute keeps each value in the low nibble of a byte
+  // (not sign-extended, as the plan's i4 is): the writer converts it value
+  // by value. Lazy and resource 4-bit weights already hold the plan's bytes.
+  if (type.getElementType().getIntOrFloatBitWidth() == 4 && isa<DenseElementsAttr>(attr))
+    return std::nullopt;
   Rows rows;
   rows.rows = rowCount(type);
   rows.rowBytes = rowBytes(type);
