@@ -25,10 +25,8 @@ ApiError badRequest(std::string message, std::string param, std::string code) {
   return e;
 }
 
-namespace {
-
 /// "a string", "an integer", ... for messages.
-std::string describe(const json::Value &v) {
+std::string describeJson(const json::Value &v) {
   switch (v.type()) {
   case json::Type::kNull:
     return "null";
@@ -45,6 +43,9 @@ std::string describe(const json::Value &v) {
   }
   return "a value";
 }
+
+namespace {
+
 
 std::string fmtNumber(double v) {
   char buf[40];
@@ -235,7 +236,7 @@ struct Parser {
     return false;
   }
   bool wrongType(const std::string &field, const char *want, const json::Value &got) {
-    return fail("'" + field + "' must be " + want + ", got " + describe(got), field);
+    return fail("'" + field + "' must be " + want + ", got " + describeJson(got), field);
   }
   /// The member or nullptr when absent or null (null = not given, as the
   /// OpenAI client sends for unset optional parameters).
@@ -630,7 +631,7 @@ bool parseCompletionRequest(std::string_view body, Endpoint endpoint, const Requ
     return false;
   }
   if (!doc->isObject()) {
-    err = badRequest("the request body must be a JSON object, got " + describe(*doc));
+    err = badRequest("the request body must be a JSON object, got " + describeJson(*doc));
     return false;
   }
   Parser p{*doc, err};

@@ -41,6 +41,8 @@ struct ApiError {
 };
 std::string errorBody(const ApiError &e);
 ApiError badRequest(std::string message, std::string param = "", std::string code = "");
+/// "a string", "an integer", "an array", ... for messages about a JSON value.
+std::string describeJson(const json::Value &v);
 
 struct RequestLimits {
   int64_t maxLogprobs = 20; // top alternatives per token

@@ -9,31 +9,13 @@ namespace json = accel::rt::json;
 
 namespace {
 
-const char *describe(const json::Value &v) {
-  switch (v.type()) {
-  case json::Type::kNull:
-    return "null";
-  case json::Type::kBool:
-    return "a boolean";
-  case json::Type::kNumber:
-    return "a number";
-  case json::Type::kString:
-    return "a string";
-  case json::Type::kArray:
-    return "an array";
-  case json::Type::kObject:
-    return "an object";
-  }
-  return "a value";
-}
-
 bool fail(ApiError &err, std::string message, std::string param) {
   err = badRequest(std::move(message), std::move(param));
   return false;
 }
 
 bool wrongType(ApiError &err, const std::string &field, const char *want, const json::Value &got) {
-  return fail(err, "'" + field + "' must be " + want + ", got " + describe(got), field);
+  return fail(err, "'" + field + "' must be " + want + ", got " + describeJson(got), field);
 }
 
 /// The members of object `o` (at `at`) must be among `known` (null ones
@@ -194,7 +176,7 @@ bool parseCall(const json::Value &c, const std::string &at, json::Value &out, Ap
                       f + ".arguments");
         if (!parsed->isObject())
           return fail(err, "'" + f + ".arguments' must hold a JSON object, got " +
-                               describe(*parsed),
+                               describeJson(*parsed),
                       f + ".arguments");
         args = std::move(*parsed);
       }
