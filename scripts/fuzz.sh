@@ -5,7 +5,8 @@
 # ${ACCEL_BUILD_DIR:-build}-fuzz), then a time-bounded run of each target
 # from its seed corpus: the ONNX importer, the plan loader, the HTTP request
 # parser, the tokenizer.json loader, the JSON parser, request validation and
-# chat-template rendering, structured-output constraints. Arguments name targets to run only those
+# chat-template rendering, structured-output constraints, the Jinja
+# interpreter on any template. Arguments name targets to run only those
 # (scripts/fuzz.sh json http-request).
 #
 # ACCEL_FUZZ_SECONDS (default 120; 0 skips) is the budget of all targets
@@ -34,7 +35,7 @@ if [ "$FUZZ_SECONDS" -gt 0 ]; then
   fi
   # name:weight, in the order they run.
   FUZZERS=(onnx-importer:3 plan-loader:2 http-request:2 tokenizer:2 json:1
-           openai-request:1 chat-template:1 structured:1)
+           openai-request:1 chat-template:1 structured:1 jinja:1)
   if [ $# -gt 0 ]; then # only the targets named (the budget is theirs)
     chosen=()
     for want in "$@"; do

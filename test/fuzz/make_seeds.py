@@ -178,8 +178,12 @@ def seeds(target):
         return tokenizer_seeds()
     if target == "structured":
         return {f"c{i}.bin": c for i, c in enumerate(STRUCTURED)}
+    if target == "jinja":
+        folder = os.path.join(REPO, "test", "fixtures", "chat_templates")
+        return {name: open(os.path.join(folder, name), "rb").read()
+                for name in sorted(os.listdir(folder)) if name.endswith(".jinja")}
     raise SystemExit(f"make_seeds.py: unknown target '{target}' (json, tokenizer, "
-                     "http-request, openai-request, chat-template, structured)")
+                     "http-request, openai-request, chat-template, structured, jinja)")
 
 
 def main():

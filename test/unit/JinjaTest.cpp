@@ -259,6 +259,15 @@ TEST(Jinja, NothingEscapesRender) {
   EXPECT_EQ(render("{% for i in range(1000000) %}{% endfor %}"),
             "ERROR: the chat template t.jinja, line 1: range() is limited to 100000 items in a "
             "chat template");
+  // Nested loops multiply: 100000 x 100000 iterations would take hours.
+  EXPECT_EQ(render("{% for i in range(100000) %}\n{% for j in range(100000) %}{% endfor %}"
+                   "{% endfor %}"),
+            "ERROR: the chat template t.jinja, line 2: the template's loops run more than "
+            "1000000 iterations");
+  // 10 x 10000 iterations are fine.
+  EXPECT_EQ(render("{% for i in range(10) %}{% for j in range(10000) %}{% endfor %}{% endfor %}"
+                   "ok"),
+            "ok");
 }
 
 } // namespace

@@ -12,6 +12,9 @@ namespace {
 
 constexpr size_t kMaxOutputBytes = size_t(64) << 20;
 constexpr int kMaxCallDepth = 64;
+// Loop iterations in one render (nested loops multiply): real chat
+// templates take a few per message; this bounds a template's time.
+constexpr int64_t kMaxIterations = 1'000'000;
 
 using Scope = std::unordered_map<std::string, Value>;
 
@@ -205,6 +208,11 @@ private:
     ++loopDepth_;
     const int64_t n = int64_t(items.size());
     for (int64_t i = 0; i < n; ++i) {
+      if (++iterations_ > kMaxIterations) {
+        --loopDepth_;
+        throw RenderError(s.line, "the template's loops run more than " +
+                                      std::to_string(kMaxIterations) + " iterations");
+      }
       // Each iteration has a fresh scope, as in Jinja2: a `set` in the body
       // lasts until the iteration ends.
       scopes_.emplace_back();
@@ -513,6 +521,7 @@ private:
   std::vector<Scope> scopes_;
   int loopDepth_ = 0;
   int callDepth_ = 0;
+  int64_t iterations_ = 0; // every loop's, this render (kMaxIterations)
 };
 
 } // namespace
