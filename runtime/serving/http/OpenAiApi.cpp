@@ -218,6 +218,10 @@ struct Generation {
             entry(p.top[k].first, p.top[k].second, int64_t(k) + 1);
         promptLps.push(std::move(pos));
       }
+      // Streamed: a chunk of its own, before the first token's (vLLM sends
+      // them with the first chunk).
+      if (stream && ex->isOpen())
+        ex->write(sse::event(streamChunk(hdr, "", "", nullptr, 0, false, 0, &promptLps)));
     }
     if (i == 0)
       releaseRest();

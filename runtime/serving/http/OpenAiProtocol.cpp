@@ -786,12 +786,8 @@ bool parseCompletionRequest(std::string_view body, Endpoint endpoint, const Requ
   if (!p.integerIn("prompt_logprobs", promptLogprobs, 0, limits.maxLogprobs,
                    "in [0, " + std::to_string(limits.maxLogprobs) + "] (--max-logprobs)"))
     return false;
-  if (promptLogprobs) {
-    if (out.stream)
-      return p.fail("'prompt_logprobs' cannot be streamed here: ask without 'stream'",
-                    "prompt_logprobs");
+  if (promptLogprobs)
     out.promptLogprobs = *promptLogprobs;
-  }
 
   // Length.
   std::optional<int64_t> maxTokens;

@@ -200,7 +200,8 @@ std::string completeResponse(const ResponseHeader &h, const std::string &text,
 std::string streamChunk(const ResponseHeader &h, const std::string &text,
                         const std::string &finishReason,
                         const std::vector<TokenLogprob> *logprobs, size_t textOffset,
-                        bool roleChunk = false, int64_t index = 0);
+                        bool roleChunk = false, int64_t index = 0,
+                        const json::Value *promptLogprobs = nullptr);
 /// A chat stream's chunk of tool calls: delta.tool_calls, each with its
 /// index in the reply, id, type and the whole function (name, arguments).
 std::string toolCallsChunk(const ResponseHeader &h, const std::vector<ToolCall> &calls,

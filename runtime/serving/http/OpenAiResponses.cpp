@@ -162,7 +162,7 @@ std::string completeResponse(const ResponseHeader &h, const std::string &text,
 std::string streamChunk(const ResponseHeader &h, const std::string &text,
                         const std::string &finishReason,
                         const std::vector<TokenLogprob> *logprobs, size_t textOffset,
-                        bool roleChunk, int64_t index) {
+                        bool roleChunk, int64_t index, const json::Value *promptLogprobs) {
   const bool chat = h.endpoint == Endpoint::kChat;
   json::Value o = header(h, chat ? "chat.completion.chunk" : "text_completion");
   json::Value choice = json::Value::object();
@@ -182,9 +182,13 @@ std::string streamChunk(const ResponseHeader &h, const std::string &text,
   choice.set("logprobs",
              logprobs ? logprobsJson(h.endpoint, *logprobs, textOffset) : json::Value());
   choice.set("finish_reason", finishReason.empty() ? json::Value() : json::Value(finishReason));
+  if (promptLogprobs && !chat)
+    choice.set("prompt_logprobs", *promptLogprobs);
   json::Value choices = json::Value::array();
   choices.push(std::move(choice));
   o.set("choices", std::move(choices));
+  if (promptLogprobs && chat)
+    o.set("prompt_logprobs", *promptLogprobs);
   return json::write(o);
 }
 

@@ -14,7 +14,7 @@ import sys
 import numpy as np
 import onnxruntime as ort
 
-from serve_util import Server, check, failures, hf_reference
+from serve_util import Server, check, failures, hf_reference, read_stream
 
 
 def reference(session, ids):
@@ -110,9 +110,23 @@ def run(s, session, prompt):
     check(status == 200 and lps and lps[0] is None and len(lps) == r["usage"]["prompt_tokens"],
           f"chat: prompt_logprobs on the response, one per prompt token "
           f"({len(lps or [])} for {r.get('usage', {}).get('prompt_tokens')})")
+    # Streamed: a chunk carries them before the first token's text, equal
+    # to the whole response's.
+    c = s.conn()
+    c.request("POST", "/v1/completions", body=json.dumps(
+        {"model": "demo", "prompt": ids, "max_tokens": 3, "temperature": 0,
+         "prompt_logprobs": 5, "stream": True}), headers={"Content-Type": "application/json"})
+    events = read_stream(c.getresponse())
+    c.close()
+    chunks = [json.loads(e) for e in events if e != "[DONE]"]
+    first = [ch for ch in chunks if ch["choices"] and "prompt_logprobs" in ch["choices"][0]]
+    worst, same = compare(first[0]["choices"][0]["prompt_logprobs"] if first else [], ref, ids, 5)
+    check(len(first) == 1 and chunks.index(first[0]) == 0 and worst < 1e-3 and same and
+          "".join(ch["choices"][0]["text"] for ch in chunks if ch["choices"]) != "",
+          f"streamed: the first chunk carries the prompt logprobs (max |diff| {worst:.2e}), "
+          f"then the text")
     for body, words in (({"prompt_logprobs": 21}, "in [0, 20]"),
-                        ({"prompt_logprobs": -1}, "in [0, 20]"),
-                        ({"prompt_logprobs": 1, "stream": True}, "cannot be streamed")):
+                        ({"prompt_logprobs": -1}, "in [0, 20]")):
         status, r = post(s, "/v1/completions", dict({"model": "demo", "prompt": "x"}, **body))
         err = r.get("error", {})
         check(status == 400 and err.get("param") == "prompt_logprobs" and
