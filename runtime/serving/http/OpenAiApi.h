@@ -154,6 +154,14 @@ private:
   /// tool_choice required or named: the constraint that makes the reply
   /// the call (null when none applies; docs/serving.md "Tool calls").
   std::shared_ptr<structured::Grammar> forcedCallGrammar(const CompletionRequest &cr) const;
+  /// The request's constraint compiled (`out` null when it has none and no
+  /// forced call); false with `err` (a 400 naming the parameter) when it does
+  /// not compile (OpenAiConstraints.cpp).
+  bool outputGrammar(const CompletionRequest &cr, std::shared_ptr<structured::Grammar> &out,
+                     ApiError &err) const;
+  /// The compiled constraints over the tokenizer's vocabulary, made at the
+  /// first constrained request.
+  structured::GrammarCache &grammarCache() const;
   /// POST /tokenize and /detokenize (vLLM's), answered at once.
   void tokenize(HttpRequest &request, HttpExchange &ex, const Headers &extra);
   void detokenize(HttpRequest &request, HttpExchange &ex, const Headers &extra);
