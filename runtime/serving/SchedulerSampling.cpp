@@ -34,15 +34,27 @@ PromptLogprob promptLogprob(const float *row, int64_t vocab, int64_t token, int6
   for (int64_t k = 0; k < vocab; ++k)
     lp.rank += row[k] > row[token];
   if (top > 0) {
-    std::vector<int64_t> idx(static_cast<size_t>(vocab), 0);
-    for (int64_t k = 0; k < vocab; ++k)
-      idx[size_t(k)] = k;
-    const int64_t m = std::min(top, vocab);
-    std::partial_sort(idx.begin(), idx.begin() + m, idx.end(), [&](int64_t a, int64_t b) {
+    // The best `top` ids (higher logit first, then the lower id) in a heap
+    // of that size: one pass, no vocabulary-sized buffer per position.
+    const size_t m = size_t(std::min(top, vocab));
+    auto better = [&](int64_t a, int64_t b) {
       return row[a] > row[b] || (row[a] == row[b] && a < b);
-    });
-    for (int64_t k = 0; k < m; ++k)
-      lp.top.emplace_back(idx[size_t(k)], float(double(row[idx[size_t(k)]]) - lse));
+    };
+    std::vector<int64_t> heap; // the worst kept at the front
+    heap.reserve(m);
+    for (int64_t k = 0; k < vocab; ++k) {
+      if (heap.size() < m) {
+        heap.push_back(k);
+        std::push_heap(heap.begin(), heap.end(), better);
+      } else if (better(k, heap.front())) {
+        std::pop_heap(heap.begin(), heap.end(), better);
+        heap.back() = k;
+        std::push_heap(heap.begin(), heap.end(), better);
+      }
+    }
+    std::sort(heap.begin(), heap.end(), better);
+    for (int64_t id : heap)
+      lp.top.emplace_back(id, float(double(row[id]) - lse));
   }
   return lp;
 }
@@ -173,7 +185,7 @@ void SchedulerImpl::processToken(const SeqPtr &s, const float *row, std::vector<
   // token (allowed only on a match) ends the request as usual.
   bool grammarDone = false;
   if (s->req.grammar && !isStopToken) {
-    const int next = s->req.grammar->advance(s->grammarState, token);
+    const int next = s->req.grammar->advance(s->grammarState, token, &grammarDone);
     if (next < 0) {
       events.push_back(std::move(ev));
       finish(s, FinishReason::kError,
@@ -183,7 +195,6 @@ void SchedulerImpl::processToken(const SeqPtr &s, const float *row, std::vector<
       return;
     }
     s->grammarState = next;
-    grammarDone = s->req.grammar->complete(next);
   }
   sampler::StopDecision d;
   if (isStopToken && !s->req.includeStopStrInOutput) {

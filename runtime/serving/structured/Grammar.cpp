@@ -191,14 +191,19 @@ Status Grammar::resourceExhausted() const {
                          description_ + ")");
 }
 
-int Grammar::advance(int state, int64_t token) {
+int Grammar::advance(int state, int64_t token, bool *complete) {
   std::lock_guard<std::mutex> lock(mu_);
+  if (complete)
+    *complete = false;
   if (state < 0)
     return kDead;
   const std::string &b = vocab_->bytesOf(token);
   if (b.empty())
     return kDead;
-  return a_->walk(state, b);
+  const int next = a_->walk(state, b);
+  if (complete && next >= 0)
+    *complete = a_->complete(next);
+  return next;
 }
 
 bool Grammar::accepting(int state) {

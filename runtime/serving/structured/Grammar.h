@@ -76,8 +76,9 @@ public:
   /// the output is a match). Fails if the automaton outgrew its limit.
   Status maskRow(int state, int64_t remaining, const std::vector<int32_t> &stopIds,
                  const float *row, float *out);
-  /// The state after `token` (kDead if its bytes leave the language).
-  int advance(int state, int64_t token);
+  /// The state after `token` (kDead if its bytes leave the language); with
+  /// `complete`, whether that state is complete() (one lock for both).
+  int advance(int state, int64_t token, bool *complete = nullptr);
   bool accepting(int state);
   /// A match that no byte continues: the output is done.
   bool complete(int state);
