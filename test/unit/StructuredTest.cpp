@@ -7,6 +7,7 @@
 // is test/Serve/structured-output.test.
 //
 //===----------------------------------------------------------------------===//
+#include "ByteLevelChars.h"
 #include "runtime/serving/structured/Automaton.h"
 #include "runtime/serving/structured/Grammar.h"
 #include "runtime/serving/structured/JsonSchema.h"
@@ -282,18 +283,7 @@ TEST(StructuredJson, UnsupportedKeywordsAreNamedWithTheirPath) {
 // Token masks
 //===----------------------------------------------------------------------===//
 
-std::vector<std::string> byteChars() {
-  std::vector<std::string> out(256);
-  int n = 0;
-  for (int b = 0; b < 256; ++b) {
-    bool printable = (b >= 33 && b <= 126) || (b >= 161 && b <= 172) || b >= 174;
-    uint32_t cp = printable ? b : 256 + n++;
-    std::string s;
-    tok::unicode::appendUtf8(s, cp);
-    out[b] = s;
-  }
-  return out;
-}
+using accel::test::byteChars;
 
 /// A byte-level vocabulary: the 256 bytes (ids 0..255), `extra` (ids from
 /// 256, written as byte characters) and "</s>" (special) last.

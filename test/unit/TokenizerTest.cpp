@@ -5,6 +5,7 @@
 // the `tokenizers` package itself is test/tokenizer/check_tokenizer.py.
 //
 //===----------------------------------------------------------------------===//
+#include "ByteLevelChars.h"
 #include "runtime/serving/tokenizer/Regex.h"
 #include "runtime/serving/tokenizer/Split.h"
 #include "runtime/serving/tokenizer/Tokenizer.h"
@@ -189,19 +190,7 @@ TEST(TokenizerSplit, Behaviors) {
 // Tokenizers built from hand-written tokenizer.json
 //===----------------------------------------------------------------------===//
 
-/// GPT-2's byte -> character table, written out independently.
-std::vector<std::string> byteChars() {
-  std::vector<std::string> out(256);
-  int n = 0;
-  for (int b = 0; b < 256; ++b) {
-    bool printable = (b >= 33 && b <= 126) || (b >= 161 && b <= 172) || b >= 174;
-    uint32_t cp = printable ? b : 256 + n++;
-    std::string s;
-    unicode::appendUtf8(s, cp);
-    out[b] = s;
-  }
-  return out;
-}
+using accel::test::byteChars;
 
 /// A byte-level BPE: the 256 byte characters (ids 0..255), extra tokens
 /// (ids from 256) and merges, plus the given extra top-level members.
