@@ -64,10 +64,6 @@ std::error_code CompileError::convertToErrorCode() const {
 std::string accel::checkPrecisionForTarget(const std::string &precision,
                                            const std::string &target) {
   const accel::target::TargetDesc *t = accel::target::lookup(target);
-  if (precision == "int4-weight" && t && t->arch.rfind("sm_", 0) == 0)
-    return "-precision=int4-weight runs on the CPU only (the GPU backend has no 4-bit kernels "
-           "yet), and -target=" + target + " is a GPU; use -target=cpu, or -precision=" +
-           "int8-weight or fp8 on the GPU";
   if ((precision != "fp8" && precision != "w8a8-fp8") || !t || t->arch.rfind("sm_", 0) != 0)
     return "";
   const int sm = std::atoi(std::string(t->arch).c_str() + 3);

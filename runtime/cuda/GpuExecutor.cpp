@@ -5,6 +5,7 @@
 #include "runtime/cuda/GpuGraphs.h"
 #include "runtime/cuda/GpuProcessRank.h"
 #include "runtime/cuda/GpuSteps.h"
+#include "runtime/cuda/Int4Pack.h"
 #include "runtime/engine/MemoryBudget.h"
 #include "runtime/cuda/TpGpuExecutor.h"
 #include "runtime/cuda/kernels/KernelImage.h"
@@ -14,6 +15,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <map>
+#include <set>
 
 namespace accel::rt::engine {
 
@@ -200,35 +202,58 @@ GpuExecutor::create(std::shared_ptr<const plan::PlanFile> plan, const GpuExecuto
                     plan->path() + ": the plan's KV cache is " + kvd +
                         "; the GPU backend keeps f8E4M3FN or the compute dtype");
   }
-  // Quantised linears run on the GPU with per-channel or per-tensor scales:
-  // weight-only ones (accelc -precision=int8-weight|fp8, ONNX QDQ) with i8,
-  // f8E4M3FN or f8E5M2 weights, W8A8 ones (-precision=w8a8|w8a8-fp8) with
-  // i8 or f8E4M3FN; zero points, per-group scales and 4-bit weights run on
-  // the CPU only (docs/precision.md).
+  // Quantised linears on the GPU: weight-only ones (accelc
+  // -precision=int8-weight|fp8|int4-weight, ONNX QDQ, MatMulNBits) with i8,
+  // f8E4M3FN or f8E5M2 weights and per-channel or per-tensor scales, or i4/u4
+  // weights (packed at load, GemvInt4.cu) with those or per-group scales of
+  // a multiple of 64 columns and optional zero points; W8A8 ones
+  // (-precision=w8a8|w8a8-fp8) with i8 or f8E4M3FN (docs/precision.md).
+  std::set<int32_t> packedInt4; // the 4-bit weights, packed at upload
   for (const pb::Step &step : plan->schedule().steps()) {
     if (step.kind() != pb::GEMM || step.inputs_size() <= 3 || step.inputs(3) < 0)
       continue;
     bool dynamicX = false;
-    for (const pb::Attribute &a : step.attributes())
+    int64_t group = 0;
+    for (const pb::Attribute &a : step.attributes()) {
       dynamicX |= a.name() == "input_quant" && a.s() != "none";
+      if (a.name() == "group_size")
+        group = a.i();
+    }
     const bool w8a8 = (step.inputs_size() > 5 && step.inputs(5) >= 0) || dynamicX;
-    const std::string &wt = plan->schedule().values(step.inputs(1)).dtype();
+    const pb::Value &wv = plan->schedule().values(step.inputs(1));
+    const std::string &wt = wv.dtype();
     // W8A8 (-precision=w8a8 / w8a8-fp8): i8 or f8E4M3FN tensor-core GEMMs.
     if (w8a8 && wt != "i8" && wt != "f8E4M3FN")
       return Status(StatusCode::kUnimplemented,
                     plan->path() + ": a linear of the plan quantises its activations to go with " +
                         wt + " weights; the GPU runs W8A8 with i8 or f8E4M3FN weights. Run the "
                              "plan with -target=cpu");
-    bool grouped = false;
-    for (const pb::Attribute &a : step.attributes())
-      grouped |= a.name() == "group_size" && a.i() > 0;
     const bool zeroPoint = step.inputs_size() > 4 && step.inputs(4) >= 0;
-    if (zeroPoint || grouped || (wt != "i8" && wt != "f8E4M3FN" && wt != "f8E5M2"))
+    const bool fourBit = wt == "i4" || wt == "ui4";
+    if (fourBit && !w8a8) {
+      const int64_t k = wv.shape_size() == 2 ? wv.shape(1) : -1;
+      if (group > 0 && (group % 64 != 0 || k % group != 0))
+        return Status(StatusCode::kUnimplemented,
+                      plan->path() + ": a 4-bit linear of the plan has groups of " +
+                          std::to_string(group) + " columns (K = " + std::to_string(k) +
+                          "); the GPU runs groups of a multiple of 64 that divides K. Run the "
+                          "plan with -target=cpu");
+      if (k % 2 != 0)
+        return Status(StatusCode::kUnimplemented,
+                      plan->path() + ": a 4-bit linear of the plan has an odd K (" +
+                          std::to_string(k) + "); the GPU needs an even one. Run the plan with "
+                                              "-target=cpu");
+      if (wv.is_constant())
+        packedInt4.insert(step.inputs(1));
+      continue;
+    }
+    if (zeroPoint || group > 0 || (wt != "i8" && wt != "f8E4M3FN" && wt != "f8E5M2"))
       return Status(StatusCode::kUnimplemented,
                     plan->path() + ": a quantised linear of the plan (" + wt + " weight" +
-                        (zeroPoint ? ", zero point" : "") + (grouped ? ", per-group scales" : "") +
+                        (zeroPoint ? ", zero point" : "") + (group > 0 ? ", per-group scales" : "") +
                         ") has no GPU kernel; the GPU runs i8, f8E4M3FN and f8E5M2 weights with "
-                        "per-channel or per-tensor scales. Run the plan with -target=cpu");
+                        "per-channel or per-tensor scales, and i4/ui4 ones with zero points and "
+                        "groups too. Run the plan with -target=cpu");
   }
   std::unique_ptr<GpuExecutor> ex(new GpuExecutor());
   ex->impl_ = std::make_unique<GpuExecutorImpl>();
@@ -285,6 +310,21 @@ GpuExecutor::create(std::shared_ptr<const plan::PlanFile> plan, const GpuExecuto
     const DType stored = im.constants[size_t(id)].host.dtype();
     if (!isFloat(stored) || stored == DType::kF8E4M3FN || stored == DType::kF8E5M2)
       want = std::nullopt;
+    if (packedInt4.count(id)) {
+      // A 4-bit weight: packed two values per byte (Int4Layout.h).
+      GpuValue &c = im.constants[size_t(id)];
+      StatusOr<std::vector<uint8_t>> packed = gpu::packInt4(c.host);
+      if (!packed)
+        return Status(packed.status().code(), plan->path() + ": value " + std::to_string(id) +
+                                                  ": " + packed.status().message());
+      ACCEL_RT_ASSIGN_OR_RETURN(c.dev, up.empty(DType::kU8, {int64_t(packed->size())}));
+      ACCEL_RT_RETURN_IF_ERROR(im.gpu->upload(c.dev.ptr, packed->data(), packed->size()));
+      c.dev.dtype = c.host.dtype();
+      c.dev.shape = c.host.shape();
+      c.dev.packedInt4 = true;
+      c.dev.constant = true;
+      continue;
+    }
     ACCEL_RT_RETURN_IF_ERROR(up.toDevice(im.constants[size_t(id)], want).status());
     im.constants[size_t(id)].dev.constant = true;
   }

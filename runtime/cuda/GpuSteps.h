@@ -36,6 +36,9 @@ struct DeviceTensor {
   /// so a kernel launched dependently may read it before its
   /// griddepcontrol.wait (the GEMVs' first weight loads).
   bool constant = false;
+  /// An i4/u4 weight [N, K] in the packed layout of kernels/Int4Layout.h
+  /// (GpuExecutor packs them at load; only GemvInt4.cu's kernels read it).
+  bool packedInt4 = false;
 
   bool defined() const { return mem != nullptr; }
   int64_t rank() const { return int64_t(shape.size()); }

@@ -13,7 +13,9 @@
 //   accel-gpu-gemv-tests            the tests
 //   accel-gpu-gemv-tests --bench    HBM bandwidth of the Llama-3-8B decode
 //                                   shapes (weight bytes read / time) for
-//                                   every split-K, and the chosen one
+//                                   every split-K, and the chosen one; the
+//                                   int4 GEMMs (GemvInt4Test.cpp) at 1 and
+//                                   16 rows
 //
 //===----------------------------------------------------------------------===//
 #include "GpuTestContext.h"
@@ -265,6 +267,8 @@ template <typename Once> double secondsPerLaunch(GpuContext &gpu, Once once) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / reps;
 }
 
+void benchInt4(GpuContext &gpu); // GemvInt4Test.cpp
+
 int main(int argc, char **argv) {
   bool bench = false;
   for (int i = 1; i < argc; ++i)
@@ -345,5 +349,6 @@ int main(int argc, char **argv) {
       std::printf("gemv w8a8 %-4s n %6lld k %5lld ks %d: %8.2f us, %6.2f TB/s of weights\n", wt,
                   (long long)n, (long long)k, shape.ks, s8 * 1e6, double(n * k) / s8 / 1e12);
     }
+  benchInt4(*gpu);
   return 0;
 }

@@ -428,6 +428,55 @@ std::string quantPlan() {
   return finish(b, ids, logitsStep(b, s2, h));
 }
 
+/// 4-bit weights (accelc -precision=int4-weight, ONNX QDQ int4,
+/// MatMulNBits), packed at load for GemvInt4.cu: an i4 weight with scales
+/// per group of 64 and i4 zero points, a ui4 one with per-channel scales,
+/// ui4 zero points and a bias, an i4 one with one scale (K = 64 and 128),
+/// on the residual stream.
+std::string int4Plan() {
+  PlanBuilder b;
+  const int64_t h = 64, f = 128;
+  int32_t ids = b.value("i64", {-1});
+  int32_t x = embed(b, ids, h);
+  auto linear = [&](int32_t in, int64_t k, int64_t n, bool u4, int64_t group, bool zp,
+                    bool perTensor, bool bias, float phase) {
+    const int lo = u4 ? 0 : -8;
+    std::string raw(size_t(n * k), '\0');
+    for (int64_t i = 0; i < n * k; ++i)
+      raw[size_t(i)] = char(lo + int((std::sin(0.37f * float(i) + phase) + 1.0f) * 7.99f));
+    int32_t w = b.constantBytes(u4 ? "ui4" : "i4", {n, k}, raw);
+    const int64_t groups = group > 0 ? k / group : 1;
+    int32_t sc = perTensor ? b.constant({}, {0.013f})
+                 : group > 0 ? b.constant({n, groups}, wave(size_t(n * groups), 0.7f, phase, 0.01f))
+                             : b.constant({n}, wave(size_t(n), 0.7f, phase, 0.01f));
+    int32_t z = -1;
+    if (zp) {
+      std::string zr(size_t(n * groups), '\0');
+      for (int64_t i = 0; i < n * groups; ++i)
+        zr[size_t(i)] = char(lo + int(i * 5 % 16));
+      z = group > 0 ? b.constantBytes(u4 ? "ui4" : "i4", {n, groups}, zr)
+                    : b.constantBytes(u4 ? "ui4" : "i4", {n}, zr);
+    }
+    int32_t bv = bias ? b.constant({n}, wave(size_t(n), 0.9f, phase, 0.2f)) : -1;
+    int32_t y = b.value("f32", {-1, n});
+    auto &s = b.step(pb::GEMM, {in, w, bv, sc, z}, {y});
+    PlanBuilder::attr(s, "out_dtype", "f32");
+    PlanBuilder::attr(s, "granularity",
+                      group > 0 ? "per_group" : perTensor ? "per_tensor" : "per_channel");
+    if (group > 0)
+      PlanBuilder::attr(s, "group_size", group);
+    return y;
+  };
+  int32_t u = linear(x, h, f, false, 64, true, false, false, 0.1f); // i4, groups, zero points
+  int32_t v = linear(u, f, h, true, 0, true, false, true, 0.5f);    // ui4, per channel, bias
+  int32_t s1 = b.value("f32", {-1, h});
+  b.step(pb::RESIDUAL_ADD, {x, v}, {s1});
+  int32_t w2 = linear(s1, h, h, false, 0, false, true, false, 0.9f); // i4, one scale
+  int32_t s2 = b.value("f32", {-1, h});
+  b.step(pb::RESIDUAL_ADD, {s1, w2}, {s2});
+  return finish(b, ids, logitsStep(b, s2, h));
+}
+
 /// W8A8 linears (accelc -precision=w8a8 / w8a8-fp8): i8 and f8E4M3FN
 /// weights with per-channel scales, x quantised with a static scale (the
 /// sixth operand; the first one's is below max |x|, so i8 clamps and e4m3
@@ -547,7 +596,7 @@ std::vector<Seq> raggedBatch(size_t scale = 1) {
 // The hand-built plans themselves, on the CPU backend alone (no GPU needed).
 TEST(GpuExecutor, HandBuiltPlansRunOnCpu) {
   for (const std::string &plan : {normsPlan(), activationsPlan(), rotaryPlan(), attentionPlan(16),
-                                  attentionPlan(160), qkvRotaryPlan(), quantPlan(), w8a8Plan(),
+                                  attentionPlan(160), qkvRotaryPlan(), quantPlan(), w8a8Plan(), int4Plan(),
                                   attentionPlan(128, 8, 2, 64, true), qkvRotaryPlan(16, 4, 2, 64, true),
                                   fp8ExactPlan(128, 8, 2), fp8ExactPlan(128, 8, 2, true),
                                   qkvRotaryPlan(16, 4, 2, 64, true, true), onnxPlan()})
@@ -605,6 +654,30 @@ TEST(GpuExecutor, QuantisedLinearsMatchCpu) {
   one[0].chunks = {1}; // token by token: one row per step
   EXPECT_LE(compareBackends(quantPlan(), DType::kF16, one), 3e-2);
   EXPECT_LE(compareBackends(quantPlan(), DType::kBF16, one), 0.1);
+}
+
+// 4-bit weights: up to 64 rows run gemm_w4_* on tensor cores (bf16/f16),
+// more rows (raggedBatch(8)'s prefills) and f32 dequantise for cuBLASLt;
+// decode steps of one sequence take the one-tile kernel; CUDA graphs
+// replay it.
+TEST(GpuExecutor, Int4LinearsMatchCpu) {
+  REQUIRE_GPU();
+  EXPECT_LE(compareBackends(int4Plan(), DType::kF32, raggedBatch()), 1e-5);
+  EXPECT_LE(compareBackends(int4Plan(), DType::kF16, raggedBatch()), 3e-2);
+  EXPECT_LE(compareBackends(int4Plan(), DType::kBF16, raggedBatch()), 0.1);
+  EXPECT_LE(compareBackends(int4Plan(), DType::kBF16, raggedBatch(8)), 0.1);
+  std::vector<Seq> one = {raggedBatch()[0]};
+  one[0].chunks = {1}; // token by token: one row per step
+  EXPECT_LE(compareBackends(int4Plan(), DType::kF16, one), 3e-2);
+  EXPECT_LE(compareBackends(int4Plan(), DType::kBF16, one), 0.1);
+  for (int64_t batch : {1, 3}) {
+    GraphRun r = compareGraphDecode(int4Plan(), DType::kBF16, batch,
+                                    [](int64_t i) { return 5 + 3 * i; }, 6);
+    EXPECT_EQ(r.off, "") << batch;
+    EXPECT_GE(r.graphs, 1u) << batch;
+    EXPECT_LE(r.graphVsEager, 1e-6) << batch;
+    EXPECT_LE(r.graphVsCpu, 0.1) << batch;
+  }
 }
 
 // W8A8: ragged prefill batches go through cuBLASLt's i8 (IMMA) and FP8

@@ -114,9 +114,10 @@ StatusOr<Tensor> quantLinear(const Tensor &x, const Tensor &weight, const Tensor
   ACCEL_RT_RETURN_IF_ERROR(requireRank(op, "x", x, 2));
   ACCEL_RT_RETURN_IF_ERROR(requireRank(op, "weight", weight, 2));
   const DType wt = weight.dtype();
-  if (wt != DType::kI8 && wt != DType::kI4 && wt != DType::kF8E4M3FN && wt != DType::kF8E5M2)
+  if (wt != DType::kI8 && wt != DType::kI4 && wt != DType::kU4 && wt != DType::kF8E4M3FN &&
+      wt != DType::kF8E5M2)
     return opUnimplemented(op, "weight " + weight.describe() +
-                                   " with a scale: the CPU backend dequantises i8, i4, "
+                                   " with a scale: the CPU backend dequantises i8, i4, ui4, "
                                    "f8E4M3FN and f8E5M2 weights");
   const int64_t t = x.dim(0), in = x.dim(1), out = weight.dim(0);
   if (weight.dim(1) != in)
@@ -126,8 +127,8 @@ StatusOr<Tensor> quantLinear(const Tensor &x, const Tensor &weight, const Tensor
     return opError(op, "group size " + std::to_string(groupSize) + " is negative");
   ACCEL_RT_ASSIGN_OR_RETURN(QuantLayout l, layoutOf(op, "weight scale", scale, out, in, groupSize));
   if (zeroPoint) {
-    if (wt != DType::kI8 && wt != DType::kI4)
-      return opError(op, "a zero point needs an i8 or i4 weight, got " + weight.describe());
+    if (wt != DType::kI8 && wt != DType::kI4 && wt != DType::kU4)
+      return opError(op, "a zero point needs an i8, i4 or ui4 weight, got " + weight.describe());
     if (zeroPoint->dtype() != wt)
       return opError(op, "zero point " + zeroPoint->describe() + " must be " + dtypeName(wt) +
                              " like the weight");
@@ -147,7 +148,7 @@ StatusOr<Tensor> quantLinear(const Tensor &x, const Tensor &weight, const Tensor
                      wt == DType::kI8 ? WeightFormat::kI8 : WeightFormat::kF8E4M3FN, in,
                      sf.data<float>(), l.perChannel, 0.0f, ys, out);
     } else {
-      // i4 (stored one value per byte), f8E5M2, zero points, groups.
+      // i4/ui4 (stored one value per byte), f8E5M2, zero points, groups.
       const Tensor wf = weight.toF32();
       Tensor zf;
       if (zeroPoint)

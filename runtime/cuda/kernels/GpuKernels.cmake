@@ -22,6 +22,9 @@ set(ACCEL_GPU_KERNEL_SOURCES
   ${CMAKE_CURRENT_SOURCE_DIR}/cuda/kernels/FlashPrefill.cu
   ${CMAKE_CURRENT_SOURCE_DIR}/cuda/kernels/Gemv.cu
   ${CMAKE_CURRENT_SOURCE_DIR}/cuda/kernels/GemvShape.h
+  ${CMAKE_CURRENT_SOURCE_DIR}/cuda/kernels/GemvInt4.cu
+  ${CMAKE_CURRENT_SOURCE_DIR}/cuda/kernels/Int4Layout.h
+  ${CMAKE_CURRENT_SOURCE_DIR}/cuda/kernels/Mma.cuh
   ${CMAKE_CURRENT_SOURCE_DIR}/cuda/kernels/KVCache.cu
   ${CMAKE_CURRENT_SOURCE_DIR}/cuda/kernels/Moe.cu
   ${CMAKE_CURRENT_SOURCE_DIR}/cuda/kernels/MoeShape.h
@@ -65,6 +68,7 @@ add_library(accel_gpu STATIC
   cuda/GpuPlanKernels.cpp
   cuda/GpuGraphs.cpp
   cuda/GpuSteps.cpp
+  cuda/Int4Pack.cpp
   cuda/ops/Attention.cpp
   cuda/ops/Collectives.cpp
   cuda/ops/Embedding.cpp

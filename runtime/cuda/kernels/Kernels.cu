@@ -13,6 +13,7 @@
 #include "runtime/cuda/kernels/Embedding.cu"
 #include "runtime/cuda/kernels/FlashPrefill.cu"
 #include "runtime/cuda/kernels/Gemv.cu"
+#include "runtime/cuda/kernels/GemvInt4.cu"
 #include "runtime/cuda/kernels/KVCache.cu"
 #include "runtime/cuda/kernels/Moe.cu"
 #include "runtime/cuda/kernels/Norm.cu"

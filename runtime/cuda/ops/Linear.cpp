@@ -9,6 +9,7 @@
 #include "runtime/cpu/transformer/TransformerKernels.h"
 #include "runtime/cuda/GpuPlanKernels.h"
 #include "runtime/cuda/kernels/GemvShape.h"
+#include "runtime/cuda/kernels/Int4Layout.h"
 
 namespace accel::rt::engine::ops {
 
@@ -156,6 +157,83 @@ StatusOr<DeviceTensor> quantGemm(GpuRunState &st, const DeviceTensor &x, const D
   return gemm(st, x, wd, outType, out);
 }
 
+/// y [.., N] = x [.., K] @ ((w - off) * scale)^T for a 4-bit weight (i4 or
+/// u4 [N, K], packed at load: Int4Layout.h) with f32 scales per group of
+/// `group` columns ([N, K / group]), per channel ([N]) or per tensor, and
+/// optional zero points of the weight's type laid out as the scales (off =
+/// zeroPoint - qmin, or -qmin without). Up to kW4MaxRows rows of bf16/f16 x
+/// run GemvInt4.cu's tensor-core kernel; more rows (prefill), and f32 x,
+/// dequantise w into a scratch buffer for cuBLASLt.
+StatusOr<DeviceTensor> int4Gemm(GpuRunState &st, const DeviceTensor &x, const DeviceTensor &w,
+                                const DeviceTensor &scale, const DeviceTensor *zp, int64_t group,
+                                DType outType, int out = -1) {
+  if (!w.packedInt4 || w.rank() != 2)
+    return Status(StatusCode::kInternal,
+                  "the 4-bit weight " + w.describe() + " was not packed at load");
+  if (x.rank() < 1 || x.dim(-1) != w.dim(1))
+    return badInput("x " + x.describe() + " and the 4-bit weight " + w.describe() +
+                    " disagree on K");
+  const int64_t n = w.dim(0), k = w.dim(1);
+  const kernels::W4Layout layout = kernels::w4Layout(n, k);
+  int64_t scaleRow = 0, groupChunks = std::max<int64_t>(layout.chunks, 1);
+  const int64_t scales = scale.numElements();
+  if (group > 0) {
+    if (group % kernels::kW4Chunk != 0 || k % group != 0)
+      return Status(StatusCode::kUnimplemented,
+                    "the GPU runs 4-bit groups of a multiple of 64 columns that divides K; the "
+                    "weight " + w.describe() + " has groups of " + std::to_string(group));
+    if (scales != n * (k / group))
+      return badInput("the weight scale " + scale.describe() + " must be [" + std::to_string(n) +
+                      ", " + std::to_string(k / group) + "] (per group of " +
+                      std::to_string(group) + ")");
+    scaleRow = k / group;
+    groupChunks = group / kernels::kW4Chunk;
+  } else if (scales == n && n != 1) {
+    scaleRow = 1;
+  } else if (scales != 1) {
+    return badInput("the weight scale " + scale.describe() + " must have one entry per output (" +
+                    std::to_string(n) + ") or one in all");
+  }
+  if (zp && (zp->dtype != w.dtype || zp->numElements() != scales))
+    return badInput("the zero point " + zp->describe() + " must be " + dtypeName(w.dtype) +
+                    " with one entry per scale (" + std::to_string(scales) + ")");
+  const int qmin = w.dtype == DType::kI4 ? -8 : 0;
+  const CuDevicePtr zpPtr = zp ? zp->ptr : CuDevicePtr(0);
+  auto [rows, kx] = rowsCols(x);
+  const int nt = kernels::w4Tiles(rows);
+  if (nt && (x.dtype == DType::kBF16 || x.dtype == DType::kF16) && outType == x.dtype &&
+      x.ptr % 4 == 0) {
+    Shape shape = x.shape;
+    shape.back() = n;
+    ACCEL_RT_ASSIGN_OR_RETURN(DeviceTensor y, out >= 0 ? st.output(size_t(out), outType, shape)
+                                                        : st.empty(outType, shape));
+    ACCEL_RT_ASSIGN_OR_RETURN(CuFunction fn,
+                              st.gpu->function(std::string("gemm_w4_") + gpuDTypeSuffix(x.dtype) +
+                                               "_nt" + std::to_string(nt)));
+    const kernels::W4Shape sh = kernels::w4Shape(n, k);
+    const Dim3 grid{sh.blocks, 1, 1}, block{unsigned(kernels::kW4Warps * 32), 1, 1};
+    const bool constant = w.constant && scale.constant && (!zp || zp->constant);
+    if (constant)
+      ACCEL_RT_RETURN_IF_ERROR(st.gpu->launchDependent(fn, grid, block, 0, x.ptr, w.ptr,
+                                                       scale.ptr, zpPtr, qmin, y.ptr, i64(rows),
+                                                       i64(n), i64(k), i64(scaleRow),
+                                                       i64(groupChunks), int(sh.ks)));
+    else
+      ACCEL_RT_RETURN_IF_ERROR(st.gpu->launch(fn, grid, block, 0, x.ptr, w.ptr, scale.ptr, zpPtr,
+                                              qmin, y.ptr, i64(rows), i64(n), i64(k),
+                                              i64(scaleRow), i64(groupChunks), int(sh.ks)));
+    return y;
+  }
+  ACCEL_RT_ASSIGN_OR_RETURN(DeviceTensor wd, st.empty(x.dtype, {n, k}));
+  ACCEL_RT_ASSIGN_OR_RETURN(CuFunction dq, st.gpu->function(std::string("dequantize_w4_") +
+                                                            gpuDTypeSuffix(x.dtype)));
+  if (n * k)
+    ACCEL_RT_RETURN_IF_ERROR(st.gpu->launch(dq, strideGrid(n * k), Dim3{256, 1, 1}, 0, w.ptr,
+                                            scale.ptr, zpPtr, qmin, wd.ptr, i64(n), i64(k),
+                                            i64(scaleRow), i64(groupChunks)));
+  return gemm(st, x, wd, outType, out);
+}
+
 /// W8A8 (accelc -precision=w8a8 / w8a8-fp8): y [.., N] = (q(x) [.., K] @
 /// w [N, K]^T) * xs * scale, w i8 or f8E4M3FN with per-channel or per-tensor
 /// f32 scales, x quantised to w's type here (QuantizeActivations.cu) with
@@ -295,9 +373,10 @@ StatusOr<GpuKernel> prepareGemm(const GpuPrepareContext &ctx, const pb::Step &st
       act = int(*k);
     }
     // A weight-only quantised weight (operand 3: its scale) stays in its
-    // 8-bit type on the device; zero points and per-group scales are
-    // refused by GpuExecutor::create.
+    // 8-bit type on the device, or packed (4-bit: GpuExecutor::create packs
+    // it, with optional zero points, operand 4, and per-group scales).
     const bool quantised = step.inputs_size() > 3 && step.inputs(3) >= 0;
+    ACCEL_RT_ASSIGN_OR_RETURN(int64_t group, a.i("group_size", 0));
     // W8A8: a static input scale (operand 5) or dynamic per-token scales.
     ACCEL_RT_ASSIGN_OR_RETURN(std::string inputQuant, a.s("input_quant", std::string("none")));
     if (inputQuant != "none" && inputQuant != "dynamic_per_token")
@@ -308,7 +387,7 @@ StatusOr<GpuKernel> prepareGemm(const GpuPrepareContext &ctx, const pb::Step &st
       return invalid("a W8A8 gemm needs a weight scale and either an input scale or "
                      "input_quant = dynamic_per_token");
     const int64_t outerScalesMinRows = ctx.fp8OuterScalesMinRows;
-    return one([cdt, act, quantised, w8a8, outerScalesMinRows](
+    return one([cdt, act, quantised, w8a8, outerScalesMinRows, group](
                    GpuRunState &st, Inputs &in) -> StatusOr<DeviceTensor> {
       ACCEL_RT_ASSIGN_OR_RETURN(DeviceTensor x, st.toDevice(*in[0], cdt));
       DeviceTensor y;
@@ -325,7 +404,16 @@ StatusOr<GpuKernel> prepareGemm(const GpuPrepareContext &ctx, const pb::Step &st
       } else if (quantised) {
         ACCEL_RT_ASSIGN_OR_RETURN(DeviceTensor w, st.toDevice(*in[1]));
         ACCEL_RT_ASSIGN_OR_RETURN(DeviceTensor scale, st.toDevice(*in[3], DType::kF32));
-        ACCEL_RT_ASSIGN_OR_RETURN(y, quantGemm(st, x, w, scale, cdt, /*out=*/0));
+        if (w.packedInt4) {
+          DeviceTensor zp;
+          if (GpuValue *z = at(in, 4)) {
+            ACCEL_RT_ASSIGN_OR_RETURN(zp, st.toDevice(*z));
+          }
+          ACCEL_RT_ASSIGN_OR_RETURN(
+              y, int4Gemm(st, x, w, scale, zp.defined() ? &zp : nullptr, group, cdt, /*out=*/0));
+        } else {
+          ACCEL_RT_ASSIGN_OR_RETURN(y, quantGemm(st, x, w, scale, cdt, /*out=*/0));
+        }
       } else {
         ACCEL_RT_ASSIGN_OR_RETURN(DeviceTensor w, st.toDevice(*in[1], cdt));
         ACCEL_RT_ASSIGN_OR_RETURN(y, gemm(st, x, w, cdt, /*out=*/0));

@@ -1,0 +1,269 @@
+//===- GemvInt4Test.cpp - GemvInt4.cu's 4-bit GEMMs against a CPU product ===//
+//
+// gemm_w4_<T>_nt<NT> and dequantize_w4_<T> (runtime/cuda/kernels/GemvInt4.cu)
+// on weights packed by runtime/cuda/Int4Pack.cpp, against a double-precision
+// CPU product of the unpacked values: i4 and u4, with and without zero
+// points, groups of 64 and 128, per channel and per tensor; 1 to 64 rows of
+// x (every n-tile count, rows that fill none of them); N not a multiple of
+// 16, K of one chunk and not a multiple of 64 chunks; every split-K. Rows
+// of y past M and columns past N must stay untouched (NaN sentinels).
+//
+// Label `gpu`: without a GPU every test reports SKIPPED. The benchmark runs
+// from accel-gpu-gemv-tests --bench (benchInt4).
+//
+//===----------------------------------------------------------------------===//
+#include "GpuTestContext.h"
+#include "core/Tensor.h"
+#include "runtime/cuda/Int4Pack.h"
+#include "runtime/cuda/kernels/Int4Layout.h"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <random>
+
+using namespace accel::rt;
+using gpu::GpuContext;
+
+namespace {
+
+namespace kn = accel::rt::kernels;
+using i64 = long long;
+
+struct W4Case {
+  int64_t m, n, k;
+  DType dtype;      // x and y: bf16 or f16
+  DType wtype;      // i4 or u4
+  int64_t group;    // 0: per channel (or per tensor with perTensor)
+  bool zeroPoint;
+  bool perTensor = false;
+  int ks = 0;       // 0: w4Shape's choice
+};
+
+Tensor randomInt4(DType dt, int64_t n, int64_t k, std::mt19937 &rng) {
+  const int lo = dt == DType::kI4 ? -8 : 0;
+  std::uniform_int_distribution<int> d(lo, lo + 15);
+  Tensor t = *Tensor::allocate(dt, {n, k});
+  for (int64_t i = 0; i < n * k; ++i)
+    static_cast<int8_t *>(t.rawData())[i] = int8_t(d(rng));
+  return t;
+}
+
+int valueAt(const Tensor &t, int64_t i) {
+  return t.dtype() == DType::kI4 ? int(static_cast<const int8_t *>(t.rawData())[i])
+                                 : int(static_cast<const uint8_t *>(t.rawData())[i]);
+}
+
+struct Uploaded {
+  gpu::DeviceBuffer w, scale, zp;
+  int64_t scaleRow = 0, groupChunks = 1, scales = 1;
+};
+
+/// The weight's packed bytes, scales and zero points on the device, and the
+/// f64 dequantised weight for the reference.
+Uploaded upload(GpuContext &gpu, const W4Case &c, const Tensor &w, const std::vector<float> &scale,
+                const Tensor *zp) {
+  Uploaded u;
+  const kn::W4Layout l = kn::w4Layout(c.n, c.k);
+  std::vector<uint8_t> packed = *gpu::packInt4(w);
+  u.w = *gpu.allocate(packed.size());
+  EXPECT_TRUE(gpu.upload(u.w->ptr, packed.data(), packed.size()).isOk());
+  u.scale = *gpu.allocate(scale.size() * 4);
+  EXPECT_TRUE(gpu.upload(u.scale->ptr, scale.data(), scale.size() * 4).isOk());
+  if (zp) {
+    u.zp = *gpu.allocate(size_t(zp->numElements()));
+    EXPECT_TRUE(gpu.upload(u.zp->ptr, zp->rawData(), size_t(zp->numElements())).isOk());
+  }
+  u.scaleRow = c.group > 0 ? c.k / c.group : (c.perTensor ? 0 : 1);
+  u.groupChunks = c.group > 0 ? c.group / kn::kW4Chunk : std::max<int64_t>(l.chunks, 1);
+  return u;
+}
+
+/// Runs one case of the mma kernel; the worst |got - ref| / (sum |x w| +
+/// tiny), +inf when a sentinel was overwritten or a call failed.
+double runW4(GpuContext &gpu, const W4Case &c, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> nd(0.0f, 1.0f);
+  const int64_t groups = c.group > 0 ? c.k / c.group : 1;
+  const int64_t scales = c.perTensor ? 1 : c.n * groups;
+  std::vector<float> xs(size_t(c.m * c.k));
+  std::vector<float> scale(static_cast<size_t>(scales));
+  for (float &v : xs)
+    v = nd(rng);
+  for (float &v : scale)
+    v = 0.002f + std::fabs(nd(rng)) * 0.01f;
+  Tensor xt = Tensor::fromVector<float>({c.m, c.k}, xs)->astype(c.dtype, false);
+  Tensor xr = xt.toF32();
+  Tensor w = randomInt4(c.wtype, c.n, c.k, rng);
+  Tensor zp = randomInt4(c.wtype, c.perTensor ? 1 : c.n, c.perTensor ? 1 : groups, rng);
+  const int qmin = c.wtype == DType::kI4 ? -8 : 0;
+  Uploaded u = upload(gpu, c, w, scale, c.zeroPoint ? &zp : nullptr);
+  // y has 3 extra rows past M (NaN) and is [M + 3, N]: rows past M and,
+  // by the kernel's indexing, nothing past N in a row may be written.
+  const int64_t yRows = c.m + 3;
+  Tensor sentinel =
+      Tensor::fromVector<float>({yRows, c.n},
+                                std::vector<float>(size_t(yRows * c.n),
+                                                   std::numeric_limits<float>::quiet_NaN()))
+          ->astype(c.dtype, false);
+  auto xb = gpu.allocate(xt.byteSize()), yb = gpu.allocate(sentinel.byteSize());
+  if (!xb || !yb)
+    return std::numeric_limits<double>::infinity();
+  EXPECT_TRUE(gpu.upload((*xb)->ptr, xt.rawData(), xt.byteSize()).isOk());
+  EXPECT_TRUE(gpu.upload((*yb)->ptr, sentinel.rawData(), sentinel.byteSize()).isOk());
+  const int nt = kn::w4Tiles(c.m);
+  const std::string name = std::string("gemm_w4_") + (c.dtype == DType::kBF16 ? "bf16" : "f16") +
+                           "_nt" + std::to_string(nt);
+  StatusOr<gpu::CuFunction> fn = gpu.function(name);
+  EXPECT_TRUE(fn) << name << ": " << fn.status().message();
+  if (!fn)
+    return std::numeric_limits<double>::infinity();
+  const kn::W4Shape sh = kn::w4Shape(c.n, c.k, 4096, c.ks);
+  Status s = gpu.launchDependent(*fn, gpu::Dim3{sh.blocks, 1, 1},
+                                 gpu::Dim3{kn::kW4Warps * 32, 1, 1}, 0, (*xb)->ptr, u.w->ptr,
+                                 u.scale->ptr, c.zeroPoint ? u.zp->ptr : gpu::CuDevicePtr(0), qmin,
+                                 (*yb)->ptr, i64(c.m), i64(c.n), i64(c.k), i64(u.scaleRow),
+                                 i64(u.groupChunks), int(sh.ks));
+  EXPECT_TRUE(s.isOk()) << s.message();
+  Tensor y = *Tensor::allocate(c.dtype, {yRows, c.n});
+  EXPECT_TRUE(gpu.download(y.rawData(), (*yb)->ptr, y.byteSize()).isOk());
+  Tensor yf = y.toF32();
+  const float *got = yf.data<float>();
+  double worst = 0;
+  for (int64_t t = 0; t < c.m; ++t)
+    for (int64_t j = 0; j < c.n; ++j) {
+      double ref = 0, mag = 0;
+      for (int64_t q = 0; q < c.k; ++q) {
+        const int64_t si = c.perTensor ? 0 : j * groups + (c.group > 0 ? q / c.group : 0);
+        const int off = c.zeroPoint ? valueAt(zp, si) : 0;
+        const double p =
+            double(xr.data<float>()[t * c.k + q]) * (valueAt(w, j * c.k + q) - off) * scale[size_t(si)];
+        ref += p;
+        mag += std::fabs(p);
+      }
+      const float g = got[t * c.n + j];
+      if (!std::isfinite(g))
+        return std::numeric_limits<double>::infinity();
+      worst = std::max(worst, std::fabs(g - ref) / (mag + 1e-12));
+    }
+  for (int64_t e = c.m * c.n; e < yRows * c.n; ++e)
+    if (!std::isnan(got[e]))
+      return std::numeric_limits<double>::infinity(); // a row past M
+  return worst;
+}
+
+#define REQUIRE_GPU(var) ACCEL_REQUIRE_GPU_CONTEXT(var)
+
+} // namespace
+
+TEST(GemvInt4, MatchesDoubleReference) {
+  REQUIRE_GPU(gpu);
+  uint32_t seed = 1;
+  // bf16 output rounding is 2^-9 of |y| <= sum |x w|; f16 2^-12.
+  for (DType dt : {DType::kBF16, DType::kF16})
+    for (DType wt : {DType::kI4, DType::kU4})
+      for (int64_t m : {1, 3, 8, 9, 16, 17, 33, 64})
+        for (auto [n, k, group] : {std::tuple<int64_t, int64_t, int64_t>{40, 192, 64},
+                                   {16, 64, 0},
+                                   {100, 1024, 128},
+                                   {4096, 4096, 128}})
+          for (bool zpOn : {false, true}) {
+            if (n == 4096 && m != 1 && m != 16 && m != 64)
+              continue;
+            W4Case c{m, n, k, dt, wt, group, zpOn};
+            const double e = runW4(*gpu, c, seed++);
+            EXPECT_LE(e, dt == DType::kBF16 ? 4e-3 : 1e-3)
+                << "m " << m << " n " << n << " k " << k << " group " << group << " zp " << zpOn
+                << " " << dtypeName(dt) << " " << dtypeName(wt);
+          }
+}
+
+TEST(GemvInt4, EverySplitAndPerTensorScales) {
+  REQUIRE_GPU(gpu);
+  uint32_t seed = 1000;
+  for (int ks : {1, 2, 4, 8})
+    for (int64_t m : {1, 12, 40}) {
+      // 40 chunks: not a multiple of 4 (a round) nor of every split.
+      W4Case c{m, 48, 2560, DType::kBF16, DType::kI4, 128, true, false, ks};
+      EXPECT_LE(runW4(*gpu, c, seed++), 4e-3) << "ks " << ks << " m " << m;
+      W4Case pt{m, 48, 2560, DType::kBF16, DType::kU4, 0, true, true, ks};
+      EXPECT_LE(runW4(*gpu, pt, seed++), 4e-3) << "per tensor, ks " << ks << " m " << m;
+    }
+}
+
+TEST(GemvInt4, DequantizeIsExact) {
+  REQUIRE_GPU(gpu);
+  std::mt19937 rng(5);
+  const int64_t n = 37, k = 384, group = 128, groups = k / group;
+  Tensor w = randomInt4(DType::kI4, n, k, rng);
+  Tensor zp = randomInt4(DType::kI4, n, groups, rng);
+  std::vector<float> scale(size_t(n * groups));
+  for (float &v : scale)
+    v = 0.01f + float(rng() % 100) * 1e-4f;
+  W4Case c{1, n, k, DType::kF32, DType::kI4, group, true};
+  Uploaded u = upload(*gpu, c, w, scale, &zp);
+  auto out = *gpu->allocate(size_t(n * k * 4));
+  auto fn = gpu->function("dequantize_w4_f32");
+  ASSERT_TRUE(fn) << fn.status().message();
+  ASSERT_TRUE(gpu->launch(*fn, gpu::Dim3{64, 1, 1}, gpu::Dim3{256, 1, 1}, 0, u.w->ptr,
+                          u.scale->ptr, u.zp->ptr, -8, out->ptr, i64(n), i64(k), i64(u.scaleRow),
+                          i64(u.groupChunks))
+                  .isOk());
+  std::vector<float> got(size_t(n * k));
+  ASSERT_TRUE(gpu->download(got.data(), out->ptr, got.size() * 4).isOk());
+  for (int64_t r = 0; r < n; ++r)
+    for (int64_t q = 0; q < k; ++q) {
+      const int64_t si = r * groups + q / group;
+      const float want = float(valueAt(w, r * k + q) - valueAt(zp, si)) * scale[size_t(si)];
+      ASSERT_EQ(got[size_t(r * k + q)], want) << "[" << r << ", " << q << "]";
+    }
+}
+
+/// accel-gpu-gemv-tests --bench: the int4 GEMMs of the Llama-3-8B shapes at
+/// 1 and 16 rows, every split, and the weight bytes read per second.
+void benchInt4(GpuContext &gpu) {
+  const std::pair<int64_t, int64_t> shapes[] = {{6144, 4096}, {4096, 4096}, {28672, 4096},
+                                                {4096, 14336}};
+  for (int64_t m : {1, 16})
+    for (auto [n, k] : shapes)
+      for (int ks : {0, 1, 2, 4, 8}) {
+        const kn::W4Layout l = kn::w4Layout(n, k);
+        const int64_t bytes = l.bytes() + n * (k / 128) * 4;
+        const int copies = int(std::max<int64_t>(2, (512ll << 20) / bytes));
+        std::vector<gpu::DeviceBuffer> ws, ss;
+        for (int c = 0; c < copies; ++c) {
+          ws.push_back(*gpu.allocate(size_t(l.bytes())));
+          ss.push_back(*gpu.allocate(size_t(n * (k / 128) * 4)));
+          (void)gpu.zero(ws.back()->ptr, size_t(l.bytes()));
+          (void)gpu.zero(ss.back()->ptr, size_t(n * (k / 128) * 4));
+        }
+        gpu::DeviceBuffer x = *gpu.allocate(size_t(m * k * 2)), y = *gpu.allocate(size_t(m * n * 2));
+        (void)gpu.zero(x->ptr, size_t(m * k * 2));
+        gpu::CuFunction fn =
+            *gpu.function(std::string("gemm_w4_bf16_nt") + std::to_string(kn::w4Tiles(m)));
+        const kn::W4Shape sh = kn::w4Shape(n, k, 4096, ks);
+        auto once = [&](int i) {
+          (void)gpu.launch(fn, gpu::Dim3{sh.blocks, 1, 1}, gpu::Dim3{kn::kW4Warps * 32, 1, 1}, 0,
+                           x->ptr, ws[size_t(i % copies)]->ptr, ss[size_t(i % copies)]->ptr,
+                           gpu::CuDevicePtr(0), -8, y->ptr, i64(m), i64(n), i64(k),
+                           i64(k / 128), i64(2), int(sh.ks));
+        };
+        for (int i = 0; i < 10; ++i)
+          once(i);
+        (void)gpu.synchronize();
+        const int reps = 200;
+        auto t0 = std::chrono::steady_clock::now();
+        for (int i = 0; i < reps; ++i)
+          once(i);
+        (void)gpu.synchronize();
+        const double s =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / reps;
+        std::printf("gemm_w4 m %2lld n %6lld k %5lld ks %d%s: %8.2f us, %6.2f TB/s of weights "
+                    "and scales\n",
+                    (long long)m, (long long)n, (long long)k, sh.ks, ks ? "         " : " (chosen)",
+                    s * 1e6, double(bytes) / s / 1e12);
+      }
+}
