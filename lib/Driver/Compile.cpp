@@ -234,6 +234,7 @@ llvm::Error accel::compileToPlan(const CompileOptions &options) {
   precisionOptions.calibration = options.calibrationPath;
   precisionOptions.smoothQuantAlpha = options.smoothQuantAlpha;
   precisionOptions.smoothQuant = options.smoothQuant;
+  precisionOptions.int4ZeroPoints = options.int4ZeroPoints;
   if (std::string bad = checkPrecisionOptions(options.precision, precisionOptions); !bad.empty())
     return compileError(CompileErrorKind::InvalidArgument, bad);
   const bool w8a8 = options.precision == "w8a8" || options.precision == "w8a8-fp8";

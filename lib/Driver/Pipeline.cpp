@@ -63,6 +63,9 @@ std::string accel::checkPrecisionOptions(const std::string &mode,
   if (w8a8 && options.smoothQuantOnly && options.calibration.empty())
     return "-smoothquant-only migrates activation ranges calibrated on sample tokens: "
            "give them with -calibration <tokens.npy> (integer ids, [S] or [N, S])";
+  if (options.int4ZeroPoints && mode != "int4-weight")
+    return "-int4-zero-points makes int4 groups asymmetric: it needs -precision=int4-weight, "
+           "not " + mode;
   if (w8a8 && !(options.smoothQuantAlpha >= 0.0 && options.smoothQuantAlpha <= 1.0))
     return "-smoothquant-alpha must be in [0, 1], got " +
            std::to_string(options.smoothQuantAlpha);
@@ -138,8 +141,10 @@ LogicalResult accel::buildPrecisionPipeline(OpPassManager &pm, const std::string
     passes = "func.func(accel-quantize-weights{dtype=i8 granularity=per_channel},"
              "accel-narrow-weights{dtype=bf16})";
   else if (!beforeFusion && mode == "int4-weight")
-    passes = "func.func(accel-quantize-weights{dtype=i4 granularity=per_group group-size=128},"
-             "accel-narrow-weights{dtype=bf16})";
+    passes = std::string("func.func(accel-quantize-weights{dtype=i4 granularity=per_group "
+                         "group-size=128") +
+             (options.int4ZeroPoints ? " zero-points=true" : "") +
+             "},accel-narrow-weights{dtype=bf16})";
   else if (!beforeFusion && mode == "fp8")
     passes = "func.func(accel-quantize-weights{dtype=f8E4M3FN granularity=per_channel},"
              "accel-narrow-weights{dtype=bf16})";

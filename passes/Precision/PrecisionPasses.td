@@ -85,10 +85,16 @@ def QuantizeWeights : Pass<"accel-quantize-weights", "mlir::func::FuncOp"> {
 
     `dtype=i4 granularity=per_group` (`-precision=int4-weight`): one scale
     per output feature and group of `group-size` consecutive input features,
-    `scale[o, g] = max |w[o, g*G:(g+1)*G]| / 7`, values rounded to nearest
-    even and clamped to ±7, stored one per byte (the plan's i4 form); a
-    weight whose in_features `group-size` does not divide gets one group
-    per row (`per_channel`). A mixture of experts' weights stay float.
+    `scale[o, g] = r * max |w[o, g*G:(g+1)*G]| / 7`, values rounded to
+    nearest even and clamped to ±7, stored one per byte (the plan's i4
+    form); a weight whose in_features `group-size` does not divide gets one
+    group per row (`per_channel`). With `search-scales` (default) r is the
+    one of 1.0, 0.98, .., 0.70 whose rounded group has the least squared
+    error (clipping outliers); without it r = 1. `zero-points=true` makes
+    groups asymmetric: `scale = r * (max - min) / 15`, an i4 zero point
+    `zp = round(-r * min / scale) - 8` per group (laid out as the scales),
+    codes `clamp(round(w / scale) + zp, -8, 7)`. A mixture of experts'
+    weights stay float.
 
     Before:
 
@@ -114,6 +120,11 @@ def QuantizeWeights : Pass<"accel-quantize-weights", "mlir::func::FuncOp"> {
     Option<"groupSize", "group-size", "int64_t", /*default=*/"128",
            "per_group: input features per scale (a weight whose in_features it does not "
            "divide gets one group per row)">,
+    Option<"zeroPoints", "zero-points", "bool", /*default=*/"false",
+           "i4: an i4 zero point per group too (asymmetric, -8..7 over the group's range)">,
+    Option<"searchScales", "search-scales", "bool", /*default=*/"true",
+           "i4: each group's range is the shrinking of its extremes (1.0 down to 0.70) whose "
+           "rounded values have the least squared error">,
   ];
   let dependentDialects = ["accel::transformer::TransformerDialect",
                            "accel::onnx::OnnxDialect"];

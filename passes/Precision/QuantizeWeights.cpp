@@ -52,6 +52,85 @@ void rowAbsMax(const float *w, int64_t n, int64_t cols, float *out) {
   }
 }
 
+/// One group's int4 quantisation: value = (code - zeroPoint) * scale, codes
+/// -8..7 with a zero point, -7..7 (zero point 0) without.
+struct Int4Group {
+  float scale = 1.0f;
+  int8_t zeroPoint = 0;
+};
+
+/// round(w / scale) + zeroPoint clamped to [lo, 7], as a float: w times the
+/// inverse scale, rounded half to even by adding and taking away 1.5 * 2^23
+/// (|w / scale| stays below 16 here), so that the search's loop vectorises.
+/// The search and the written codes both use it.
+inline float int4CodeF(float w, float inv, float zp, float lo) {
+  float v = (w * inv + 12582912.0f) - 12582912.0f;
+  v += zp;
+  return v < lo ? lo : (v > 7.0f ? 7.0f : v);
+}
+
+int8_t int4Code(float w, const Int4Group &q, bool asym) {
+  return int8_t(int4CodeF(w, 1.0f / q.scale, float(q.zeroPoint), asym ? -8.0f : -7.0f));
+}
+
+/// The scale (and zero point, `asym`) of the `n` values at `w`: from their
+/// extremes (and 0), or (`search`) from the shrinking of them, 1.0 down to
+/// 0.70 in steps of 0.02, whose rounded values are closest in squared error
+/// (the first of equals, so 1.0 when nothing is gained).
+Int4Group fitInt4Group(const float *w, int64_t n, bool asym, bool search) {
+  float lo = 0.0f, hi = 0.0f;
+  for (int64_t i = 0; i < n; ++i) {
+    lo = std::min(lo, w[i]);
+    hi = std::max(hi, w[i]);
+  }
+  auto fit = [&](float shrink) {
+    Int4Group q;
+    if (asym) {
+      const float a = lo * shrink, b = hi * shrink;
+      if (b - a <= 0.0f)
+        return q; // all zero
+      q.scale = (b - a) / 15.0f;
+      q.zeroPoint = int8_t(std::max(-8.0f, std::min(7.0f, std::nearbyint(-a / q.scale) - 8.0f)));
+    } else {
+      const float m = std::max(-lo, hi) * shrink;
+      q.scale = m > 0.0f ? m / 7.0f : 1.0f;
+    }
+    return q;
+  };
+  auto error = [&](const Int4Group &q) {
+    const float inv = 1.0f / q.scale, s = q.scale, zp = float(q.zeroPoint);
+    const float low = asym ? -8.0f : -7.0f;
+    float acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8)
+      for (int j = 0; j < 8; ++j) {
+        const float d = w[i + j] - (int4CodeF(w[i + j], inv, zp, low) - zp) * s;
+        acc[j] += d * d;
+      }
+    double e = 0.0;
+    for (; i < n; ++i) {
+      const float d = w[i] - (int4CodeF(w[i], inv, zp, low) - zp) * s;
+      e += double(d) * d;
+    }
+    for (float a : acc)
+      e += a;
+    return e;
+  };
+  Int4Group best = fit(1.0f);
+  if (!search)
+    return best;
+  double bestErr = error(best);
+  for (int step = 1; step <= 15; ++step) {
+    const Int4Group q = fit(1.0f - 0.02f * float(step));
+    const double e = error(q);
+    if (e < bestErr) {
+      bestErr = e;
+      best = q;
+    }
+  }
+  return best;
+}
+
 /// The quantised weight of `old` (f32, rows of `cols` values as the weights
 /// library reads them: `rowsPerItem` flat rows per item), computed when the
 /// plan writer reads it: flat row k is rounded after dividing by
@@ -183,8 +262,12 @@ struct QuantizeWeightsPass : accel::impl::QuantizeWeightsBase<QuantizeWeightsPas
     }
   }
 
-  /// -precision=int4-weight: per-group symmetric i4 (±7), one scale per
-  /// output feature and group of groupSize input features.
+  /// -precision=int4-weight: per-group i4, one scale per output feature
+  /// and group of groupSize input features: symmetric (±7), or with an i4
+  /// zero point per group (`zero-points`: -8..7 over the group's range).
+  /// `search-scales` picks each group's range from 16 shrinkings of its
+  /// extremes (1.0, 0.98, .., 0.70) by the squared error of the rounded
+  /// group (Int4Group); otherwise the extremes themselves.
   void quantizeInt4(func::FuncOp func) {
     MLIRContext *ctx = &getContext();
     splitGatedMlps(func);
@@ -192,6 +275,7 @@ struct QuantizeWeightsPass : accel::impl::QuantizeWeightsBase<QuantizeWeightsPas
     which.gatedMlp = which.lmHead = which.embedding = false;
     DenseMap<void *, unsigned> holders = countBlobHolders(func);
     auto weights = selectF32Weights(func, which);
+    const bool asym = zeroPoints, search = searchScales;
     for (auto &[c, uses] : weights) {
       ElementsAttr old = c.getValueAttr();
       auto type = cast<RankedTensorType>(old.getType());
@@ -199,14 +283,13 @@ struct QuantizeWeightsPass : accel::impl::QuantizeWeightsBase<QuantizeWeightsPas
       const int64_t g = cols % groupSize == 0 ? int64_t(groupSize) : cols;
       const int64_t groups = cols / g;
       std::vector<float> scales(size_t(rows * groups), 1.0f);
+      std::vector<int8_t> zps(size_t(rows * groups), 0);
       const bool src = forEachF32Rows(old, [&](int64_t b, int64_t e, const float *w) {
         for (int64_t r = b; r < e; ++r)
           for (int64_t k = 0; k < groups; ++k) {
-            float m = 0.0f;
-            const float *x = w + (r - b) * cols + k * g;
-            for (int64_t i = 0; i < g; ++i)
-              m = std::max(m, std::fabs(x[i]));
-            scales[size_t(r * groups + k)] = m > 0.0f ? m / 7.0f : 1.0f;
+            const Int4Group q = fitInt4Group(w + (r - b) * cols + k * g, g, asym, search);
+            scales[size_t(r * groups + k)] = q.scale;
+            zps[size_t(r * groups + k)] = q.zeroPoint;
           }
       });
       const bool perGroup = groups > 1;
@@ -215,20 +298,32 @@ struct QuantizeWeightsPass : accel::impl::QuantizeWeightsBase<QuantizeWeightsPas
       ElementsAttr scaleValue =
           src ? ElementsAttr(DenseElementsAttr::get(scaleType, ArrayRef<float>(scales)))
               : makeElements(scaleType, old, ".scale", [](MutableArrayRef<char>) {});
-      auto qType = RankedTensorType::get(type.getShape(), IntegerType::get(ctx, 4));
+      auto i4 = IntegerType::get(ctx, 4);
+      auto qType = RankedTensorType::get(type.getShape(), i4);
       ElementsAttr qValue = precision::mapWeightRows(
           qType, old, ".i4",
-          [scales, cols, g, groups](int64_t b, int64_t e, const char *in, char *out) {
+          [scales, zps, cols, g, groups, asym](int64_t b, int64_t e, const char *in, char *out) {
             const auto *w = reinterpret_cast<const float *>(in);
             for (int64_t r = 0; r < e - b; ++r)
               for (int64_t i = 0; i < cols; ++i) {
-                const float s = scales[size_t((b + r) * groups + i / g)];
-                const float v = std::nearbyint(w[r * cols + i] / s);
-                out[r * cols + i] = char(int8_t(std::max(-7.0f, std::min(7.0f, v))));
+                const size_t at = size_t((b + r) * groups + i / g);
+                out[r * cols + i] =
+                    char(int4Code(w[r * cols + i], Int4Group{scales[at], zps[at]}, asym));
               }
           });
       Value q = createConstant(c, c.getLoc(), qValue);
       Value scale = createConstant(c, c.getLoc(), scaleValue);
+      Value zp;
+      if (asym) {
+        // The zero points, i4 like the weight, laid out as the scales.
+        auto zpType = RankedTensorType::get(scaleType.getShape(), i4);
+        ElementsAttr zpValue =
+            src ? ElementsAttr(DenseElementsAttr::get(
+                      zpType, ArrayRef<APInt>(llvm::to_vector(llvm::map_range(
+                                  zps, [](int8_t v) { return APInt(4, uint64_t(int64_t(v)), true); })))))
+                : makeElements(zpType, old, ".zp", [](MutableArrayRef<char>) {});
+        zp = createConstant(c, c.getLoc(), zpValue);
+      }
       auto gran = tf::QuantGranularityAttr::get(
           ctx, perGroup ? tf::QuantGranularity::PerGroup : tf::QuantGranularity::PerChannel);
       IntegerAttr size =
@@ -237,8 +332,7 @@ struct QuantizeWeightsPass : accel::impl::QuantizeWeightsBase<QuantizeWeightsPas
         auto l = cast<tf::LinearOp>(use->getOwner());
         OpBuilder b(l);
         auto ql = tf::LinearOp::create(b, l.getLoc(), l.getType(), l.getX(), q, l.getBias(),
-                                       scale, Value(), Value(), gran, size,
-                                       l.getActivationAttr());
+                                       scale, zp, Value(), gran, size, l.getActivationAttr());
         ql->setDiscardableAttrs(l->getDiscardableAttrDictionary());
         l.getResult().replaceAllUsesWith(ql.getResult());
         l.erase();

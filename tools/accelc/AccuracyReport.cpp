@@ -79,8 +79,10 @@ int accel::reportAccuracy(const CompileOptions &options, const std::string &toke
   auto compile = [&](const std::string &precision, const std::string &out, bool ref) -> bool {
     CompileOptions o = options;
     o.precision = precision;
-    if (ref)
+    if (ref) {
       o.kvCacheDtype = "auto";
+      o.int4ZeroPoints = false; // the f32 reference quantises nothing
+    }
     o.target = "cpu";
     o.outputPath = out;
     if (llvm::Error e = compileToPlan(o)) {

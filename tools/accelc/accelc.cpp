@@ -124,6 +124,11 @@ cl::opt<bool> smoothQuant(
     cl::desc("-precision=w8a8: migrate activation outliers into the weights before quantising "
              "(default true; -smoothquant=false quantises as calibrated)"),
     cl::init(true));
+cl::opt<bool> int4ZeroPoints(
+    cl::cat(accelcCategory), "int4-zero-points",
+    cl::desc("-precision=int4-weight: asymmetric groups, each with an i4 zero point (default "
+             "false: symmetric, +-7)"),
+    cl::init(false));
 cl::opt<bool> smoothQuantOnly(
     cl::cat(accelcCategory), "smoothquant-only", cl::Hidden,
     cl::desc("-precision=w8a8 with -emit=fused: calibrate and migrate, quantise nothing (the "
@@ -515,6 +520,7 @@ static int emitPlan() {
     options.calibrationPath = calibration;
     options.smoothQuantAlpha = smoothQuantAlpha;
     options.smoothQuant = smoothQuant;
+    options.int4ZeroPoints = int4ZeroPoints;
     options.kvCacheDtype = kvCacheDtype;
     options.onDiagnostic = [](const std::string &line) { llvm::errs() << line << "\n"; };
     return accel::reportAccuracy(options, reportAccuracyTokens);
@@ -533,6 +539,7 @@ static int emitPlan() {
   options.calibrationPath = calibration;
   options.smoothQuantAlpha = smoothQuantAlpha;
   options.smoothQuant = smoothQuant;
+  options.int4ZeroPoints = int4ZeroPoints;
   options.kvCacheDtype = kvCacheDtype;
   options.codegen = !noCodegen;
   options.allowHostSteps = allowHostSteps;
@@ -653,6 +660,7 @@ int main(int argc, char **argv) {
     pipeline.precisionOptions.smoothQuantAlpha = smoothQuantAlpha;
     pipeline.precisionOptions.smoothQuant = smoothQuant;
     pipeline.precisionOptions.smoothQuantOnly = smoothQuantOnly;
+    pipeline.precisionOptions.int4ZeroPoints = int4ZeroPoints;
     pipeline.kvCacheDtype = kvCacheDtype;
     pipeline.padGemmDims = padGemmDims;
     pipeline.tpSize = tpSize;

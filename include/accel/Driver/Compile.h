@@ -59,6 +59,9 @@ struct CompileOptions {
   /// migration strength, and whether to migrate at all).
   double smoothQuantAlpha = 0.5;
   bool smoothQuant = true;
+  /// accelc's -int4-zero-points (-precision=int4-weight: asymmetric groups
+  /// with an i4 zero point each).
+  bool int4ZeroPoints = false;
   /// accelc's -kv-cache-dtype: auto (the model's) or fp8 (f8E4M3FN with
   /// per-layer scales of 1.0; CPU only for now).
   std::string kvCacheDtype = "auto";

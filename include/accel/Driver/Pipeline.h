@@ -38,6 +38,9 @@ struct PrecisionOptions {
   /// calibrates and migrates but quantises nothing, so the IR must compute
   /// what the f32 IR does.
   bool smoothQuantOnly = false;
+  /// accelc's -int4-zero-points: -precision=int4-weight with an i4 zero
+  /// point per group (asymmetric groups).
+  bool int4ZeroPoints = false;
 };
 
 /// The precision passes for `accelc -precision=<mode>` (docs/precision.md;
