@@ -20,6 +20,8 @@
 #include "accel/Target/Target.h"
 #include "accel/passes/Passes.h"
 #include "core/RegularFile.h"
+#include "runtime/engine/PlanMemory.h"
+#include "runtime/plan/PlanFile.h"
 #include "runtime/serving/tokenizer/Tokenizer.h"
 
 #include "mlir/IR/Diagnostics.h"
@@ -230,6 +232,10 @@ llvm::Error accel::compileToPlan(const CompileOptions &options) {
     return compileError(CompileErrorKind::InvalidArgument, bad);
   if (std::string bad = checkPrecisionForTarget(options.precision, options.target); !bad.empty())
     return compileError(CompileErrorKind::InvalidArgument, bad);
+  if (!(options.gpuMemoryUtilization > 0.0 && options.gpuMemoryUtilization <= 1.0))
+    return compileError(CompileErrorKind::InvalidArgument,
+                        "-gpu-memory-utilization must be in (0, 1], got " +
+                            std::to_string(options.gpuMemoryUtilization));
   PrecisionOptions precisionOptions;
   precisionOptions.calibration = options.calibrationPath;
   precisionOptions.smoothQuantAlpha = options.smoothQuantAlpha;
@@ -389,6 +395,33 @@ llvm::Error accel::compileToPlan(const CompileOptions &options) {
   }
 
   opts.onProgress = options.onProgress;
+  // A GPU plan must fit its target: weights, activations and the runtime's
+  // reserve of every stage and rank within -gpu-memory-utilization of HBM.
+  if (const accel::target::TargetDesc *t = accel::target::lookup(options.target);
+      t && t->memoryBytes > 0 && t->arch.rfind("sm_", 0) == 0) {
+    opts.checkWritten = [&](const std::string &tmp) -> std::string {
+      rt::plan::LoadOptions lo;
+      lo.verifyChecksums = false;
+      rt::StatusOr<std::shared_ptr<const rt::plan::PlanFile>> p = rt::plan::PlanFile::open(tmp, lo);
+      if (!p)
+        return "the plan just written does not load: " + p.status().message();
+      rt::engine::PlanMemoryOptions mo;
+      mo.deviceBytes = t->memoryBytes;
+      mo.utilization = options.gpuMemoryUtilization;
+      std::vector<rt::engine::GpuShare> shares = rt::engine::planMemoryByGpu(**p, mo);
+      if (options.onPhase) {
+        std::string table = rt::engine::formatPlanMemory(shares, mo, options.target);
+        for (size_t b = 0, e; b < table.size(); b = e + 1) {
+          e = table.find('\n', b);
+          if (e == std::string::npos)
+            e = table.size();
+          options.onPhase(table.substr(b, e - b));
+        }
+      }
+      return rt::engine::checkPlanFits(shares, mo, options.target, options.tpSize,
+                                       options.ppSize);
+    };
+  }
   phases.begin("write plan");
   llvm::Error written = plan::writePlan(*module, opts, options.outputPath);
   phases.end();

@@ -997,6 +997,12 @@ llvm::Error accel::plan::writePlan(ModuleOp module, const PlanOptions &options,
     std::remove(tmp.c_str());
     return error("cannot write '" + path + "': " + std::strerror(errno));
   }
+  if (options.checkWritten) {
+    if (std::string refused = options.checkWritten(tmp); !refused.empty()) {
+      std::remove(tmp.c_str());
+      return error(refused);
+    }
+  }
   if (std::error_code ec = llvm::sys::fs::rename(tmp, path)) {
     std::remove(tmp.c_str());
     return error("cannot write '" + path + "': " + ec.message());

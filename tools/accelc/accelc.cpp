@@ -129,6 +129,12 @@ cl::opt<bool> int4ZeroPoints(
     cl::desc("-precision=int4-weight: asymmetric groups, each with an i4 zero point (default "
              "false: symmetric, +-7)"),
     cl::init(false));
+cl::opt<double> gpuMemoryUtilization(
+    cl::cat(accelcCategory), "gpu-memory-utilization",
+    cl::desc("GPU targets: the fraction of the target's HBM each GPU of the plan may use "
+             "(default 0.9, as accel-run's); a -tp/-pp split whose weights and activations do "
+             "not fit it is refused"),
+    cl::init(0.9));
 cl::opt<bool> smoothQuantOnly(
     cl::cat(accelcCategory), "smoothquant-only", cl::Hidden,
     cl::desc("-precision=w8a8 with -emit=fused: calibrate and migrate, quantise nothing (the "
@@ -521,6 +527,7 @@ static int emitPlan() {
     options.smoothQuantAlpha = smoothQuantAlpha;
     options.smoothQuant = smoothQuant;
     options.int4ZeroPoints = int4ZeroPoints;
+  options.gpuMemoryUtilization = gpuMemoryUtilization;
     options.kvCacheDtype = kvCacheDtype;
     options.onDiagnostic = [](const std::string &line) { llvm::errs() << line << "\n"; };
     return accel::reportAccuracy(options, reportAccuracyTokens);
@@ -540,6 +547,7 @@ static int emitPlan() {
   options.smoothQuantAlpha = smoothQuantAlpha;
   options.smoothQuant = smoothQuant;
   options.int4ZeroPoints = int4ZeroPoints;
+  options.gpuMemoryUtilization = gpuMemoryUtilization;
   options.kvCacheDtype = kvCacheDtype;
   options.codegen = !noCodegen;
   options.allowHostSteps = allowHostSteps;

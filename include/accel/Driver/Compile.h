@@ -62,6 +62,11 @@ struct CompileOptions {
   /// accelc's -int4-zero-points (-precision=int4-weight: asymmetric groups
   /// with an i4 zero point each).
   bool int4ZeroPoints = false;
+  /// accelc's -gpu-memory-utilization: for a GPU -target, the fraction of
+  /// its HBM a plan's GPU may use (accel-run's default 0.9); a -tp x -pp
+  /// split whose weights and activations exceed it on any GPU is refused
+  /// (runtime/engine/PlanMemory.h).
+  double gpuMemoryUtilization = 0.9;
   /// accelc's -kv-cache-dtype: auto (the model's) or fp8 (f8E4M3FN with
   /// per-layer scales of 1.0; CPU only for now).
   std::string kvCacheDtype = "auto";

@@ -54,6 +54,10 @@ struct PlanOptions {
   /// of the total, and bytes written so far. Unset: nothing is reported.
   std::function<void(const std::string &phase, uint64_t done, uint64_t total, uint64_t bytes)>
       onProgress;
+  /// Called on the complete plan at its temporary path before it takes the
+  /// real one: a non-empty result refuses it (the temporary file is removed,
+  /// the result is the error). Unset: every plan is kept.
+  std::function<std::string(const std::string &tmpPath)> checkWritten;
 };
 
 /// Writes `module`'s token-major entry function as a plan at `path`. Fails,
