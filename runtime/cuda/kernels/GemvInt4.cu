@@ -21,7 +21,8 @@
 //   off:         zp - qmin with a zero point, -qmin without
 //
 // dequantize_w4_<T>(w, scale, zp, qmin, out, n, k, scaleRow, groupChunks):
-// the same weight as T [n, k] (batches of more than 64 rows: cuBLASLt).
+// the same weight as T [n, k] (batches of more than 64 rows: cuBLASLt), one
+// thread per packed 32-bit word (8 values).
 //
 // Batch-1 decode reads 0.5 byte per weight plus 4 bytes of scale per group
 // of 128 (accel-gpu-gemv-tests --bench times the Llama-3-8B shapes).
@@ -210,24 +211,40 @@ __device__ __forceinline__ void gemmW4(const T *__restrict__ x, const uint4 *__r
     }
 }
 
+/// One thread per 32-bit word of the packed weight (8 values: rows g and
+/// g + 8 of its row block, columns 2t, 2t + 1, 2t + 8, 2t + 9 of its k-tile).
 template <typename T>
-__device__ __forceinline__ void dequantW4(const uint8_t *__restrict__ w,
+__device__ __forceinline__ void dequantW4(const uint32_t *__restrict__ w,
                                           const float *__restrict__ scale,
                                           const uint8_t *__restrict__ zp, int qmin,
                                           T *__restrict__ out, i64 n, i64 k, i64 scaleRow,
                                           i64 groupChunks) {
   const kn::W4Layout L = kn::w4Layout(n, k);
-  const i64 total = n * k;
-  for (i64 i = i64(blockIdx.x) * blockDim.x + threadIdx.x; i < total;
-       i += i64(gridDim.x) * blockDim.x) {
-    const i64 row = i / k, col = i % k;
-    int64_t byte;
-    int shift;
-    kn::w4Position(L.chunks, row, col, &byte, &shift);
-    const int u = (w[byte] >> shift) & 15;
-    const i64 idx = row * scaleRow + (col / kn::kW4Chunk) / groupChunks;
-    const int zpv = zp ? (qmin < 0 ? int(int8_t(zp[idx])) : int(zp[idx])) : 0;
-    out[i] = fromF32<T>(float(u - (zpv - qmin)) * scale[idx]);
+  const i64 words = L.rowBlocks * L.chunks * 128;
+  for (i64 idx = i64(blockIdx.x) * blockDim.x + threadIdx.x; idx < words;
+       idx += i64(gridDim.x) * blockDim.x) {
+    const int j = int(idx & 3), lane = int((idx >> 2) & 31);
+    const i64 bc = idx >> 7; // rowBlock * chunks + chunk
+    const i64 rb = bc / L.chunks, c = bc - rb * L.chunks;
+    const uint32_t word = w[idx]; // ((bc * 32 + lane) * 4 + j) words in
+    const int g = lane >> 2, t = lane & 3;
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      const i64 row = rb * 16 + g + 8 * (i & 1);
+      if (row >= n)
+        continue;
+      const i64 si = row * scaleRow + c / groupChunks;
+      const float sc = scale[si];
+      const int zpv = zp ? (qmin < 0 ? int(int8_t(zp[si])) : int(zp[si])) : 0;
+      const int off = zpv - qmin;
+      const i64 col0 = c * kn::kW4Chunk + j * 16 + 2 * t + 8 * (i >> 1);
+#pragma unroll
+      for (int e = 0; e < 2; ++e) {
+        const i64 col = col0 + e;
+        if (col < k)
+          out[row * k + col] = fromF32<T>(float(int((word >> (4 * i + 16 * e)) & 15u) - off) * sc);
+      }
+    }
   }
 }
 
@@ -251,7 +268,7 @@ GEMM_W4(__half, f16, 8)
 #undef GEMM_W4
 
 #define DEQUANT_W4(T, S)                                                                    \
-  extern "C" __global__ void dequantize_w4_##S(const uint8_t *w, const float *scale,        \
+  extern "C" __global__ void dequantize_w4_##S(const uint32_t *w, const float *scale,       \
                                                const uint8_t *zp, int qmin, T *out, i64 n,  \
                                                i64 k, i64 scaleRow, i64 groupChunks) {      \
     int4_gemm::dequantW4<T>(w, scale, zp, qmin, out, n, k, scaleRow, groupChunks);          \

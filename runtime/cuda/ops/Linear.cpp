@@ -228,9 +228,9 @@ StatusOr<DeviceTensor> int4Gemm(GpuRunState &st, const DeviceTensor &x, const De
   ACCEL_RT_ASSIGN_OR_RETURN(CuFunction dq, st.gpu->function(std::string("dequantize_w4_") +
                                                             gpuDTypeSuffix(x.dtype)));
   if (n * k)
-    ACCEL_RT_RETURN_IF_ERROR(st.gpu->launch(dq, strideGrid(n * k), Dim3{256, 1, 1}, 0, w.ptr,
-                                            scale.ptr, zpPtr, qmin, wd.ptr, i64(n), i64(k),
-                                            i64(scaleRow), i64(groupChunks)));
+    ACCEL_RT_RETURN_IF_ERROR(st.gpu->launch(dq, strideGrid(layout.bytes() / 4), Dim3{256, 1, 1},
+                                            0, w.ptr, scale.ptr, zpPtr, qmin, wd.ptr, i64(n),
+                                            i64(k), i64(scaleRow), i64(groupChunks)));
   return gemm(st, x, wd, outType, out);
 }
 
