@@ -147,6 +147,11 @@ private:
   Value norm(const std::string &prefix, Value x, int64_t n, double scale = 1.0);
   Value linear(const std::string &prefix, Value x, int64_t out, int64_t in, bool bias,
                const WeightLayout &layout = {});
+  /// A pre-quantised (AWQ / GPTQ) linear of the stacked rows of `prefixes`
+  /// (each [outs[i], in]), with their biases when `bias`.
+  Value quantLinear(const std::string &name, llvm::ArrayRef<std::string> prefixes,
+                    llvm::ArrayRef<int64_t> outs, Value x, int64_t in, bool bias);
+  bool quantised() const { return !c_.quant.method.empty(); }
   Value attention(const std::string &p, Value x, int64_t layer);
   Value mlp(const std::string &p, Value x);
   /// The layer's feed-forward block: its MoE where the config makes it
@@ -196,8 +201,43 @@ Value DecoderBuilder::norm(const std::string &prefix, Value x, int64_t n, double
   return tf::RmsNormOp::create(b_, at, x.getType(), x, w, eps(), offset);
 }
 
+Value DecoderBuilder::quantLinear(const std::string &name, llvm::ArrayRef<std::string> prefixes,
+                                  llvm::ArrayRef<int64_t> outs, Value x, int64_t in, bool bias) {
+  if (failed_ || !x)
+    return {};
+  std::optional<QuantWeight> q = weights_.quantized(
+      name, prefixes, outs, in, c_.quant, [&](llvm::StringRef n) { return loc(n.str()); });
+  if (!q) {
+    failed_ = true;
+    return {};
+  }
+  int64_t out = 0;
+  for (int64_t o : outs)
+    out += o;
+  Value b;
+  if (bias) { // one linear's own bias (stacked linears are built without)
+    b = weight(prefixes.front() + ".bias", {out});
+    if (!b)
+      return {};
+  }
+  auto gran = tf::QuantGranularityAttr::get(&ctx_, q->groupSize ? tf::QuantGranularity::PerGroup
+                                                                : tf::QuantGranularity::PerChannel);
+  IntegerAttr size = q->groupSize ? b_.getI64IntegerAttr(q->groupSize) : IntegerAttr();
+  return tf::LinearOp::create(b_, loc(prefixes.front()), tokens(out), x, q->weight, b, q->scale,
+                              q->zeroPoint, Value(), gran, size, tf::ActivationKindAttr());
+}
+
 Value DecoderBuilder::linear(const std::string &prefix, Value x, int64_t out, int64_t in,
                              bool bias, const WeightLayout &layout) {
+  if (quantised() && weights_.has(prefix + ".qweight")) {
+    if (layout.transposed || layout.interleavedHeads || layout.scale != 1.0) {
+      fail(prefix, "'" + prefix + "' is quantised (" + c_.quant.method +
+                       ") in a layout accel reads only in float (transposed, interleaved "
+                       "heads or scaled)");
+      return {};
+    }
+    return quantLinear(prefix, {prefix}, {out}, x, in, bias);
+  }
   Value w = weight(prefix + ".weight", {out, in}, layout);
   Value b;
   if (bias) {
@@ -235,7 +275,20 @@ Value DecoderBuilder::attention(const std::string &p, Value x, int64_t layer) {
   const int64_t H = c_.heads, KV = c_.kvHeads, D = c_.headDim, E = c_.hidden;
   const int64_t qDim = H * D, kvDim = KV * D;
   Value q, k, v;
-  if (c_.qkv == QkvLayout::Separate) {
+  if (c_.qkv == QkvLayout::Separate && quantised() && weights_.has(p + names_.q + ".qweight") &&
+      !c_.qkvBias) {
+    // One fused 4-bit GEMM for q, k and v (the fusion passes fuse float
+    // weights only), split as a fused checkpoint's is.
+    Value qkv = quantLinear(p + "qkv", {p + names_.q, p + names_.k, p + names_.v},
+                            {qDim, kvDim, kvDim}, x, E, false);
+    if (!qkv)
+      return {};
+    auto split = tf::SplitOp::create(b_, loc(p + names_.q),
+                                     TypeRange{tokens(qDim), tokens(kvDim), tokens(kvDim)}, qkv);
+    q = split.getResult(0);
+    k = split.getResult(1);
+    v = split.getResult(2);
+  } else if (c_.qkv == QkvLayout::Separate) {
     q = linear(p + names_.q, x, qDim, E, c_.qkvBias);
     k = linear(p + names_.k, x, kvDim, E, c_.qkvBias);
     v = linear(p + names_.v, x, kvDim, E, c_.qkvBias);
@@ -304,6 +357,14 @@ Value DecoderBuilder::mlp(const std::string &p, Value x) {
       failed_ = true;
       return {};
     }
+    if (quantised() && !c_.fusedGateUp && weights_.has(p + names_.gate + ".qweight")) {
+      // 4-bit: gate and up as one GEMM, the gated activation, down.
+      Value gu = quantLinear(p + "gate_up", {p + names_.gate, p + names_.up}, {F, F}, x, E, false);
+      if (!gu)
+        return {};
+      Value act = tf::GatedActOp::create(b_, loc(p + "mlp"), tokens(F), gu, *kind);
+      return linear(p + names_.down, act, E, F, false, downLayout);
+    }
     Value gate, up, gateUp;
     if (c_.fusedGateUp) {
       gateUp = weight(p + names_.gateUp + ".weight", {2 * F, E});
@@ -336,6 +397,11 @@ Value DecoderBuilder::ffn(const std::string &p, Value x, int64_t layer) {
 Value DecoderBuilder::moe(const std::string &p, Value x, int64_t layer) {
   if (!x)
     return {};
+  if (quantised()) {
+    fail(p, "a mixture of experts in a pre-quantised (" + c_.quant.method +
+                ") checkpoint is not supported");
+    return {};
+  }
   const MoeDesc &m = *c_.moe;
   const int64_t H = c_.hidden, E = m.experts, I = m.intermediate;
   auto kind = tf::symbolizeActivationKind(c_.activation);

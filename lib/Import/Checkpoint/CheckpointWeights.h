@@ -11,6 +11,7 @@
 #ifndef ACCEL_LIB_IMPORT_CHECKPOINT_CHECKPOINTWEIGHTS_H
 #define ACCEL_LIB_IMPORT_CHECKPOINT_CHECKPOINTWEIGHTS_H
 
+#include "HfConfig.h"
 #include "Safetensors.h"
 
 #include "mlir/IR/Builders.h"
@@ -34,6 +35,14 @@ struct WeightLayout {
   double scale = 1.0;
 };
 
+/// A pre-quantised linear's weight as transformer.linear takes it: i4
+/// values [out, in] (one per byte), f32 scales and i4 zero points per
+/// output row and group ([out, in / group]; [out] for one group per row).
+struct QuantWeight {
+  mlir::Value weight, scale, zeroPoint;
+  int64_t groupSize = 0; ///< 0: one group per row (per channel)
+};
+
 class CheckpointWeights {
 public:
   CheckpointWeights(mlir::OpBuilder &b, const CheckpointTensors &tensors, std::string dir,
@@ -51,6 +60,15 @@ public:
   mlir::Value concat(llvm::StringRef name, llvm::ArrayRef<std::string> parts,
                      llvm::ArrayRef<int64_t> partShape, llvm::ArrayRef<int64_t> shape,
                      llvm::function_ref<mlir::Location(llvm::StringRef)> locOf);
+  /// The 4-bit weight of the AWQ or GPTQ tensors `<prefix>.qweight`,
+  /// `.qzeros` and `.scales` of each of `prefixes` ([outs[i], in] each;
+  /// their rows stacked, as fused q/k/v or gate/up are), decoded when the
+  /// plan is written; nullopt (one error at `locOf(prefix)`) when a tensor
+  /// is missing, of another dtype or shape, or a zero point does not fit i4.
+  std::optional<QuantWeight> quantized(llvm::StringRef name, llvm::ArrayRef<std::string> prefixes,
+                                       llvm::ArrayRef<int64_t> outs, int64_t in,
+                                       const QuantConfig &q,
+                                       llvm::function_ref<mlir::Location(llvm::StringRef)> locOf);
   bool has(llvm::StringRef name) const { return tensors_.find(name) != nullptr; }
   /// The stored shape of `name`; null when the checkpoint has no such tensor.
   const std::vector<int64_t> *shapeOf(llvm::StringRef name) const {

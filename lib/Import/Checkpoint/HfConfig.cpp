@@ -42,6 +42,58 @@ Status refuse(const std::string &what) {
 } // namespace
 
 namespace {
+/// quantization_config: AutoAWQ ("awq", version "gemm", 4 bits) or GPTQ
+/// ("gptq", 4 bits, desc_act false, checkpoint_format gptq or gptq_v2);
+/// anything else is refused naming the field.
+StatusOr<QuantConfig> readQuantConfig(const json::Value &q) {
+  if (!q.isObject())
+    return rt::invalidArgument("config.json: 'quantization_config' is not an object");
+  Fields f{q};
+  auto str = [&](const char *key, const std::string &def) {
+    const json::Value *v = f.get(key);
+    return v && v->isString() ? v->asString() : def;
+  };
+  auto num = [&](const char *key, double def) {
+    const json::Value *v = f.get(key);
+    return v && v->isNumber() ? v->asDouble() : def;
+  };
+  QuantConfig c;
+  c.method = str("quant_method", "");
+  if (c.method != "awq" && c.method != "gptq")
+    return refuse("quantization_config.quant_method '" + c.method +
+                  "' is not supported (accel reads awq and gptq checkpoints)");
+  const double bits = num(c.method == "awq" ? "w_bit" : "bits", num("bits", 0));
+  if (bits != 4)
+    return refuse("quantization_config: " + c.method + " with " +
+                  std::to_string(int64_t(bits)) + " bits is not supported (4 only)");
+  const double group = num(c.method == "awq" ? "q_group_size" : "group_size", num("group_size", -1));
+  if (group != -1 && (group < 1 || group != double(int64_t(group))))
+    return rt::invalidArgument("config.json: quantization_config.group_size must be a positive "
+                               "integer or -1, got " + std::to_string(group));
+  c.groupSize = group == -1 ? 0 : int64_t(group);
+  if (c.method == "awq") {
+    const std::string version = str("version", "gemm");
+    if (version != "gemm" && version != "GEMM")
+      return refuse("quantization_config: AWQ version '" + version +
+                    "' is not supported (gemm only)");
+    if (c.groupSize == 0)
+      return refuse("quantization_config: AWQ without groups (group_size -1) is not supported");
+    const json::Value *zp = f.get("zero_point");
+    c.zeroPoint = !zp || !zp->isBool() || zp->asBool();
+    if (const json::Value *m = f.get("modules_to_not_convert"); m && m->isArray() && m->size())
+      return refuse("quantization_config.modules_to_not_convert is not supported");
+  } else {
+    if (const json::Value *d = f.get("desc_act"); d && d->isBool() && d->asBool())
+      return refuse("quantization_config: GPTQ with desc_act (act-order) is not supported");
+    const std::string format = str("checkpoint_format", "gptq");
+    if (format != "gptq" && format != "gptq_v2")
+      return refuse("quantization_config: GPTQ checkpoint_format '" + format +
+                    "' is not supported (gptq, gptq_v2)");
+    c.gptqV1 = format == "gptq";
+  }
+  return c;
+}
+
 class Reader {
 public:
   explicit Reader(const json::Value &root) : f_{root} {}
@@ -232,8 +284,9 @@ StatusOr<HfConfig> accel::import::ckpt::readHfConfig(const std::string &dir) {
     return refuse("model_type '" + c.modelType + "' is not one accel imports (" +
                   supportedModelTypes() + ")");
   const std::string &t = c.modelType;
-  if (r.get("quantization_config"))
-    return refuse("'quantization_config' (a pre-quantised checkpoint) is not supported");
+  if (const json::Value *q = r.get("quantization_config")) {
+    ACCEL_RT_ASSIGN_OR_RETURN(c.quant, readQuantConfig(*q));
+  }
 
   // Sizes.
   ACCEL_RT_ASSIGN_OR_RETURN(c.vocabSize, r.integer({"vocab_size"}, std::nullopt));

@@ -59,8 +59,18 @@ struct MoeDesc {
   std::string expertsField;
 };
 
+/// A pre-quantised checkpoint's `quantization_config` (docs/checkpoints.md):
+/// AutoAWQ's GEMM format or GPTQ's, 4-bit, groups along in_features.
+struct QuantConfig {
+  std::string method;   ///< "awq" or "gptq"; empty: not quantised
+  int64_t groupSize = 0; ///< in_features per scale; 0: one group per row
+  bool zeroPoint = true; ///< AWQ: zero points stored (else symmetric, 8)
+  bool gptqV1 = true;    ///< GPTQ's format v1 stores zero points minus 1
+};
+
 struct HfConfig {
   std::string modelType;
+  QuantConfig quant;
   int64_t vocabSize = 0, hidden = 0, layers = 0, heads = 0, kvHeads = 0, headDim = 0,
           intermediate = 0;
   double normEps = 1e-6;
