@@ -31,14 +31,21 @@ ElementsAttr accel::partition::floatConstant(Value v) {
   return sharded(v) ? ElementsAttr() : fusion::getFloatConstant(v);
 }
 
-/// floatConstant, or an 8-bit (i8, fp8) one: what shardConstant slices.
+/// floatConstant, or an 8-bit (i8, fp8) or 4-bit (i4, ui4: one value per
+/// byte, as plans store them) one: what shardConstant slices.
 static ElementsAttr shardableConstant(Value v) {
   if (sharded(v))
     return {};
   return fusion::getConstant(v, [](Type t) {
     return t.isF32() || t.isF16() || t.isBF16() ||
-           (t.isIntOrFloat() && t.getIntOrFloatBitWidth() == 8);
+           (t.isIntOrFloat() && (t.getIntOrFloatBitWidth() == 8 ||
+                                 (t.isInteger() && t.getIntOrFloatBitWidth() == 4)));
   });
+}
+
+/// Bytes per element as constants hold them: 4-bit values take one each.
+static size_t storedWidth(Type t) {
+  return std::max<size_t>(1, t.getIntOrFloatBitWidth() / 8);
 }
 
 
@@ -68,8 +75,8 @@ FailureOr<Value> accel::partition::shardConstant(Context &ctx, Operation *user, 
   ElementsAttr attr = shardableConstant(weight);
   if (!attr)
     return user->emitError() << "tensor parallelism needs the " << what
-                             << " to be a constant (f32, f16, bf16, or 8-bit quantised) that "
-                                "it can slice per rank",
+                             << " to be a constant (f32, f16, bf16, or 8- or 4-bit quantised) "
+                                "that it can slice per rank",
            failure();
   auto type = cast<RankedTensorType>(attr.getType());
   if (axis >= type.getRank() || type.getRank() > 3)
@@ -83,7 +90,7 @@ FailureOr<Value> accel::partition::shardConstant(Context &ctx, Operation *user, 
         return user->emitError() << "internal error: a shard of the " << what
                                  << " reaches outside it",
                failure();
-  size_t width = type.getElementType().getIntOrFloatBitWidth() / 8;
+  size_t width = storedWidth(type.getElementType());
   // A blob's shards are sliced when the plan writer reads them (lazy
   // weights, accel/Weights/Weights.h); an inline constant's, or a stacked
   // rank-3 one's (transformer.moe's experts), now.
@@ -187,11 +194,6 @@ FailureOr<Value> accel::partition::shardConstant(Context &ctx, Operation *user, 
 LogicalResult accel::partition::shardLinearWeight(Context &ctx, Operation *op, int64_t axis,
                                                   const RankRanges &ranges, StringRef what) {
   auto linear = cast<transformer::LinearOp>(op);
-  auto weightType = cast<RankedTensorType>(linear.getWeight().getType());
-  if (weightType.getElementType().getIntOrFloatBitWidth() < 8)
-    return linear.emitError() << "tensor parallelism of "
-                              << weightType.getElementType().getIntOrFloatBitWidth()
-                              << "-bit weights is not supported yet (the " << what << ")";
   auto shard = [&](OpOperand &operand, int64_t ax, const RankRanges &rr,
                    const Twine &name) -> LogicalResult {
     Value old = operand.get();

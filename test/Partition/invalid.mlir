@@ -60,23 +60,9 @@ func.func @intermediate_does_not_divide(%x: tensor<?x2xf32>, %cache: !transforme
 
 // A weight that is not a constant cannot be sliced per rank.
 func.func @weight_not_constant(%h: tensor<?x2xf32>, %w: tensor<8x2xf32>, %cache: !transformer.kv_cache<layers = 1, kv_heads = 4, head_dim = 1, block_size = 16, f32>) -> tensor<?x8xf32> {
-  // expected-error @+1 {{tensor parallelism needs the lm head to be a constant (f32, f16, bf16, or 8-bit quantised) that it can slice per rank}}
+  // expected-error @+1 {{tensor parallelism needs the lm head to be a constant (f32, f16, bf16, or 8- or 4-bit quantised) that it can slice per rank}}
   %l = transformer.logits %h, %w : (tensor<?x2xf32>, tensor<8x2xf32>) -> tensor<?x8xf32>
   return %l : tensor<?x8xf32>
-}
-
-// -----
-
-// 4-bit weights are refused, not silently replicated.
-func.func @int4_mlp(%x: tensor<?x2xf32>, %cache: !transformer.kv_cache<layers = 1, kv_heads = 4, head_dim = 1, block_size = 16, f32>) -> tensor<?x2xf32> {
-  %w1 = onnx.Constant {value = dense<1> : tensor<4x2xi4>} : () -> tensor<4x2xi4>
-  %s1 = onnx.Constant {value = dense<0.5> : tensor<4xf32>} : () -> tensor<4xf32>
-  %w2 = onnx.Constant {value = dense<2.0> : tensor<2x4xf32>} : () -> tensor<2x4xf32>
-  // expected-error @+1 {{tensor parallelism of 4-bit weights is not supported yet (the MLP input weight)}}
-  %h = transformer.linear %x, %w1 weight_scale(%s1) granularity = per_channel : (tensor<?x2xf32>, tensor<4x2xi4>, tensor<4xf32>) -> tensor<?x4xf32>
-  %a = transformer.activation %h kind = gelu_tanh : tensor<?x4xf32>
-  %y = transformer.linear %a, %w2 : (tensor<?x4xf32>, tensor<2x4xf32>) -> tensor<?x2xf32>
-  return %y : tensor<?x2xf32>
 }
 
 // -----
