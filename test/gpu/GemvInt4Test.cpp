@@ -132,15 +132,22 @@ double runW4(GpuContext &gpu, const W4Case &c, uint32_t seed) {
   EXPECT_TRUE(gpu.download(y.rawData(), (*yb)->ptr, y.byteSize()).isOk());
   Tensor yf = y.toF32();
   const float *got = yf.data<float>();
+  // The dequantised weight in f64, once.
+  std::vector<double> wd(size_t(c.n * c.k));
+  for (int64_t j = 0; j < c.n; ++j)
+    for (int64_t q = 0; q < c.k; ++q) {
+      const int64_t si = c.perTensor ? 0 : j * groups + (c.group > 0 ? q / c.group : 0);
+      const int off = c.zeroPoint ? valueAt(zp, si) : 0;
+      wd[size_t(j * c.k + q)] = double(valueAt(w, j * c.k + q) - off) * scale[size_t(si)];
+    }
   double worst = 0;
   for (int64_t t = 0; t < c.m; ++t)
     for (int64_t j = 0; j < c.n; ++j) {
       double ref = 0, mag = 0;
+      const float *xrow = xr.data<float>() + t * c.k;
+      const double *wrow = wd.data() + j * c.k;
       for (int64_t q = 0; q < c.k; ++q) {
-        const int64_t si = c.perTensor ? 0 : j * groups + (c.group > 0 ? q / c.group : 0);
-        const int off = c.zeroPoint ? valueAt(zp, si) : 0;
-        const double p =
-            double(xr.data<float>()[t * c.k + q]) * (valueAt(w, j * c.k + q) - off) * scale[size_t(si)];
+        const double p = double(xrow[q]) * wrow[q];
         ref += p;
         mag += std::fabs(p);
       }
