@@ -321,6 +321,8 @@ static std::string describeRow(mlir::Location loc) {
 /// buffer (a slice of @act: its region, offset, bytes per unit and live
 /// steps; the first step that writes it and its node), then the regions'
 /// sizes, what one buffer per value would take, and both at -max-tokens.
+static accel::CompileOptions flagCompileOptions();
+
 static int emitMemoryPlan(mlir::ModuleOp module) {
   std::string error;
   auto output = mlir::openOutputFile(outputFilename, &error);
@@ -398,6 +400,37 @@ static int emitMemoryPlan(mlir::ModuleOp module) {
     os << "at " << T << " tokens and sequences: " << planned << " bytes, one buffer per value "
        << unshared << " bytes ("
        << llvm::formatv("{0:F2}", planned ? double(unshared) / double(planned) : 1.0) << "x)\n";
+  }
+  // A GPU target: what each GPU of the plan would hold. The plan is compiled
+  // to a temporary file for its per-rank weights (runtime/engine/PlanMemory.h;
+  // the same table accelc -v prints, and the same check).
+  const accel::target::TargetDesc *t = accel::target::lookup(target);
+  if (t && t->isGpu && !llvm::StringRef(inputFilename).ends_with(".mlir")) {
+    llvm::SmallString<128> tmp;
+    if (std::error_code ec = llvm::sys::fs::createTemporaryFile("accelc-memory", "plan", tmp))
+      return fail("cannot create a temporary plan for the per-GPU table: " + ec.message());
+    accel::CompileOptions options = flagCompileOptions();
+    options.outputPath = std::string(tmp);
+    std::vector<std::string> table;
+    options.onPhase = [&](const std::string &line) {
+      llvm::StringRef l(line);
+      if (l.starts_with("memory per GPU") || l.starts_with("  stage "))
+        table.push_back(line);
+    };
+    options.onDiagnostic = [](const std::string &line) { llvm::errs() << line << "\n"; };
+    llvm::Error compiled = accel::compileToPlan(options);
+    llvm::sys::fs::remove(tmp);
+    if (llvm::Error e = std::move(compiled)) {
+      llvm::handleAllErrors(std::move(e), [](const accel::CompileError &ce) {
+        if (ce.fromDiagnostics())
+          llvm::errs() << ce.message() << "\n";
+        else
+          fail(ce.message());
+      });
+      return 1;
+    }
+    for (const std::string &line : table)
+      os << line << "\n";
   }
   output->keep();
   return 0;
@@ -503,37 +536,9 @@ private:
   std::chrono::steady_clock::time_point start_, last_;
 };
 
-/// -emit=plan: the whole compile, in lib/Driver (shared with the C API).
-/// Warnings print as they come; errors are printed as compileToPlan says
-/// them (diagnostic lines name their node and say "error" themselves).
-static int emitPlan() {
-  if (llvm::StringRef(inputFilename).ends_with(".mlir"))
-    return emitPlanFromExecMlir();
-  if (interpret)
-    return fail("-interpret runs an IR level: add -emit=onnx or -emit=transformer");
-  if (smoothQuantOnly)
-    return fail("-smoothquant-only leaves the weights in f32 and writes no plan: use it with "
-                "-emit=fused");
-  if (!reportAccuracyTokens.empty()) {
-    accel::CompileOptions options;
-    options.onnxPath = inputFilename;
-    options.outputPath = outputFilename;
-    options.tokenizerPath = tokenizerPath;
-    options.noTokenizer = noTokenizer;
-    options.modelConfigPath = configPath;
-    options.inlineConstantBytes = inlineBytes;
-    options.precision = precision;
-    options.calibrationPath = calibration;
-    options.smoothQuantAlpha = smoothQuantAlpha;
-    options.smoothQuant = smoothQuant;
-    options.int4ZeroPoints = int4ZeroPoints;
-  options.gpuMemoryUtilization = gpuMemoryUtilization;
-    options.kvCacheDtype = kvCacheDtype;
-    options.onDiagnostic = [](const std::string &line) { llvm::errs() << line << "\n"; };
-    return accel::reportAccuracy(options, reportAccuracyTokens);
-  }
-  if (outputFilename == "-")
-    return fail("a plan is a binary file: give its path with -o (e.g. -o model.plan)");
+/// The CompileOptions the flags give (what emitPlan and the per-GPU table
+/// of -print-memory-plan compile with).
+static accel::CompileOptions flagCompileOptions() {
   accel::CompileOptions options;
   options.onnxPath = inputFilename;
   options.outputPath = outputFilename;
@@ -555,6 +560,35 @@ static int emitPlan() {
   options.tpSize = tpSize;
   options.ppSize = ppSize;
   options.padGemmDims = padGemmDims;
+  return options;
+}
+
+/// -emit=plan: the whole compile, in lib/Driver (shared with the C API).
+/// Warnings print as they come; errors are printed as compileToPlan says
+/// them (diagnostic lines name their node and say "error" themselves).
+static int emitPlan() {
+  if (llvm::StringRef(inputFilename).ends_with(".mlir"))
+    return emitPlanFromExecMlir();
+  if (interpret)
+    return fail("-interpret runs an IR level: add -emit=onnx or -emit=transformer");
+  if (smoothQuantOnly)
+    return fail("-smoothquant-only leaves the weights in f32 and writes no plan: use it with "
+                "-emit=fused");
+  if (!reportAccuracyTokens.empty()) {
+    accel::CompileOptions options = flagCompileOptions();
+    options.target = "cpu"; // reportAccuracy compiles both plans for the CPU
+    options.codegen = true;
+    options.allowHostSteps = false;
+    options.cudaPath.clear();
+    options.tpSize = 1;
+    options.ppSize = 1;
+    options.padGemmDims = -1;
+    options.onDiagnostic = [](const std::string &line) { llvm::errs() << line << "\n"; };
+    return accel::reportAccuracy(options, reportAccuracyTokens);
+  }
+  if (outputFilename == "-")
+    return fail("a plan is a binary file: give its path with -o (e.g. -o model.plan)");
+  accel::CompileOptions options = flagCompileOptions();
   options.applyPassManagerCLOptions = true;
   ProgressLine progress;
   options.onDiagnostic = [&](const std::string &line) {
