@@ -323,6 +323,18 @@ static std::string describeRow(mlir::Location loc) {
 /// sizes, what one buffer per value would take, and both at -max-tokens.
 static accel::CompileOptions flagCompileOptions();
 
+/// A failed compileToPlan: its diagnostic lines as they are (they name their
+/// node and say "error"), anything else as accelc's one error; returns 1.
+static int printCompileError(llvm::Error e) {
+  llvm::handleAllErrors(std::move(e), [](const accel::CompileError &ce) {
+    if (ce.fromDiagnostics())
+      llvm::errs() << ce.message() << "\n";
+    else
+      fail(ce.message());
+  });
+  return 1;
+}
+
 static int emitMemoryPlan(mlir::ModuleOp module) {
   std::string error;
   auto output = mlir::openOutputFile(outputFilename, &error);
@@ -420,15 +432,8 @@ static int emitMemoryPlan(mlir::ModuleOp module) {
     options.onDiagnostic = [](const std::string &line) { llvm::errs() << line << "\n"; };
     llvm::Error compiled = accel::compileToPlan(options);
     llvm::sys::fs::remove(tmp);
-    if (llvm::Error e = std::move(compiled)) {
-      llvm::handleAllErrors(std::move(e), [](const accel::CompileError &ce) {
-        if (ce.fromDiagnostics())
-          llvm::errs() << ce.message() << "\n";
-        else
-          fail(ce.message());
-      });
-      return 1;
-    }
+    if (llvm::Error e = std::move(compiled))
+      return printCompileError(std::move(e));
     for (const std::string &line : table)
       os << line << "\n";
   }
@@ -605,15 +610,8 @@ static int emitPlan() {
                              uint64_t bytes) { progress.update(phase, done, total, bytes); };
   llvm::Error compiled = accel::compileToPlan(options);
   progress.clear();
-  if (llvm::Error e = std::move(compiled)) {
-    llvm::handleAllErrors(std::move(e), [](const accel::CompileError &ce) {
-      if (ce.fromDiagnostics())
-        llvm::errs() << ce.message() << "\n";
-      else
-        fail(ce.message());
-    });
-    return 1;
-  }
+  if (llvm::Error e = std::move(compiled))
+    return printCompileError(std::move(e));
   return 0;
 }
 

@@ -41,6 +41,17 @@ template <> __device__ __forceinline__ __nv_fp8_e4m3 fromF32<__nv_fp8_e4m3>(floa
   return r;
 }
 
+/// 16 bytes at `p` (16-byte aligned) read once, through the read-only path
+/// without allocating in L1, so that what is reused (x, a row's inputs)
+/// stays cached: the GEMVs' and the MoE kernels' weight chunks.
+__device__ __forceinline__ uint4 loadStreaming(const void *p) {
+  uint4 r;
+  asm volatile("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];"
+               : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w)
+               : "l"(p));
+  return r;
+}
+
 /// Programmatic dependent launch (sm_90+; GpuContext::launchDependent): a
 /// kernel launched that way may start while the kernel before it on the
 /// stream still runs, so it must execute pdlWait() before it reads or

@@ -59,14 +59,6 @@ __device__ __forceinline__ float dot8(const uint4 &wraw, const uint4 &xraw) {
   return s;
 }
 
-/// A weight chunk, read once: no L1 allocation, so that x stays cached.
-__device__ __forceinline__ uint4 loadStreaming(const uint4 *p) {
-  uint4 r;
-  asm volatile("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];"
-               : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w)
-               : "l"(p));
-  return r;
-}
 
 // Programmatic dependent launch (Common.cuh's pdlWait): the GEMVs start
 // while the kernel before them finishes, issue their first weight loads

@@ -67,15 +67,6 @@ template <> __device__ __forceinline__ uint32_t sub2<__half>(uint32_t a, uint32_
   return out;
 }
 
-/// A weight chunk, read once: no L1 allocation, so that x stays cached.
-__device__ __forceinline__ uint4 loadOnce(const uint4 *p) {
-  uint4 r;
-  asm volatile("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];"
-               : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w)
-               : "l"(p));
-  return r;
-}
-
 /// x[tok, kk], x[tok, kk + 1] as one 32-bit word; 0 past m or k (k is even).
 template <typename T>
 __device__ __forceinline__ uint32_t xPair(const T *x, i64 tok, i64 kk, i64 m, i64 k) {
@@ -121,7 +112,7 @@ __device__ __forceinline__ void gemmW4(const T *__restrict__ x, const uint4 *__r
   uint4 raw[kUnroll];
 #pragma unroll
   for (int u = 0; u < kUnroll; ++u)
-    raw[u] = begin + u < end ? loadOnce(wl + (begin + u) * 32) : make_uint4(0, 0, 0, 0);
+    raw[u] = begin + u < end ? loadStreaming(wl + (begin + u) * 32) : make_uint4(0, 0, 0, 0);
   pdlWait();
 
   i64 group = -1;
@@ -136,7 +127,7 @@ __device__ __forceinline__ void gemmW4(const T *__restrict__ x, const uint4 *__r
 #pragma unroll
       for (int u = 0; u < kUnroll; ++u) {
         const i64 c = c0 + kUnroll + u;
-        raw[u] = c < end ? loadOnce(wl + c * 32) : make_uint4(0, 0, 0, 0);
+        raw[u] = c < end ? loadStreaming(wl + c * 32) : make_uint4(0, 0, 0, 0);
       }
     }
 #pragma unroll

@@ -51,14 +51,6 @@ template <> struct Pack<float> {
   uint4 a, b;
 };
 
-/// A weight chunk, read once: no L1 allocation, so that the rows' inputs stay cached.
-__device__ __forceinline__ uint4 loadStreaming(const void *p) {
-  uint4 r;
-  asm volatile("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];"
-               : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w)
-               : "l"(p));
-  return r;
-}
 __device__ __forceinline__ uint4 loadCached(const void *p) {
   return __ldg(static_cast<const uint4 *>(p));
 }
