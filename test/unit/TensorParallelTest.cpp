@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 #include "runtime/comm/Communicator.h"
 #include "runtime/engine/Engine.h"
+#include "runtime/engine/PlanMemory.h"
 #include "runtime/kv/SequenceKV.h"
 
 #include "EngineTestUtil.h"
@@ -336,6 +337,51 @@ TEST(StageLink, AbortReleasesAStageWaitingToReceive) {
   t.join();
   ASSERT_FALSE(got.isOk());
   EXPECT_EQ(got.status().message(), "the pipeline stopped: stage 0 broke");
+}
+
+// What each GPU of a plan holds (runtime/engine/PlanMemory.h, accelc's HBM
+// check): each stage counts the constants its own steps read (the tied
+// table: stage 0's embedding and stage 1's logits), its own layers' K and
+// V per token, and the arena; narrowed to a bf16 compute dtype, f32
+// weights and the cache take half.
+TEST(PipelinePlan, MemoryPerStageCountsWhatEachStageReads) {
+  std::vector<float> table = wave(kV * kH, 0.7f, 0.1f);
+  for (bool bf16 : {false, true}) {
+    accel::test::PlanBuilder b = accel::test::pipelinePlan(table, kV, kH);
+    if (bf16)
+      b.meta.set_compute_dtype("bf16");
+    StatusOr<std::shared_ptr<const plan::PlanFile>> p =
+        plan::PlanFile::fromBytes(b.bytes(), "pp.plan");
+    ASSERT_TRUE(p.isOk()) << p.status().message();
+    engine::PlanMemoryOptions o;
+    o.deviceBytes = int64_t(4) << 30;
+    o.utilization = 0.5;
+    std::vector<engine::GpuShare> shares = engine::planMemoryByGpu(**p, o);
+    ASSERT_EQ(shares.size(), 2u);
+    const int64_t tableBytes = kV * kH * (bf16 ? 2 : 4);
+    const int64_t kvPerToken = 1 * 2 * 1 * 4 * (bf16 ? 2 : 4); // layer, K+V, head, dim
+    for (int st = 0; st < 2; ++st) {
+      EXPECT_EQ(shares[size_t(st)].stage, st);
+      EXPECT_EQ(shares[size_t(st)].rank, 0);
+      EXPECT_EQ(shares[size_t(st)].weightBytes, tableBytes) << st;
+      EXPECT_EQ(shares[size_t(st)].kvBytesPerToken, kvPerToken) << st;
+      const int64_t left = (int64_t(2) << 30) - tableBytes - shares[size_t(st)].activationBytes -
+                           engine::kGpuRuntimeReserveBytes;
+      EXPECT_EQ(shares[size_t(st)].leftBytes, left) << st;
+      EXPECT_EQ(shares[size_t(st)].kvTokens, left / kvPerToken) << st;
+    }
+    EXPECT_EQ(engine::checkPlanFits(shares, o, "h200", 1, 2), "");
+    // Half a GiB allowed: the runtime's reserve alone does not fit.
+    o.deviceBytes = int64_t(1) << 30;
+    shares = engine::planMemoryByGpu(**p, o);
+    const std::string refused = engine::checkPlanFits(shares, o, "h200", 1, 2);
+    EXPECT_NE(refused.find("-tp=1 -pp=2 does not fit the h200: stage 0 rank 0 needs"),
+              std::string::npos)
+        << refused;
+    EXPECT_NE(refused.find("more than the 512.00 MiB that 0.5 of its 1.00 GiB allows"),
+              std::string::npos)
+        << refused;
+  }
 }
 
 TEST(PipelinePlan, RunsAsTwoStagesAndMatchesTheReference) {
