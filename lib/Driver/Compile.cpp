@@ -408,6 +408,7 @@ llvm::Error accel::compileToPlan(const CompileOptions &options) {
       rt::engine::PlanMemoryOptions mo;
       mo.deviceBytes = t->memoryBytes;
       mo.utilization = options.gpuMemoryUtilization;
+      mo.maxTokens = options.gpuCheckTokens;
       std::vector<rt::engine::GpuShare> shares = rt::engine::planMemoryByGpu(**p, mo);
       if (options.onPhase) {
         std::string table = rt::engine::formatPlanMemory(shares, mo, options.target);

@@ -423,6 +423,7 @@ static int emitMemoryPlan(mlir::ModuleOp module) {
       return fail("cannot create a temporary plan for the per-GPU table: " + ec.message());
     accel::CompileOptions options = flagCompileOptions();
     options.outputPath = std::string(tmp);
+    options.gpuCheckTokens = maxTokens;
     std::vector<std::string> table;
     options.onPhase = [&](const std::string &line) {
       llvm::StringRef l(line);

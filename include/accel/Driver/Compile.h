@@ -67,6 +67,10 @@ struct CompileOptions {
   /// split whose weights and activations exceed it on any GPU is refused
   /// (runtime/engine/PlanMemory.h).
   double gpuMemoryUtilization = 0.9;
+  /// The tokens of a step the GPU check sizes the activations arena for
+  /// (accel-run's --max-num-batched-tokens default; accelc -print-memory-plan
+  /// passes its -max-tokens).
+  int64_t gpuCheckTokens = 2048;
   /// accelc's -kv-cache-dtype: auto (the model's) or fp8 (f8E4M3FN with
   /// per-layer scales of 1.0; CPU only for now).
   std::string kvCacheDtype = "auto";
