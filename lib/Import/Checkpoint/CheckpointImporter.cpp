@@ -275,19 +275,15 @@ Value DecoderBuilder::attention(const std::string &p, Value x, int64_t layer) {
   const int64_t H = c_.heads, KV = c_.kvHeads, D = c_.headDim, E = c_.hidden;
   const int64_t qDim = H * D, kvDim = KV * D;
   Value q, k, v;
+  // One GEMM of the stacked q, k and v rows (a fused checkpoint's, or a
+  // 4-bit one's: the fusion passes fuse float weights only), then split.
+  Value qkv;
+  std::string fusedName;
   if (c_.qkv == QkvLayout::Separate && quantised() && weights_.has(p + names_.q + ".qweight") &&
       !c_.qkvBias) {
-    // One fused 4-bit GEMM for q, k and v (the fusion passes fuse float
-    // weights only), split as a fused checkpoint's is.
-    Value qkv = quantLinear(p + "qkv", {p + names_.q, p + names_.k, p + names_.v},
-                            {qDim, kvDim, kvDim}, x, E, false);
-    if (!qkv)
-      return {};
-    auto split = tf::SplitOp::create(b_, loc(p + names_.q),
-                                     TypeRange{tokens(qDim), tokens(kvDim), tokens(kvDim)}, qkv);
-    q = split.getResult(0);
-    k = split.getResult(1);
-    v = split.getResult(2);
+    fusedName = p + names_.q;
+    qkv = quantLinear(p + "qkv", {p + names_.q, p + names_.k, p + names_.v}, {qDim, kvDim, kvDim},
+                      x, E, false);
   } else if (c_.qkv == QkvLayout::Separate) {
     q = linear(p + names_.q, x, qDim, E, c_.qkvBias);
     k = linear(p + names_.k, x, kvDim, E, c_.qkvBias);
@@ -296,10 +292,13 @@ Value DecoderBuilder::attention(const std::string &p, Value x, int64_t layer) {
     WeightLayout l;
     l.transposed = c_.qkv == QkvLayout::Conv1D;
     l.interleavedHeads = c_.qkv == QkvLayout::HeadInterleaved ? H : 0;
-    Value qkv = linear(p + names_.qkv, x, qDim + 2 * kvDim, E, c_.qkvBias, l);
+    fusedName = p + names_.qkv;
+    qkv = linear(p + names_.qkv, x, qDim + 2 * kvDim, E, c_.qkvBias, l);
+  }
+  if (!fusedName.empty()) {
     if (!qkv)
       return {};
-    auto split = tf::SplitOp::create(b_, loc(p + names_.qkv),
+    auto split = tf::SplitOp::create(b_, loc(fusedName),
                                      TypeRange{tokens(qDim), tokens(kvDim), tokens(kvDim)}, qkv);
     q = split.getResult(0);
     k = split.getResult(1);

@@ -73,12 +73,17 @@ __device__ __forceinline__ uint32_t xPair(const T *x, i64 tok, i64 kk, i64 m, i6
   return tok < m && kk < k ? __ldg(reinterpret_cast<const unsigned int *>(x + tok * k + kk)) : 0u;
 }
 
+/// off of scale `idx`: its zero point (i4 when qmin = -8, u4 when 0) - qmin,
+/// or -qmin without zero points.
+__device__ __forceinline__ int zeroOffset(const uint8_t *zp, i64 idx, int qmin) {
+  const int zpv = zp ? (qmin < 0 ? int(int8_t(zp[idx])) : int(zp[idx])) : 0;
+  return zpv - qmin;
+}
+
 /// The subtrahend of a row: 2^7 + off (bf16) or 2^10 + off (f16) in both halves.
 template <typename T>
 __device__ __forceinline__ uint32_t subtrahend(const uint8_t *zp, i64 idx, int qmin) {
-  const int zpv = zp ? (qmin < 0 ? int(int8_t(zp[idx])) : int(zp[idx])) : 0;
-  const uint32_t off = uint32_t(zpv - qmin) & 15u;
-  const uint32_t h = Magic<T>::kBits | off;
+  const uint32_t h = Magic<T>::kBits | (uint32_t(zeroOffset(zp, idx, qmin)) & 15u);
   return h | (h << 16);
 }
 
@@ -226,8 +231,7 @@ __device__ __forceinline__ void dequantW4(const uint32_t *__restrict__ w,
         continue;
       const i64 si = row * scaleRow + c / groupChunks;
       const float sc = scale[si];
-      const int zpv = zp ? (qmin < 0 ? int(int8_t(zp[si])) : int(zp[si])) : 0;
-      const int off = zpv - qmin;
+      const int off = zeroOffset(zp, si, qmin);
       const i64 col0 = c * kn::kW4Chunk + j * 16 + 2 * t + 8 * (i >> 1);
 #pragma unroll
       for (int e = 0; e < 2; ++e) {

@@ -31,11 +31,16 @@ constexpr int64_t kGemvTargetWarps = 49152;
 /// loads before griddepcontrol.wait) when the weights are plan constants,
 /// plainly when an earlier kernel of the step wrote them (dequantised).
 template <typename... Args>
-Status launchGemv(GpuRunState &st, bool constWeights, CuFunction fn,
-                  const kernels::GemvShape &shape, Args... args) {
-  const Dim3 grid{shape.blocks, 1, 1}, block{unsigned(kernels::kGemvWarps * 32), 1, 1};
+Status launchWeightReader(GpuRunState &st, bool constWeights, CuFunction fn, Dim3 grid,
+                          Dim3 block, Args... args) {
   return constWeights ? st.gpu->launchDependent(fn, grid, block, 0, args...)
                       : st.gpu->launch(fn, grid, block, 0, args...);
+}
+template <typename... Args>
+Status launchGemv(GpuRunState &st, bool constWeights, CuFunction fn,
+                  const kernels::GemvShape &shape, Args... args) {
+  return launchWeightReader(st, constWeights, fn, Dim3{shape.blocks, 1, 1},
+                            Dim3{unsigned(kernels::kGemvWarps * 32), 1, 1}, args...);
 }
 
 /// Whether Gemv.cu runs y = x w^T: one row of x, bf16/f16 (y in that dtype
@@ -211,17 +216,10 @@ StatusOr<DeviceTensor> int4Gemm(GpuRunState &st, const DeviceTensor &x, const De
                               st.gpu->function(std::string("gemm_w4_") + gpuDTypeSuffix(x.dtype) +
                                                "_nt" + std::to_string(nt)));
     const kernels::W4Shape sh = kernels::w4Shape(n, k);
-    const Dim3 grid{sh.blocks, 1, 1}, block{unsigned(kernels::kW4Warps * 32), 1, 1};
-    const bool constant = w.constant && scale.constant && (!zp || zp->constant);
-    if (constant)
-      ACCEL_RT_RETURN_IF_ERROR(st.gpu->launchDependent(fn, grid, block, 0, x.ptr, w.ptr,
-                                                       scale.ptr, zpPtr, qmin, y.ptr, i64(rows),
-                                                       i64(n), i64(k), i64(scaleRow),
-                                                       i64(groupChunks), int(sh.ks)));
-    else
-      ACCEL_RT_RETURN_IF_ERROR(st.gpu->launch(fn, grid, block, 0, x.ptr, w.ptr, scale.ptr, zpPtr,
-                                              qmin, y.ptr, i64(rows), i64(n), i64(k),
-                                              i64(scaleRow), i64(groupChunks), int(sh.ks)));
+    ACCEL_RT_RETURN_IF_ERROR(launchWeightReader(
+        st, w.constant && scale.constant && (!zp || zp->constant), fn, Dim3{sh.blocks, 1, 1},
+        Dim3{unsigned(kernels::kW4Warps * 32), 1, 1}, x.ptr, w.ptr, scale.ptr, zpPtr, qmin, y.ptr,
+        i64(rows), i64(n), i64(k), i64(scaleRow), i64(groupChunks), int(sh.ks)));
     return y;
   }
   ACCEL_RT_ASSIGN_OR_RETURN(DeviceTensor wd, st.empty(x.dtype, {n, k}));
