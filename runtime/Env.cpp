@@ -58,6 +58,15 @@ const std::vector<EnvVar> &envTable() {
          "the HTTP server's API key when --api-key is not given: every /v1/ request then needs "
          "'Authorization: Bearer <key>' (docs/serving.md)",
          &Env::apiKey);
+    count("ACCEL_PP_MICRO_BATCHES", "0",
+          "the default of TpCpuExecutorOptions::microBatches (EngineOptions::ppMicroBatches): "
+          "the micro-batches a pipelined (-pp) plan's step is split into; 0: one per stage, "
+          "1: the whole step through one stage after the other",
+          &Env::ppMicroBatches);
+    path("ACCEL_PP_TRACE", "(none)",
+         "a pipelined (-pp) plan appends one JSON line per engine step to this file: its "
+         "tokens, micro-batches and each stage's busy and idle milliseconds (docs/serving.md)",
+         &Env::ppTrace);
     return t;
   }();
   return table;

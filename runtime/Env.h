@@ -45,6 +45,8 @@ struct Env {
   int64_t gpuDecodeKpVariant = 0;        // ACCEL_GPU_DECODE_KP_VARIANT
   int64_t gpuDecodeSplit = kDefaultDecodeSplit; // ACCEL_GPU_DECODE_SPLIT
   std::string apiKey;                   // ACCEL_API_KEY ("": none)
+  int64_t ppMicroBatches = 0;           // ACCEL_PP_MICRO_BATCHES (0: the stage count)
+  std::string ppTrace;                  // ACCEL_PP_TRACE ("": none)
 };
 
 /// kText is any text, like kPath, and is held in a string member too.

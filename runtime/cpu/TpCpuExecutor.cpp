@@ -1,12 +1,22 @@
 //===- TpCpuExecutor.cpp - a partitioned plan on the CPU ------------------===//
 #include "runtime/cpu/TpCpuExecutor.h"
 
+#include "runtime/Env.h"
+#include "runtime/engine/MicroBatches.h"
+
+#include <chrono>
 #include <thread>
 
 namespace accel::rt::engine {
 
+namespace pb = accel::plan;
+
 StatusOr<std::unique_ptr<TpCpuExecutor>>
-TpCpuExecutor::create(std::shared_ptr<const plan::PlanFile> plan) {
+TpCpuExecutor::create(std::shared_ptr<const plan::PlanFile> plan,
+                      const TpCpuExecutorOptions &options) {
+  if (options.microBatches < 0)
+    return invalidArgument("a pipelined step's micro-batches must be 0 (one per stage) or more, "
+                           "got " + std::to_string(options.microBatches));
   std::unique_ptr<TpCpuExecutor> ex(new TpCpuExecutor());
   ex->tp_ = plan->tpSize();
   ex->pp_ = plan->ppSize();
@@ -18,8 +28,29 @@ TpCpuExecutor::create(std::shared_ptr<const plan::PlanFile> plan) {
       ex->ranks_.push_back(std::move(*rank));
     }
   ex->pools_.resize(ex->ranks_.size());
+  for (const pb::Step &step : plan->schedule().steps())
+    if (step.kind() == pb::LOGITS)
+      for (const pb::Attribute &a : step.attributes())
+        if (a.name() == "select_last" && a.i() != 0)
+          ex->selectsLast_ = true;
+  if (ex->pp_ > 1) {
+    const int64_t fromEnv = env().ppMicroBatches;
+    ex->setMicroBatches(options.microBatches > 0 ? options.microBatches
+                        : fromEnv > 0           ? int(std::min<int64_t>(fromEnv, 1 << 20))
+                                                : ex->pp_);
+    ex->counters_ = std::make_unique<PipelineCounters>(ex->pp_);
+    const std::string trace = options.tracePath.empty() ? env().ppTrace : options.tracePath;
+    if (!trace.empty())
+      ACCEL_RT_RETURN_IF_ERROR(ex->counters_->openTrace(trace));
+  }
   ex->plan_ = std::move(plan);
   return ex;
+}
+
+std::optional<PipelineStats> TpCpuExecutor::pipelineStats() const {
+  if (!counters_)
+    return std::nullopt;
+  return counters_->snapshot();
 }
 
 namespace {
@@ -32,6 +63,56 @@ bool secondary(const Status &s) {
   return s.message().find("the tensor-parallel group stopped") != std::string::npos ||
          s.message().find("the pipeline stopped") != std::string::npos;
 }
+
+/// The error of the rank that failed first (the others only saw the abort),
+/// naming it; ok when every rank ran. `statuses` is stage-major.
+Status firstError(const std::vector<Status> &statuses, int tp, int pp) {
+  auto named = [&](size_t i) {
+    const Status &st = statuses[i];
+    std::string who = pp > 1 ? "stage " + std::to_string(int(i) / tp) + " rank " +
+                                   std::to_string(int(i) % tp)
+                             : "rank " + std::to_string(i);
+    return Status(st.code(), who + ": " + st.message());
+  };
+  for (size_t i = 0; i < statuses.size(); ++i)
+    if (!statuses[i].isOk() && !secondary(statuses[i]))
+      return named(i);
+  for (size_t i = 0; i < statuses.size(); ++i)
+    if (!statuses[i].isOk())
+      return named(i);
+  return Status::ok();
+}
+
+using Clock = std::chrono::steady_clock;
+
+double secondsSince(Clock::time_point t) {
+  return std::chrono::duration<double>(Clock::now() - t).count();
+}
+
+/// A rank's pipeline link while it runs micro-batch `part`: its transfers
+/// travel under tag part * (the schedule's steps) + the step's index, so
+/// that the parts in flight at once never meet; what it waits in recv() is
+/// idle time, not work.
+class PartLink final : public comm::StageLink {
+public:
+  PartLink(comm::StageLink &link, int64_t tagOffset) : link_(link), offset_(tagOffset) {}
+  int stage() const override { return link_.stage(); }
+  Status send(const Tensor &x, int toStage, int64_t tag) override {
+    return link_.send(x, toStage, offset_ + tag);
+  }
+  StatusOr<Tensor> recv(int fromStage, int64_t tag) override {
+    const Clock::time_point t0 = Clock::now();
+    StatusOr<Tensor> t = link_.recv(fromStage, offset_ + tag);
+    waited_s += secondsSince(t0);
+    return t;
+  }
+  void abort(const Status &why) override { link_.abort(why); }
+  double waited_s = 0;
+
+private:
+  comm::StageLink &link_;
+  const int64_t offset_;
+};
 } // namespace
 
 StatusOr<Tensor> TpCpuExecutor::run(const Tensor &tokenIds, kv::BlockPool &pool,
@@ -64,28 +145,76 @@ StatusOr<Tensor> TpCpuExecutor::run(const Tensor &tokenIds, kv::BlockPool &pool,
     for (const kv::BlockCopy &c : pool.takePendingCopies())
       for (auto &p : pools_)
         ACCEL_RT_RETURN_IF_ERROR(p->copyBlock(c.src, c.dst));
+  if (pp_ > 1)
+    return runPipeline(tokenIds, meta);
+  return runTensorParallel(tokenIds, pool, meta);
+}
 
+StatusOr<Tensor> TpCpuExecutor::runTensorParallel(const Tensor &tokenIds, kv::BlockPool &pool,
+                                                  const kv::StepMetadata &meta) {
+  const bool devicePool = pool.storage() == kv::KvStorage::kDevice;
+  std::vector<std::unique_ptr<comm::Communicator>> group = comm::createInProcessGroup(tp_);
+  std::vector<StatusOr<Tensor>> results;
+  for (int i = 0; i < tp_; ++i)
+    results.emplace_back(Status(StatusCode::kInternal, "rank did not run"));
+  auto runRank = [&](int i) {
+    kv::BlockPool &shard = devicePool || i != 0 ? *pools_[size_t(i)] : pool;
+    results[size_t(i)] = ranks_[size_t(i)]->run(tokenIds, shard, meta, group[size_t(i)].get(),
+                                                nullptr);
+    if (!results[size_t(i)])
+      group[size_t(i)]->abort(results[size_t(i)].status());
+  };
+  std::vector<std::thread> threads;
+  for (int i = 1; i < tp_; ++i)
+    threads.emplace_back(runRank, i);
+  runRank(0);
+  for (std::thread &t : threads)
+    t.join();
+  std::vector<Status> statuses;
+  for (const StatusOr<Tensor> &r : results)
+    statuses.push_back(r.status());
+  ACCEL_RT_RETURN_IF_ERROR(firstError(statuses, tp_, 1));
+  return std::move(results[0]);
+}
+
+StatusOr<Tensor> TpCpuExecutor::runPipeline(const Tensor &tokenIds, const kv::StepMetadata &meta) {
+  // A plan whose LM head always keeps each sequence's last row returns one
+  // row per sequence whatever the step asks: split it as such a step.
+  kv::StepMetadata whole = meta;
+  if (selectsLast_)
+    whole.lastRowsOnly = true;
+  ACCEL_RT_ASSIGN_OR_RETURN(std::vector<MicroBatch> parts,
+                            splitStep(tokenIds, whole, microBatches_));
   const int n = pp_ * tp_;
+  const int64_t tagsPerPart = plan_->schedule().steps_size();
   std::vector<std::vector<std::unique_ptr<comm::Communicator>>> groups;
   for (int s = 0; s < pp_; ++s)
     groups.push_back(comm::createInProcessGroup(tp_));
-  std::vector<std::unique_ptr<comm::StageLink>> links;
-  if (pp_ > 1)
-    links = comm::createInProcessPipeline(pp_, tp_);
-  std::vector<StatusOr<Tensor>> results;
-  for (int i = 0; i < n; ++i)
-    results.emplace_back(Status(StatusCode::kInternal, "rank did not run"));
+  std::vector<std::unique_ptr<comm::StageLink>> links = comm::createInProcessPipeline(pp_, tp_);
+  std::vector<Status> statuses(size_t(n), Status::ok());
+  std::vector<Tensor> outputs(parts.size()); // the last stage's rank 0's
+  std::vector<double> busy(size_t(n), 0.0);
+  std::vector<int64_t> ran(size_t(n), 0);
+  const Clock::time_point start = Clock::now();
   auto runRank = [&](int i) {
     const int s = i / tp_, r = i % tp_;
-    kv::BlockPool &shard = devicePool || i != 0 ? *pools_[size_t(i)] : pool;
     comm::Communicator *group = tp_ > 1 ? groups[size_t(s)][size_t(r)].get() : nullptr;
-    comm::StageLink *link = pp_ > 1 ? links[size_t(i)].get() : nullptr;
-    results[size_t(i)] = ranks_[size_t(i)]->run(tokenIds, shard, meta, group, link);
-    if (!results[size_t(i)]) {
-      if (group)
-        group->abort(results[size_t(i)].status());
-      if (link)
-        link->abort(results[size_t(i)].status());
+    for (size_t p = 0; p < parts.size(); ++p) {
+      PartLink link(*links[size_t(i)], int64_t(p) * tagsPerPart);
+      const Clock::time_point t0 = Clock::now();
+      StatusOr<Tensor> out = ranks_[size_t(i)]->run(parts[p].tokenIds, *pools_[size_t(i)],
+                                                    parts[p].meta, group, &link);
+      busy[size_t(i)] += secondsSince(t0) - link.waited_s;
+      ++ran[size_t(i)];
+      if (!out) {
+        statuses[size_t(i)] = out.status();
+        if (group)
+          group->abort(out.status());
+        links[size_t(i)]->abort(out.status());
+        return;
+      }
+      if (i == (pp_ - 1) * tp_)
+        outputs[p] = std::move(*out);
     }
   };
   std::vector<std::thread> threads;
@@ -94,21 +223,24 @@ StatusOr<Tensor> TpCpuExecutor::run(const Tensor &tokenIds, kv::BlockPool &pool,
   runRank(0);
   for (std::thread &t : threads)
     t.join();
-  auto named = [&](int i) {
-    const Status &st = results[size_t(i)].status();
-    std::string who = pp_ > 1 ? "stage " + std::to_string(i / tp_) + " rank " +
-                                    std::to_string(i % tp_)
-                              : "rank " + std::to_string(i);
-    return Status(st.code(), who + ": " + st.message());
-  };
-  // The rank that failed first says why; the others only saw the abort.
-  for (int i = 0; i < n; ++i)
-    if (!results[size_t(i)] && !secondary(results[size_t(i)].status()))
-      return named(i);
-  for (int i = 0; i < n; ++i)
-    if (!results[size_t(i)])
-      return named(i);
-  return std::move(results[size_t((pp_ - 1) * tp_)]);
+  const double wall = secondsSince(start);
+  ACCEL_RT_RETURN_IF_ERROR(firstError(statuses, tp_, pp_));
+
+  PipelineStepTrace trace;
+  trace.step = counters_->nextStep();
+  trace.tokens = meta.numTokens;
+  trace.parts = int64_t(parts.size());
+  trace.wall_s = wall;
+  for (int s = 0; s < pp_; ++s) {
+    PipelineStageStats st;
+    st.busy_s = std::min(busy[size_t(s * tp_)], wall);
+    st.idle_s = wall - st.busy_s;
+    st.steps = 1;
+    st.micro_batches = ran[size_t(s * tp_)];
+    trace.stages.push_back(st);
+  }
+  ACCEL_RT_RETURN_IF_ERROR(counters_->record(trace));
+  return joinParts(parts, outputs);
 }
 
 } // namespace accel::rt::engine

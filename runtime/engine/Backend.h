@@ -12,6 +12,7 @@
 
 #include "core/Tensor.h"
 #include "runtime/kv/BlockPool.h"
+#include "runtime/engine/PipelineStats.h"
 #include "runtime/kv/StepMetadata.h"
 
 #include <functional>
@@ -61,6 +62,12 @@ public:
   /// One line about the backend ("NVIDIA H200 (sm_90, ...), bf16, ..."),
   /// empty for the CPU.
   virtual std::string describe() const { return std::string(); }
+
+  /// A pipelined plan's schedule so far (runtime/engine/PipelineStats.h):
+  /// each stage's busy and idle seconds, steps and micro-batches, a
+  /// snapshot (callable from any thread); nullopt for a backend that runs
+  /// no pipeline.
+  virtual std::optional<PipelineStats> pipelineStats() const { return std::nullopt; }
 };
 
 /// Makes the backend of a plan built for a GPU target ("sm_80", "sm_90").

@@ -217,7 +217,9 @@ StatusOr<std::unique_ptr<Engine>> Engine::create(std::shared_ptr<const plan::Pla
   } else if (partitioned) {
     // Every rank and stage as threads, each with its KV shard: the engine's
     // pool only allocates blocks and queues their copies.
-    ACCEL_RT_ASSIGN_OR_RETURN(backend, TpCpuExecutor::create(plan));
+    TpCpuExecutorOptions tpo;
+    tpo.microBatches = options.ppMicroBatches;
+    ACCEL_RT_ASSIGN_OR_RETURN(backend, TpCpuExecutor::create(plan, tpo));
   } else {
     ACCEL_RT_ASSIGN_OR_RETURN(backend, CpuExecutor::create(plan));
   }

@@ -55,6 +55,10 @@ struct EngineOptions {
   /// run Engine::follow() instead of requests of their own. Every rank of
   /// the group must say so (the group refuses a mix).
   bool tpServing = false;
+  /// A pipelined (-pp) CPU plan: the micro-batches each step is split into
+  /// (TpCpuExecutorOptions::microBatches; 0: $ACCEL_PP_MICRO_BATCHES, else
+  /// one per stage; 1: no overlap of the stages).
+  int ppMicroBatches = 0;
 };
 
 /// One sequence of a batched step: `numTokens` new tokens `ids` (a prefill
@@ -127,6 +131,9 @@ public:
   bool kvCacheSizedByBackend() const { return kvSizedByBackend_; }
   /// One line about the backend (empty for the CPU).
   std::string backendDescription() const { return backend_->describe(); }
+  /// A pipelined plan's per-stage busy and idle time so far
+  /// (Backend::pipelineStats; any thread); nullopt for other plans.
+  std::optional<PipelineStats> pipelineStats() const { return backend_->pipelineStats(); }
   /// Replaces the KV pool by one of `numBlocks` blocks (all free).
   /// kInvalidArgument while any block is in use; kResourceExhausted when
   /// the memory cannot be had (the pool then has its old size again, or a

@@ -1,0 +1,86 @@
+//===- PipelineStats.cpp - where a pipeline's stages spend a step ---------===//
+#include "runtime/engine/PipelineStats.h"
+
+#include <cerrno>
+#include <cstring>
+
+namespace accel::rt::engine {
+
+PipelineStats PipelineStats::since(const PipelineStats &before) const {
+  PipelineStats d = *this;
+  for (size_t s = 0; s < d.stages.size() && s < before.stages.size(); ++s) {
+    d.stages[s].busy_s -= before.stages[s].busy_s;
+    d.stages[s].idle_s -= before.stages[s].idle_s;
+    d.stages[s].steps -= before.stages[s].steps;
+    d.stages[s].micro_batches -= before.stages[s].micro_batches;
+  }
+  return d;
+}
+
+std::string pipelineTraceJson(const PipelineStepTrace &t) {
+  char buf[160];
+  std::snprintf(buf, sizeof buf, "{\"step\":%lld,\"tokens\":%lld,\"parts\":%lld,\"wall_ms\":%.4f,",
+                (long long)t.step, (long long)t.tokens, (long long)t.parts, t.wall_s * 1e3);
+  std::string s = buf;
+  s += "\"stages\":[";
+  for (size_t i = 0; i < t.stages.size(); ++i) {
+    const PipelineStageStats &st = t.stages[i];
+    std::snprintf(buf, sizeof buf,
+                  "%s{\"stage\":%zu,\"busy_ms\":%.4f,\"idle_ms\":%.4f,\"micro_batches\":%lld}",
+                  i ? "," : "", i, st.busy_s * 1e3, st.idle_s * 1e3,
+                  (long long)st.micro_batches);
+    s += buf;
+  }
+  return s + "]}";
+}
+
+PipelineCounters::PipelineCounters(int stages) { totals_.stages.resize(size_t(stages)); }
+
+PipelineCounters::~PipelineCounters() {
+  if (trace_)
+    std::fclose(trace_);
+}
+
+Status PipelineCounters::openTrace(const std::string &path) {
+  std::FILE *f = std::fopen(path.c_str(), "a");
+  if (!f)
+    return invalidArgument("ACCEL_PP_TRACE: cannot open '" + path + "' to append to it: " +
+                           std::strerror(errno));
+  std::lock_guard<std::mutex> lock(mu_);
+  if (trace_)
+    std::fclose(trace_);
+  trace_ = f;
+  tracePath_ = path;
+  return Status::ok();
+}
+
+int64_t PipelineCounters::nextStep() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return steps_;
+}
+
+Status PipelineCounters::record(const PipelineStepTrace &step) {
+  std::lock_guard<std::mutex> lock(mu_);
+  ++steps_;
+  for (size_t s = 0; s < step.stages.size() && s < totals_.stages.size(); ++s) {
+    PipelineStageStats &t = totals_.stages[s];
+    t.busy_s += step.stages[s].busy_s;
+    t.idle_s += step.stages[s].idle_s;
+    t.steps += step.stages[s].steps;
+    t.micro_batches += step.stages[s].micro_batches;
+  }
+  if (!trace_)
+    return Status::ok();
+  const std::string line = pipelineTraceJson(step) + "\n";
+  if (std::fwrite(line.data(), 1, line.size(), trace_) != line.size() || std::fflush(trace_) != 0)
+    return Status(StatusCode::kInternal,
+                  "ACCEL_PP_TRACE: cannot append to '" + tracePath_ + "': " + std::strerror(errno));
+  return Status::ok();
+}
+
+PipelineStats PipelineCounters::snapshot() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return totals_;
+}
+
+} // namespace accel::rt::engine
