@@ -18,7 +18,7 @@ Status badMeta(const std::string &what) {
 Status checkI32(const Tensor &t, const char *name, const Shape &shape) {
   if (!t.defined() || t.dtype() != DType::kI32 || t.shape() != shape)
     return badMeta(std::string("its ") + name + " is " + (t.defined() ? t.describe() : "undefined") +
-                   ", not i32 " + shapeToString(shape));
+                   ", not i32" + shapeToString(shape));
   return Status::ok();
 }
 
