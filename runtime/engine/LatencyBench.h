@@ -10,6 +10,10 @@
 // time includes choosing its tokens (on the device for GPU plans, where HF's
 // generate() chooses them too) and their reaching the host.
 //
+// A pipelined plan (accelc -pp) also reports each stage's busy and idle
+// time per step (Engine::pipelineStats, runtime/engine/PipelineStats.h):
+// of the prefill and of the decode steps apart.
+//
 //===----------------------------------------------------------------------===//
 #ifndef ACCEL_RUNTIME_ENGINE_LATENCYBENCH_H
 #define ACCEL_RUNTIME_ENGINE_LATENCYBENCH_H
@@ -41,6 +45,14 @@ struct LatencyBenchOptions {
   int64_t verifyTokens = 0;
 };
 
+/// One pipeline stage's share of a kind of step, per step (the mean over
+/// the timed steps of that kind).
+struct StageLatency {
+  int stage = 0;
+  double busyMs = 0, idleMs = 0;
+  double microBatches = 0;
+};
+
 struct DecodeLatency {
   int64_t batch = 0;
   double prefillMs = 0;     // the B x inputLen prefill step
@@ -49,12 +61,15 @@ struct DecodeLatency {
   double stepMsMin = 0;
   int64_t steps = 0;
   double verifyMsMedian = 0; // LatencyBenchOptions::verifyTokens > 0: one verification step
+  /// A pipelined plan: each stage in the prefill step and per decode step.
+  std::vector<StageLatency> prefillStages, decodeStages;
 };
 
 struct LatencyReport {
   std::vector<DecodeLatency> decode;
   int64_t prefillTokens = 0;
   double prefillMs = 0;  // median of the timed prefills of prefillTokens
+  std::vector<StageLatency> prefillStages; // a pipelined plan: per timed prefill
 };
 
 /// KV-cache blocks of `blockSize` tokens the benchmark needs at most.

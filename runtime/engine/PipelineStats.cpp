@@ -17,6 +17,17 @@ PipelineStats PipelineStats::since(const PipelineStats &before) const {
   return d;
 }
 
+void PipelineStats::add(const PipelineStats &other) {
+  if (stages.size() < other.stages.size())
+    stages.resize(other.stages.size());
+  for (size_t s = 0; s < other.stages.size(); ++s) {
+    stages[s].busy_s += other.stages[s].busy_s;
+    stages[s].idle_s += other.stages[s].idle_s;
+    stages[s].steps += other.stages[s].steps;
+    stages[s].micro_batches += other.stages[s].micro_batches;
+  }
+}
+
 std::string pipelineTraceJson(const PipelineStepTrace &t) {
   char buf[160];
   std::snprintf(buf, sizeof buf, "{\"step\":%lld,\"tokens\":%lld,\"parts\":%lld,\"wall_ms\":%.4f,",

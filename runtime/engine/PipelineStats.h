@@ -38,6 +38,8 @@ struct PipelineStats {
   /// This minus an earlier snapshot `before` (of as many stages): what the
   /// steps in between took.
   PipelineStats since(const PipelineStats &before) const;
+  /// Adds `other`'s counts stage by stage (taking its stages when this has none).
+  void add(const PipelineStats &other);
 };
 
 /// One engine step as the schedule ran it.
