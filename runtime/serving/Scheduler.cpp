@@ -689,8 +689,14 @@ void SchedulerImpl::refreshStats() {
 Status SchedulerImpl::health() const { return engine_.health(); }
 
 SchedulerStats SchedulerImpl::stats() const {
-  std::lock_guard<std::mutex> l(mu_);
-  return stats_;
+  SchedulerStats s;
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    s = stats_;
+  }
+  // The backend's own snapshot (thread-safe, read outside the step lock).
+  s.pipeline = engine_.pipelineStats();
+  return s;
 }
 
 void SchedulerImpl::start() {

@@ -32,6 +32,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -181,6 +182,10 @@ struct SchedulerStats {
   double hostOverhead() const {
     return recentEngineSeconds > 0 ? recentStepSeconds / recentEngineSeconds - 1.0 : 0.0;
   }
+  /// A pipelined plan (accelc -pp): each stage's busy and idle seconds,
+  /// steps and micro-batches so far (Engine::pipelineStats; /metrics'
+  /// accel:pp_stage_*); nullopt for other plans.
+  std::optional<engine::PipelineStats> pipeline;
 };
 
 class Scheduler {

@@ -679,6 +679,28 @@ TEST(Metrics, PrometheusText) {
     EXPECT_EQ(++seen[(*it)[1].str()], 1) << (*it)[1].str();
 }
 
+// A pipelined plan's stages (SchedulerStats::pipeline): busy, idle and
+// micro-batch counters labelled by stage; none for a plan of one stage.
+TEST(Metrics, PipelineStagesByStage) {
+  Metrics metrics("demo");
+  serve::SchedulerStats st;
+  Metrics::ServerGauges g;
+  EXPECT_EQ(metrics.render(st, g).find("accel:pp_stage"), std::string::npos);
+  st.pipeline = engine::PipelineStats();
+  st.pipeline->stages.resize(2);
+  st.pipeline->stages[0] = {1.5, 0.25, 4, 7};
+  st.pipeline->stages[1] = {0.5, 1.25, 4, 7};
+  std::string text = metrics.render(st, g);
+  std::map<std::string, double> s = scrape(text);
+  const std::string l0 = "{model_name=\"demo\",stage=\"0\"}", l1 = "{model_name=\"demo\",stage=\"1\"}";
+  EXPECT_DOUBLE_EQ(s["accel:pp_stage_busy_seconds_total" + l0], 1.5);
+  EXPECT_DOUBLE_EQ(s["accel:pp_stage_busy_seconds_total" + l1], 0.5);
+  EXPECT_DOUBLE_EQ(s["accel:pp_stage_idle_seconds_total" + l0], 0.25);
+  EXPECT_DOUBLE_EQ(s["accel:pp_stage_idle_seconds_total" + l1], 1.25);
+  EXPECT_EQ(s["accel:pp_stage_micro_batches_total" + l1], 7);
+  EXPECT_NE(text.find("# TYPE accel:pp_stage_idle_seconds_total counter"), std::string::npos);
+}
+
 TEST(Metrics, HistogramBuckets) {
   Histogram h({1.0, 2.0});
   h.observe(1.0); // le is inclusive

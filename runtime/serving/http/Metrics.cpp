@@ -198,6 +198,28 @@ std::string Metrics::render(const serve::SchedulerStats &s, const ServerGauges &
            "Step wall time per engine time, minus one, over the last 256 engine steps.",
            s.hostOverhead());
 
+  if (s.pipeline) {
+    // A pipelined plan: each stage's share of the engine steps.
+    const std::vector<engine::PipelineStageStats> &st = s.pipeline->stages;
+    auto perStage = [&](const char *name, const char *help, auto value) {
+      w.header(name, "counter", help);
+      for (size_t i = 0; i < st.size(); ++i)
+        w.sample(name, double(value(st[i])), ",stage=\"" + std::to_string(i) + "\"");
+    };
+    perStage("accel:pp_stage_busy_seconds_total",
+             "Pipeline stages: time running the stage's steps (its first rank), waits for "
+             "transfers from the stage before excluded.",
+             [](const engine::PipelineStageStats &x) { return x.busy_s; });
+    perStage("accel:pp_stage_idle_seconds_total",
+             "Pipeline stages: the rest of each engine step's wall time (the bubble: waiting for "
+             "the stage before, before the stage's first micro-batch and after its last).",
+             [](const engine::PipelineStageStats &x) { return x.idle_s; });
+    perStage("accel:pp_stage_micro_batches_total",
+             "Pipeline stages: micro-batches run (an engine step is split into up to one per "
+             "stage).",
+             [](const engine::PipelineStageStats &x) { return x.micro_batches; });
+  }
+
   w.header("accel:request_success_total", "counter",
            "Requests finished, by finish reason (abort: the client went away).");
   for (const auto &[reason, n] : finished_)
