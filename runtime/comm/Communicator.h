@@ -58,8 +58,12 @@ std::vector<std::unique_ptr<Communicator>> createInProcessGroup(int size);
 /// What a rank of a pipeline-parallel plan (accelc -pp) calls at a
 /// `collective pp_transfer` step: point to point, from a stage to a later
 /// one, tensor-parallel rank r to rank r (NCCL's send / recv). One per
-/// (stage, rank). `tag` tells the transfers of one step apart (the plan
-/// step's index); a tag is sent once and received once per forward pass.
+/// (stage, rank). `tag` tells the transfers in flight apart: the plan
+/// step's index, plus part * (the schedule's step count) when a forward
+/// pass runs as micro-batches (runtime/cpu/TpCpuExecutor: stage s sends part
+/// i + 1 while stage s + 1 still receives part i). A tag is sent once and
+/// received once per forward pass; transfers of different tags may be in
+/// flight at once, in any order.
 class StageLink {
 public:
   virtual ~StageLink() = default;
