@@ -36,7 +36,7 @@ TpCpuExecutor::create(std::shared_ptr<const plan::PlanFile> plan,
   if (ex->pp_ > 1) {
     const int64_t fromEnv = env().ppMicroBatches;
     ex->setMicroBatches(options.microBatches > 0 ? options.microBatches
-                        : fromEnv > 0           ? int(std::min<int64_t>(fromEnv, 1 << 20))
+                        : fromEnv > 0           ? int(fromEnv) // at most 2^31 - 1 (Env.h)
                                                 : ex->pp_);
     ex->counters_ = std::make_unique<PipelineCounters>(ex->pp_);
     const std::string trace = options.tracePath.empty() ? env().ppTrace : options.tracePath;
