@@ -101,7 +101,9 @@ Status GpuPipeline::await(const TransferKey &key, GpuContext &receiver) {
     return why_;
   ++t.taken;
   // The event was recorded before the post: the wait covers the sender's
-  // copy into the staging buffer.
+  // copy into the staging buffer. The next launch must not start early
+  // (programmatic dependent launch) across the wait.
+  receiver.noteForeignWork();
   return receiver.check(receiver.api().cuStreamWaitEvent(receiver.stream(), t.event, 0),
                         "cuStreamWaitEvent");
 }
