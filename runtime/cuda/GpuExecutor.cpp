@@ -518,6 +518,7 @@ GpuRunState GpuExecutorImpl::baseState() {
   st.logFallbacks = options.logFallbacks;
   st.comm = comm;
   st.p2p = p2p;
+  st.p2pRank = rank;
   st.decodeSplit = options.tuning.decodeSplit;
   st.flashPrefill = options.tuning.flashPrefill;
   st.splitTargetBlocks = 2 * int64_t(gpu->info().multiprocessors);
@@ -799,7 +800,7 @@ void GpuExecutor::setCommunicator(comm::NcclRank *comm, gpu::P2pAllReduce *p2p) 
   if ((impl_->comm != comm || impl_->p2p != p2p) && impl_->graphs)
     impl_->graphs->clear();
   impl_->comm = comm;
-  impl_->p2p = comm ? p2p : nullptr;
+  impl_->p2p = p2p;
 }
 
 gpu::GpuContext &GpuExecutor::context() { return *impl_->gpu; }

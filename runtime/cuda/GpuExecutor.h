@@ -89,6 +89,12 @@ struct GpuExecutorOptions {
   /// pp_transfer, a KV pool of its layers) in a plan split by accelc -pp=M;
   /// -1: a plan of one stage. TpGpuExecutor sets it.
   int ppStage = -1;
+  /// TpGpuExecutor, a plan of more tensor-parallel ranks than the machine
+  /// has GPUs from `device` on: the ranks share them (round robin), and
+  /// every collective goes through the one-shot all-reduce (no NCCL, which
+  /// takes one rank per GPU). For tests and small machines; false refuses
+  /// such a plan in one sentence (accel-run --share-gpus).
+  bool shareGpus = false;
   GpuTuning tuning;
 };
 
@@ -148,7 +154,8 @@ public:
   /// later step; a new one drops the captured CUDA graphs (they hold the old
   /// one's NCCL kernels).
   /// `p2p` (optional, TpGpuExecutor): the one-shot all-reduce of the
-  /// ranks of this process, for the all_reduce steps it takes.
+  /// ranks of this process, for the all_reduce steps it takes; with no
+  /// `comm` (ranks sharing GPUs), for every collective.
   void setCommunicator(comm::NcclRank *comm, gpu::P2pAllReduce *p2p = nullptr);
   /// The executor's GPU (TpGpuExecutor makes the one-shot all-reduce over
   /// its ranks' contexts).

@@ -103,6 +103,10 @@ struct GpuRunState {
   /// process (runtime/cuda/P2pAllReduce.h); null: NCCL carries every
   /// all_reduce.
   gpu::P2pAllReduce *p2p = nullptr;
+  /// This executor's rank in `p2p`'s group. With p2p and no `comm` (the
+  /// ranks share GPUs, where NCCL takes one rank per GPU), the one-shot
+  /// group carries every collective, in chunks (ops/Collectives.cpp).
+  int p2pRank = 0;
   // ONNX operators that fell back to the CPU; logged once each.
   std::set<std::string> *fallbacks = nullptr;
   bool logFallbacks = true;

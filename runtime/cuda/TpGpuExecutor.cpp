@@ -93,7 +93,10 @@ TpGpuExecutor::create(std::shared_ptr<const plan::PlanFile> plan,
   ACCEL_RT_ASSIGN_OR_RETURN(CudaDriver * driver, CudaDriver::get());
   ACCEL_RT_ASSIGN_OR_RETURN(std::vector<GpuInfo> gpus, driver->listDevices());
   const int have = int(gpus.size());
-  if (options.device < 0 || options.device + tp > have)
+  // Ranks share GPUs only when asked (options.shareGpus).
+  const bool shareRanks = options.shareGpus && options.device >= 0 && options.device < have &&
+                          options.device + tp > have;
+  if (options.device < 0 || (options.device + tp > have && !shareRanks))
     return Status(StatusCode::kUnavailable,
                   plan->path() + ": the plan is partitioned for " + std::to_string(tp) +
                       " ranks; this machine has " + std::to_string(have) + " GPU" +
@@ -102,21 +105,24 @@ TpGpuExecutor::create(std::shared_ptr<const plan::PlanFile> plan,
                                                 std::to_string(options.device)
                                           : std::string()) +
                       " (recompile with -tp=" + std::to_string(std::max(have, 1)) +
-                      " or fewer, or -target=cpu)");
+                      " or fewer, or -target=cpu, or let the ranks share GPUs with "
+                      "--share-gpus)");
   std::unique_ptr<TpGpuExecutor> ex(new TpGpuExecutor());
   ex->tp_ = tp;
   ex->pp_ = pp;
-  if (tp > 1) {
+  ex->shared_ = shareRanks;
+  if (tp > 1 && !shareRanks) {
     ACCEL_RT_ASSIGN_OR_RETURN(ex->nccl_, comm::Nccl::get());
   }
   ex->options_ = options;
   // A GPU per executor when there are enough, else the stages share the
-  // ranks' GPUs.
-  const bool spread = options.device + tp * pp <= have;
+  // ranks' GPUs, else (shareRanks) the ranks share the GPUs there are.
+  const int avail = have - options.device;
+  const bool spread = tp * pp <= avail;
   for (int s = 0; s < pp; ++s)
     for (int r = 0; r < tp; ++r) {
       GpuExecutorOptions o = options;
-      o.device = options.device + (spread ? s * tp + r : r);
+      o.device = options.device + (spread ? s * tp + r : shareRanks ? r % avail : r);
       o.tpRank = tp > 1 ? r : -1;
       o.ppStage = pp > 1 ? s : -1;
       // One line per event, not one per executor.
@@ -140,7 +146,23 @@ TpGpuExecutor::create(std::shared_ptr<const plan::PlanFile> plan,
   // Small all_reduces (decode steps) through peer access, unless
   // options.tuning.p2pAllReduce is off or the GPUs cannot reach each other.
   ex->p2p_.resize(size_t(pp));
-  if (tp > 1 && !options.tuning.p2pAllReduce) {
+  if (shareRanks) {
+    // No NCCL: the one-shot group carries every collective.
+    for (int s = 0; s < pp; ++s) {
+      std::vector<gpu::GpuContext *> contexts;
+      for (int r = 0; r < tp; ++r)
+        contexts.push_back(&ex->rank(r, s).context());
+      StatusOr<std::unique_ptr<gpu::P2pAllReduce>> p2p = gpu::P2pAllReduce::create(contexts);
+      if (!p2p)
+        return Status(p2p.status().code(),
+                      ex->plan_->path() + ": tensor-parallel ranks that share GPUs meet through "
+                                          "the one-shot all-reduce, which cannot be made: " +
+                          p2p.status().message());
+      ex->p2p_[size_t(s)] = std::move(*p2p);
+      for (int r = 0; r < tp; ++r)
+        ex->rank(r, s).setCommunicator(nullptr, ex->p2p_[size_t(s)].get());
+    }
+  } else if (tp > 1 && !options.tuning.p2pAllReduce) {
     ex->p2pOff_ = "GpuTuning::p2pAllReduce is off";
   } else if (tp > 1) {
     for (int s = 0; s < pp && ex->p2pOff_.empty(); ++s) {
@@ -183,7 +205,7 @@ std::string TpGpuExecutor::who(int i) const {
 Status TpGpuExecutor::ensureGroups() {
   if (pipeline_ && pipeline_->aborted())
     pipeline_->reset();
-  if (tp_ == 1)
+  if (tp_ == 1 || shared_)
     return Status::ok();
   for (int s = 0; s < pp_; ++s) {
     std::unique_ptr<comm::NcclGroup> &group = groups_[size_t(s)];
@@ -266,7 +288,7 @@ Status TpGpuExecutor::onRanks(const std::function<Status(int)> &fn) {
     return Status::ok();
   // The groups are not used again (ensureGroups makes new ones): the
   // failed step may have left NCCL work that no peer will match.
-  for (int s = 0; s < pp_; ++s) {
+  for (int s = 0; s < pp_ && !shared_; ++s) {
     if (groups_[size_t(s)])
       groups_[size_t(s)]->abort(Status(StatusCode::kInternal, "a rank's step failed"));
     for (int r = 0; r < tp_; ++r)
@@ -277,8 +299,13 @@ Status TpGpuExecutor::onRanks(const std::function<Status(int)> &fn) {
     pipeline_->abort(Status(StatusCode::kInternal, "a stage's step failed"));
   // The one-shot kernels' epochs may differ between ranks now: start over.
   for (auto &p : p2p_)
-    if (p && !p->reset().isOk())
+    if (p && !p->reset().isOk()) {
+      if (shared_)
+        return Status(StatusCode::kInternal,
+                      "the one-shot all-reduce of ranks sharing GPUs could not be reset after a "
+                      "failed step");
       p.reset(), p2pOff_ = "its reset after a failed step failed";
+    }
   auto named = [&](int i) {
     const Status &s = results[size_t(i)];
     return Status(s.code(), who(i) + ": " + s.message());
@@ -390,7 +417,12 @@ StatusOr<int64_t> TpGpuExecutor::planKvCache(const kv::KVCacheConfig &geometry) 
 
 std::string TpGpuExecutor::describe() const {
   std::string d = ranks_[0]->describe();
-  if (tp_ > 1) {
+  if (tp_ > 1 && shared_) {
+    d += ", " + std::to_string(tp_) + " tensor-parallel ranks sharing GPUs " +
+         std::to_string(options_.device) + "-" +
+         std::to_string(*std::max_element(devices_.begin(), devices_.end())) +
+         " through the one-shot all-reduce (--share-gpus)";
+  } else if (tp_ > 1) {
     const int first = devices_[0], last = devices_[size_t(tp_ - 1)];
     d += ", tensor-parallel over " + std::to_string(tp_) + " GPUs (" + std::to_string(first) +
          "-" + std::to_string(last) + ") with NCCL " + nccl_->versionString() + " from " +

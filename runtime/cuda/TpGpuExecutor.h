@@ -9,7 +9,10 @@
 // Placement: with M x N GPUs from options.device on, stage s rank r runs on
 // GPU options.device + s * N + r; with fewer but at least N, the stages
 // share GPUs (rank r of every stage on GPU options.device + r: tests, small
-// machines); fewer than N GPUs is refused in one sentence.
+// machines); fewer than N GPUs is refused in one sentence unless
+// options.shareGpus, which puts rank r on GPU options.device + r mod the
+// GPUs there are and sends every collective through the one-shot
+// all-reduce (NCCL takes one rank per GPU).
 //
 // The ranks of a stage meet at the plan's collective steps through NCCL
 // (opened at run time, runtime/comm/Nccl.h), one communicator group per
@@ -103,6 +106,9 @@ private:
   std::shared_ptr<const plan::PlanFile> plan_;
   GpuExecutorOptions options_;
   int tp_ = 1, pp_ = 1;
+  /// The ranks share GPUs (GpuExecutorOptions::shareGpus): no NCCL, the
+  /// one-shot groups carry every collective.
+  bool shared_ = false;
   const comm::Nccl *nccl_ = nullptr; // null when tp_ == 1
   std::vector<std::unique_ptr<GpuExecutor>> ranks_; // stage-major: s * tp + r
   std::vector<int> devices_;                        // the GPU of each

@@ -8,9 +8,11 @@
 # ACCELC when given (else the plans are those of $ACCEL_GPU_PLAN_DIR or
 # WORKDIR named <fixture>.pp<M>.plan: at least the -pp=2 ones) and scored by
 # accel-run, whole, token by token (CUDA graphs), token by token eagerly and
-# in chunks of 3:
+# in chunks of 3, and at -tp=2 -pp=2 with --share-gpus (plans named
+# <fixture>.pptp2pp2.plan):
 #   - f32: within 1e-4 of HF's logits.npy, and within 1e-6 of max |logit|
-#     of the same fixture at -pp=1 on the GPU (when that plan is there);
+#     of the same fixture at -pp=1 on the GPU (when that plan is there;
+#     1e-5 at -tp=2, whose ranks sum their partials apart);
 #   - bf16: within 2e-2 of HF's;
 # then the demo's greedy generation at -pp=2 (and 4) against HF's
 # generated_ids.npy, from accel-run and from one completion served over
@@ -38,14 +40,19 @@ PY
 for fixture in llama_op18 demo; do
   dir=$fixtures/models/$fixture
   [ "$fixture" = demo ] && dir=$fixtures/demo
-  stages="1 2"
-  [ "$fixture" = demo ] && stages="1 2 4"
+  # "tp2pp2": -tp=2 -pp=2, run with --share-gpus (the ranks share a GPU
+  # where there is one).
+  stages="1 2 tp2pp2"
+  [ "$fixture" = demo ] && stages="1 2 4 tp2pp2"
   for pp in $stages; do
     plan=$plans/$fixture.pp$pp.plan
     if [ -n "$accelc" ]; then
       plan=$work/$fixture.pp$pp.plan
-      "$accelc" "$dir/model.onnx" -target=h200 -pp=$pp -o "$plan" ||
-        { echo "FAIL: accelc -target=h200 -pp=$pp $fixture"; exit 1; }
+      split=-pp=$pp
+      [ "$pp" = tp2pp2 ] && split="-tp=2 -pp=2"
+      # shellcheck disable=SC2086
+      "$accelc" "$dir/model.onnx" -target=h200 $split -o "$plan" ||
+        { echo "FAIL: accelc -target=h200 $split $fixture"; exit 1; }
     fi
     [ -f "$plan" ] || [ "$pp" != 2 ] || { echo "FAIL: no plan $plan"; exit 1; }
   done
@@ -58,8 +65,11 @@ for fixture in llama_op18 demo; do
         rm -f "$out"
         echo "== $fixture -pp=$pp $dt $mode"
         # shellcheck disable=SC2086
+        share=""
+        [ "$pp" = tp2pp2 ] && share=--share-gpus
+        # shellcheck disable=SC2086
         msg=$("$run" "$plans/$fixture.pp$pp.plan" --score "$dir/input_ids.npy" --logits-out "$out" \
-              --dtype $dt --gpu-memory-utilization 0.3 $mode 2>&1)
+              --dtype $dt --gpu-memory-utilization 0.3 $mode $share 2>&1)
         rc=$?
         if [ $rc -ne 0 ]; then
           echo "$msg"
@@ -73,7 +83,9 @@ for fixture in llama_op18 demo; do
         compare "$out" "$dir/logits.npy" $tol || { echo "FAIL: $fixture -pp=$pp $dt $mode against HF"; status=1; }
         if [ "$pp" != 1 ] && [ "$dt" = f32 ] && [ -f "$work/$fixture.pp1.$dt.$tag.npy" ]; then
           echo "  against -pp=1 on the GPU:"
-          compare "$out" "$work/$fixture.pp1.$dt.$tag.npy" 1e-6 ||
+          same=1e-6 # the same kernels in the same order; TP sums its partials apart
+          [ "$pp" = tp2pp2 ] && same=1e-5
+          compare "$out" "$work/$fixture.pp1.$dt.$tag.npy" $same ||
             { echo "FAIL: $fixture -pp=$pp $dt $mode against -pp=1"; status=1; }
         fi
       done
