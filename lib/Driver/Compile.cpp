@@ -253,13 +253,6 @@ llvm::Error accel::compileToPlan(const CompileOptions &options) {
   // steps); the plan names the SM they are for.
   plan::PlanOptions opts;
   opts.target = std::string(accel::target::lookup(options.target)->arch);
-  // Pipeline stages run on the CPU backend only (runtime/cpu/TpCpuExecutor);
-  // a GPU plan of several stages could run nowhere.
-  if (options.ppSize > 1 && opts.target != "cpu")
-    return compileError(CompileErrorKind::InvalidArgument,
-                        "-pp=" + std::to_string(options.ppSize) +
-                            " makes a plan of pipeline stages, which only the CPU runtime runs "
-                            "for now; compile it with -target=cpu");
   opts.accelcVersion = options.compilerVersion;
   opts.source = options.onnxPath;
   opts.precision = options.precision;

@@ -89,6 +89,13 @@ Status CudaDriver::load(const std::string &path) {
   opt(api_.cuGraphDestroy, "cuGraphDestroy");
   sym(api_.cuDeviceCanAccessPeer, "cuDeviceCanAccessPeer");
   sym(api_.cuCtxEnablePeerAccess, "cuCtxEnablePeerAccess");
+  sym(api_.cuEventCreate, "cuEventCreate");
+  sym(api_.cuEventDestroy, "cuEventDestroy_v2");
+  sym(api_.cuEventRecord, "cuEventRecord");
+  sym(api_.cuEventSynchronize, "cuEventSynchronize");
+  sym(api_.cuEventElapsedTime, "cuEventElapsedTime");
+  sym(api_.cuStreamWaitEvent, "cuStreamWaitEvent");
+  sym(api_.cuMemcpyPeerAsync, "cuMemcpyPeerAsync");
   if (Status s = check(cuInit_(0), "cuInit"); !s.isOk())
     return s;
   return check(cuDriverGetVersion_(&driverVersion_), "cuDriverGetVersion");

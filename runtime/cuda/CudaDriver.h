@@ -34,6 +34,7 @@ using CuStream = void *;
 using CuDevicePtr = unsigned long long;
 using CuGraph = void *;
 using CuGraphExec = void *;
+using CuEvent = void *;
 
 /// cuda.h's CUDA_MEMCPY2D (for cuMemcpy2DAsync_v2), declared here so that the
 /// runtime needs no CUDA headers to build.
@@ -117,6 +118,16 @@ struct CudaApi {
   // runtime/cuda/P2pAllReduce.h); optional.
   int (*cuDeviceCanAccessPeer)(int *, int, int) = nullptr;
   int (*cuCtxEnablePeerAccess)(CuContext, unsigned) = nullptr;
+  // Events and copies between GPUs: pipeline stages of one process hand
+  // their activations over (runtime/cuda/GpuPipeline.h); optional.
+  int (*cuEventCreate)(CuEvent *, unsigned) = nullptr;
+  int (*cuEventDestroy)(CuEvent) = nullptr;
+  int (*cuEventRecord)(CuEvent, CuStream) = nullptr;
+  int (*cuEventSynchronize)(CuEvent) = nullptr;
+  int (*cuEventElapsedTime)(float *, CuEvent, CuEvent) = nullptr;
+  int (*cuStreamWaitEvent)(CuStream, CuEvent, unsigned) = nullptr;
+  int (*cuMemcpyPeerAsync)(CuDevicePtr, CuContext, CuDevicePtr, CuContext, std::size_t,
+                           CuStream) = nullptr;
 };
 
 class CudaDriver {

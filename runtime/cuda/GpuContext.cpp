@@ -209,6 +209,20 @@ Status GpuContext::copy(CuDevicePtr dst, CuDevicePtr src, std::size_t bytes) {
   return check(api_->cuMemcpyDtoDAsync(dst, src, bytes, stream_), "cuMemcpyDtoDAsync");
 }
 
+Status GpuContext::copyTo(const GpuContext &dstContext, CuDevicePtr dst, CuDevicePtr src,
+                          std::size_t bytes) {
+  if (dstContext.device_ == device_)
+    return copy(dst, src, bytes);
+  if (bytes == 0)
+    return Status::ok();
+  if (!api_->cuMemcpyPeerAsync)
+    return Status(StatusCode::kUnavailable,
+                  "the CUDA driver has no cuMemcpyPeerAsync to copy between GPUs");
+  afterKernel_ = false;
+  return check(api_->cuMemcpyPeerAsync(dst, dstContext.ctx_, src, ctx_, bytes, stream_),
+               "cuMemcpyPeerAsync");
+}
+
 namespace {
 /// A 2-D copy of `height` rows of `widthBytes` into device memory at `dst`
 /// (rows `dstPitch` apart) from rows `srcPitch` apart; the caller sets the

@@ -149,6 +149,11 @@ public:
   /// the driver staged the bytes, so `src` may be reused at once.
   Status upload(CuDevicePtr dst, const void *src, std::size_t bytes);
   Status copy(CuDevicePtr dst, CuDevicePtr src, std::size_t bytes);
+  /// A stream-ordered copy into memory of `dstContext`'s GPU (this GPU's
+  /// stream; another GPU's memory through cuMemcpyPeerAsync, the same GPU's
+  /// as copy()).
+  Status copyTo(const GpuContext &dstContext, CuDevicePtr dst, CuDevicePtr src,
+                std::size_t bytes);
   /// `height` rows of `widthBytes` from pitch `srcPitch` to pitch `dstPitch`.
   Status copy2D(CuDevicePtr dst, std::size_t dstPitch, CuDevicePtr src, std::size_t srcPitch,
                 std::size_t widthBytes, std::size_t height);

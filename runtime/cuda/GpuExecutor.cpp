@@ -16,6 +16,7 @@
 #include <cstdlib>
 #include <map>
 #include <set>
+#include <tuple>
 
 namespace accel::rt::engine {
 
@@ -91,6 +92,24 @@ struct GpuExecutorImpl {
   std::unique_ptr<DecodeGraphs> graphs; // after gpu: destroyed first
   comm::NcclRank *comm = nullptr;       // the rank's group (TpGpuExecutor)
   gpu::P2pAllReduce *p2p = nullptr;     // its one-shot all-reduce, when peer access works
+  // A pipelined plan's stage (TpGpuExecutor): the pipeline, and the
+  // transfers (their keys' tags) this stage receives and sends.
+  int stage = 0, rank = 0;
+  bool returnsLogits = true;
+  gpu::GpuPipeline *pipeline = nullptr;
+  std::vector<int64_t> incoming, outgoing;
+  /// The engine's pool geometry with this stage's layers.
+  kv::KVCacheConfig stageGeometry(kv::KVCacheConfig c) const {
+    if (plan->ppSize() > 1)
+      c.numLayers = plan->stageLayers(stage);
+    return c;
+  }
+  /// Before a part's steps: its stream waits for the transfers it
+  /// receives; after them: the transfers it sends are posted.
+  Status awaitIncoming(int part);
+  Status postOutgoing(int part);
+  /// The tokens and sequences the arena is made for.
+  std::pair<int64_t, int64_t> arenaUnits() const;
 
   Status ensureKvPool(const kv::KVCacheConfig &c, GpuRunState &st);
   GpuRunState baseState();
@@ -107,17 +126,24 @@ struct GpuExecutorImpl {
   /// GpuExecutor::run; `copies`: the pool's copy-on-write copies, taken by
   /// the caller (null: taken here).
   StatusOr<Tensor> runStep(const Tensor &tokenIds, kv::BlockPool &pool,
-                           const kv::StepMetadata &meta, const std::vector<kv::BlockCopy> *copies);
+                           const kv::StepMetadata &meta, const std::vector<kv::BlockCopy> *copies,
+                           int part = 0);
+  /// runStep's second half: a decode step from its graph, else eagerly.
+  StatusOr<Tensor> dispatch(const Tensor &tokenIds, GpuRunState &st, const kv::StepMetadata &meta,
+                            bool decode, int64_t widest, int part);
+  /// The profiling step and the graphs' pool (planKvCache's first half).
+  StatusOr<GpuKvReservation> reserve(const kv::KVCacheConfig &geometry);
 };
 
 Status GpuExecutorImpl::ensureKvPool(const kv::KVCacheConfig &c, GpuRunState &st) {
   const auto &want = plan->metadata().kv_cache();
-  if (c.numLayers < want.num_layers() || c.numKvHeads != want.num_kv_heads() ||
+  if (c.numLayers < plan->stageLayers(stage) || c.numKvHeads != want.num_kv_heads() ||
       c.headDim != want.head_dim())
     return Status(StatusCode::kInvalidArgument,
                   "the KV pool (" + std::to_string(c.numLayers) + " layers, " +
                       std::to_string(c.numKvHeads) + " KV heads of " + std::to_string(c.headDim) +
-                      ") does not match the plan's cache (" + std::to_string(want.num_layers()) +
+                      ") does not match the plan's cache (" +
+                      std::to_string(plan->stageLayers(stage)) +
                       " layers, " + std::to_string(want.num_kv_heads()) + " KV heads of " +
                       std::to_string(want.head_dim()) + ")");
   const DType cache = cacheDType();
@@ -190,10 +216,31 @@ GpuExecutor::create(std::shared_ptr<const plan::PlanFile> plan, const GpuExecuto
                   plan->path() + ": rank " + std::to_string(options.tpRank) + " of a plan with " +
                       std::to_string(plan->tpSize()) + " tensor-parallel ranks");
   const int rank = std::max(options.tpRank, 0);
-  if (plan->ppSize() != 1)
+  const int pp = plan->ppSize();
+  if (pp != 1 && options.ppStage < 0)
     return Status(StatusCode::kUnimplemented,
-                  plan->path() + ": the plan is split into " + std::to_string(plan->ppSize()) +
-                      " pipeline stages; the GPU backend runs one");
+                  plan->path() + ": the plan is split into " + std::to_string(pp) +
+                      " pipeline stages; one GpuExecutor runs one (TpGpuExecutor runs them all)");
+  if (options.ppStage >= pp)
+    return Status(StatusCode::kInvalidArgument,
+                  plan->path() + ": stage " + std::to_string(options.ppStage) +
+                      " of a plan with " + std::to_string(pp) + " pipeline stages");
+  const int stage = std::max(options.ppStage, 0);
+  // The steps this executor runs: its stage's, and its side of every
+  // pp_transfer that leaves it (a transfer is listed in the stage it
+  // reaches).
+  auto mine = [&](const pb::Step &step) {
+    if (pp == 1)
+      return true;
+    if (step.stage() == stage)
+      return true;
+    if (step.kind() != pb::PP_TRANSFER)
+      return false;
+    for (const pb::Attribute &a : step.attributes())
+      if (a.name() == "from_stage")
+        return a.i() == stage;
+    return false;
+  };
   // The KV cache: the compute dtype, or f8E4M3FN (-kv-cache-dtype=fp8).
   {
     const std::string &kvd = meta.kv_cache().dtype();
@@ -210,6 +257,8 @@ GpuExecutor::create(std::shared_ptr<const plan::PlanFile> plan, const GpuExecuto
   // (-precision=w8a8|w8a8-fp8) with i8 or f8E4M3FN (docs/precision.md).
   std::set<int32_t> packedInt4; // the 4-bit weights, packed at upload
   for (const pb::Step &step : plan->schedule().steps()) {
+    if (!mine(step))
+      continue;
     if (step.kind() != pb::GEMM || step.inputs_size() <= 3 || step.inputs(3) < 0)
       continue;
     bool dynamicX = false;
@@ -283,7 +332,9 @@ GpuExecutor::create(std::shared_ptr<const plan::PlanFile> plan, const GpuExecuto
   // uploaded once, in the dtype that step wants.
   im.constants.resize(size_t(n));
   std::map<int32_t, std::optional<DType>> deviceType; // constant -> dtype to upload
-  for (const pb::Step &step : s.steps())
+  for (const pb::Step &step : s.steps()) {
+    if (!mine(step)) // another stage's weights stay on the host
+      continue;
     for (int i = 0; i < step.inputs_size(); ++i) {
       const int32_t id = step.inputs(i);
       if (id < 0 || !s.values(id).is_constant())
@@ -295,6 +346,7 @@ GpuExecutor::create(std::shared_ptr<const plan::PlanFile> plan, const GpuExecuto
       if (it == deviceType.end() || it->second == DType::kF32)
         deviceType[id] = want; // the compute dtype wins when both are wanted
     }
+  }
   GpuRunState up;
   up.gpu = im.gpu.get();
   up.dtype = options.dtype;
@@ -330,18 +382,24 @@ GpuExecutor::create(std::shared_ptr<const plan::PlanFile> plan, const GpuExecuto
   }
   ACCEL_RT_RETURN_IF_ERROR(im.gpu->synchronize());
 
-  // A view's bytes are its root's: the root lives until its views' last reader.
+  // A view's bytes are its root's: the root lives until its views' last
+  // reader (by the index of the executor's own steps).
   std::vector<int> lastUse(size_t(n), -1);
-  for (int i = 0; i < s.steps_size(); ++i)
+  for (int i = 0, mineIndex = 0; i < s.steps_size(); ++i) {
+    if (!mine(s.steps(i)))
+      continue;
     for (int32_t in : s.steps(i).inputs())
       if (in >= 0)
-        lastUse[size_t(plan->rootOf(in))] = i;
+        lastUse[size_t(plan->rootOf(in))] = mineIndex;
+    ++mineIndex;
+  }
 
   GpuPrepareContext pctx;
   pctx.gpu = im.gpu.get();
   pctx.dtype = options.dtype;
-  pctx.numLayers = meta.kv_cache().num_layers();
+  pctx.numLayers = plan->stageLayers(stage);
   pctx.tpRank = rank;
+  pctx.ppStage = stage;
   pctx.planKernels = im.planKernels.get();
   pctx.fp8OuterScalesMinRows = options.tuning.fp8OuterScalesMinRows;
   pctx.decodeKeyParallel = options.tuning.decodeKeyParallel;
@@ -349,6 +407,10 @@ GpuExecutor::create(std::shared_ptr<const plan::PlanFile> plan, const GpuExecuto
   pctx.moeGemvMaxTokens = options.tuning.moeGemvMaxTokens;
   for (int i = 0; i < s.steps_size(); ++i) {
     const pb::Step &step = s.steps(i);
+    if (!mine(step))
+      continue;
+    if (step.kind() == pb::PP_TRANSFER)
+      (step.stage() == stage ? im.incoming : im.outgoing).push_back(step.outputs(0));
     GpuExecutorImpl::Prepared p;
     p.op = plan::stepKindName(step.kind()) + (step.kind() == pb::ONNX ? " " + step.onnx_op() : "");
     p.what = "step " + std::to_string(i) + " (" + p.op +
@@ -405,6 +467,9 @@ GpuExecutor::create(std::shared_ptr<const plan::PlanFile> plan, const GpuExecuto
   const int64_t planMax = meta.model().max_position();
   im.maxModelLen = options.maxModelLen > 0 ? options.maxModelLen : planMax > 0 ? planMax : 2048;
   im.weightsBytes = int64_t(im.gpu->bytesReserved());
+  im.stage = stage;
+  im.rank = rank;
+  im.returnsLogits = stage == pp - 1;
   im.plan = std::move(plan);
   im.profile = env().gpuProfile;
   return ex;
@@ -453,20 +518,46 @@ GpuRunState GpuExecutorImpl::baseState() {
   st.logFallbacks = options.logFallbacks;
   st.comm = comm;
   st.p2p = p2p;
+  st.p2pRank = rank;
   st.decodeSplit = options.tuning.decodeSplit;
   st.flashPrefill = options.tuning.flashPrefill;
   st.splitTargetBlocks = 2 * int64_t(gpu->info().multiprocessors);
+  st.pipeline = pipeline;
   return st;
+}
+
+std::pair<int64_t, int64_t> GpuExecutorImpl::arenaUnits() const {
+  // The largest step: a prefill of --max-num-batched-tokens, or a decode
+  // batch of as many sequences as CUDA graphs take (--max-num-seqs).
+  const int64_t seqs = std::max<int64_t>(1, options.graphMaxBatch);
+  return {std::max<int64_t>(options.maxNumBatchedTokens, seqs), seqs};
+}
+
+Status GpuExecutorImpl::awaitIncoming(int part) {
+  if (!pipeline)
+    return incoming.empty() ? Status::ok()
+                            : Status(StatusCode::kInternal,
+                                     "a pipeline stage runs without its pipeline");
+  for (int64_t tag : incoming)
+    ACCEL_RT_RETURN_IF_ERROR(pipeline->await({tag, rank, part}, *gpu));
+  return Status::ok();
+}
+
+Status GpuExecutorImpl::postOutgoing(int part) {
+  if (!pipeline)
+    return outgoing.empty() ? Status::ok()
+                            : Status(StatusCode::kInternal,
+                                     "a pipeline stage runs without its pipeline");
+  for (int64_t tag : outgoing)
+    ACCEL_RT_RETURN_IF_ERROR(pipeline->post({tag, rank, part}, *gpu));
+  return Status::ok();
 }
 
 Status GpuExecutorImpl::ensureArena() {
   if (arena)
     return Status::ok();
   const pb::Arena &a = plan->schedule().arena();
-  // The largest step: a prefill of --max-num-batched-tokens, or a decode
-  // batch of as many sequences as CUDA graphs take (--max-num-seqs).
-  arenaSeqs = std::max<int64_t>(1, options.graphMaxBatch);
-  arenaTokens = std::max<int64_t>(options.maxNumBatchedTokens, arenaSeqs);
+  std::tie(arenaTokens, arenaSeqs) = arenaUnits();
   const uint64_t bytes = arenaScale * (a.fixed_bytes() + a.bytes_per_token() * uint64_t(arenaTokens) +
                                        a.bytes_per_seq() * uint64_t(arenaSeqs));
   ACCEL_RT_ASSIGN_OR_RETURN(arena, gpu->allocateExact(std::max<uint64_t>(bytes, 256)));
@@ -600,6 +691,8 @@ StatusOr<GpuValue> GpuExecutorImpl::runSchedule(GpuRunState &st, GpuValue tokens
       row.ms += std::chrono::duration<double, std::milli>(Clock::now() - began).count();
     }
   }
+  if (!returnsLogits)
+    return GpuValue(); // a pipeline stage before the last: its values left by transfer
   ACCEL_RT_ASSIGN_OR_RETURN(GpuValue * logits, read(s.logits()));
   return GpuValue(*logits);
 }
@@ -655,6 +748,8 @@ StatusOr<Tensor> GpuExecutorImpl::runEager(const Tensor &tokenIds, GpuRunState &
   GpuValue tokens;
   tokens.host = tokenIds.dtype() == tokenDType ? tokenIds : tokenIds.astype(tokenDType);
   ACCEL_RT_ASSIGN_OR_RETURN(GpuValue logits, runSchedule(st, std::move(tokens)));
+  if (!returnsLogits)
+    return Tensor(); // its work stays enqueued (TpGpuExecutor synchronises)
   // Greedy steps whose logits are one device row per sequence: pick there.
   const DeviceTensor &d = logits.dev;
   if (meta.greedy && d.defined() && d.rank() >= 2 &&
@@ -692,6 +787,8 @@ DecodeGraphs::Schedule GpuExecutorImpl::graphSchedule() {
     GpuValue t;
     t.dev = tokens;
     ACCEL_RT_ASSIGN_OR_RETURN(GpuValue logits, runSchedule(st, std::move(t)));
+    if (!returnsLogits)
+      return DeviceTensor();
     if (!logits.dev.defined())
       return Status(StatusCode::kUnimplemented,
                     "the logits of a decode step are made on the host");
@@ -703,7 +800,7 @@ void GpuExecutor::setCommunicator(comm::NcclRank *comm, gpu::P2pAllReduce *p2p) 
   if ((impl_->comm != comm || impl_->p2p != p2p) && impl_->graphs)
     impl_->graphs->clear();
   impl_->comm = comm;
-  impl_->p2p = comm ? p2p : nullptr;
+  impl_->p2p = p2p;
 }
 
 gpu::GpuContext &GpuExecutor::context() { return *impl_->gpu; }
@@ -721,9 +818,43 @@ StatusOr<Tensor> GpuExecutor::run(const Tensor &tokenIds, kv::BlockPool &pool,
   return impl_->runStep(tokenIds, pool, meta, &copies);
 }
 
+StatusOr<Tensor> GpuExecutor::runPart(const Tensor &tokenIds, kv::BlockPool &pool,
+                                      const kv::StepMetadata &meta,
+                                      const std::vector<kv::BlockCopy> &copies, int part) {
+  return impl_->runStep(tokenIds, pool, meta, &copies, part);
+}
+
+Status GpuExecutor::synchronize() {
+  ACCEL_RT_RETURN_IF_ERROR(impl_->gpu->makeCurrent());
+  return impl_->gpu->synchronize();
+}
+
+void GpuExecutor::setPipeline(gpu::GpuPipeline *pipeline) {
+  GpuExecutorImpl &im = *impl_;
+  if (im.pipeline != pipeline && im.graphs)
+    im.graphs->clear(); // they copy through the old pipeline's buffers
+  im.pipeline = pipeline;
+  if (!pipeline)
+    return;
+  pipeline->setContext(im.stage, im.rank, im.gpu.get());
+  // Each received value's staging buffer holds it at the largest step.
+  const auto [tokens, seqs] = im.arenaUnits();
+  const pb::Schedule &s = im.plan->schedule();
+  for (int64_t tag : im.incoming) {
+    const pb::Value &v = s.values(int(tag));
+    std::optional<DType> d = dtypeFromName(v.dtype());
+    uint64_t bytes = d ? (isFloat(*d) ? dtypeSize(im.options.dtype) : dtypeSize(*d)) : 4;
+    for (int64_t dim : v.shape())
+      bytes *= uint64_t(dim >= 0 ? dim : v.region() == pb::Value::SEQS ? seqs : tokens);
+    pipeline->setCapacity(tag, bytes);
+  }
+}
+
+bool GpuExecutor::returnsLogits() const { return impl_->returnsLogits; }
+
 StatusOr<Tensor> GpuExecutorImpl::runStep(const Tensor &tokenIds, kv::BlockPool &pool,
                                           const kv::StepMetadata &meta,
-                                          const std::vector<kv::BlockCopy> *copies) {
+                                          const std::vector<kv::BlockCopy> *copies, int part) {
   GpuExecutorImpl &im = *this;
   ACCEL_RT_RETURN_IF_ERROR(kv::checkStepTokenIds(tokenIds, meta));
   for (const Tensor *t : {&meta.queryStartLoc, &meta.seqLens, &meta.blockTables,
@@ -742,7 +873,8 @@ StatusOr<Tensor> GpuExecutorImpl::runStep(const Tensor &tokenIds, kv::BlockPool 
 
   GpuRunState st = im.baseState();
   st.meta = &meta;
-  ACCEL_RT_RETURN_IF_ERROR(im.ensureKvPool(pool.config(), st));
+  st.ppPart = part;
+  ACCEL_RT_RETURN_IF_ERROR(im.ensureKvPool(im.stageGeometry(pool.config()), st));
   ACCEL_RT_RETURN_IF_ERROR(
       im.applyBlockCopies(copies ? *copies : pool.takePendingCopies()));
 
@@ -777,6 +909,19 @@ StatusOr<Tensor> GpuExecutorImpl::runStep(const Tensor &tokenIds, kv::BlockPool 
   if (decode)
     st.split = decodeSplitFor(st.maxSeqLen, st.decodeSplit, meta.numSeqs * st.numKvHeads,
                               st.splitTargetBlocks);
+  // A pipeline stage's part: its stream waits for what it receives first,
+  // and what it sends is posted once its steps are enqueued.
+  ACCEL_RT_RETURN_IF_ERROR(im.awaitIncoming(part));
+  StatusOr<Tensor> out = im.dispatch(tokenIds, st, meta, decode, widest, part);
+  if (out)
+    ACCEL_RT_RETURN_IF_ERROR(im.postOutgoing(part));
+  return out;
+}
+
+StatusOr<Tensor> GpuExecutorImpl::dispatch(const Tensor &tokenIds, GpuRunState &st,
+                                           const kv::StepMetadata &meta, bool decode,
+                                           int64_t widest, int part) {
+  GpuExecutorImpl &im = *this;
   if (decode) {
     DecodeGraphs *graphs = im.decodeGraphs();
     if (graphs && graphs->disabledReason().empty() && graphs->bucketFor(meta.numSeqs) != 0 &&
@@ -795,7 +940,8 @@ StatusOr<Tensor> GpuExecutorImpl::runStep(const Tensor &tokenIds, kv::BlockPool 
                               ", outside the vocabulary of " + std::to_string(im.vocab) +
                               " entries");
         }
-      StatusOr<Tensor> out = graphs->run(tokenIds, meta, st.split, st, im.graphSchedule());
+      StatusOr<Tensor> out =
+          graphs->run(tokenIds, meta, st.split, st, im.graphSchedule(), part);
       if (out || out.status().code() != StatusCode::kUnimplemented)
         return out;
       if (im.options.logFallbacks)
@@ -807,8 +953,19 @@ StatusOr<Tensor> GpuExecutorImpl::runStep(const Tensor &tokenIds, kv::BlockPool 
   return im.runEager(tokenIds, st, meta);
 }
 
-StatusOr<int64_t> GpuExecutor::planKvCache(const kv::KVCacheConfig &geometry) {
+StatusOr<GpuKvReservation> GpuExecutor::reserveKvCache(const kv::KVCacheConfig &geometry) {
+  return impl_->reserve(impl_->stageGeometry(geometry));
+}
+
+Status GpuExecutor::allocateKvCache(const kv::KVCacheConfig &geometry) {
   GpuExecutorImpl &im = *impl_;
+  ACCEL_RT_RETURN_IF_ERROR(im.gpu->makeCurrent());
+  GpuRunState st = im.baseState();
+  return im.ensureKvPool(im.stageGeometry(geometry), st);
+}
+
+StatusOr<GpuKvReservation> GpuExecutorImpl::reserve(const kv::KVCacheConfig &geometry) {
+  GpuExecutorImpl &im = *this;
   ACCEL_RT_RETURN_IF_ERROR(im.gpu->makeCurrent());
   const int64_t maxLen = im.maxModelLen;
   const int64_t bs = std::max<int64_t>(geometry.blockSize, 1);
@@ -852,11 +1009,18 @@ StatusOr<int64_t> GpuExecutor::planKvCache(const kv::KVCacheConfig &geometry) {
   st.meta = &meta;
   st.maxSeqLen = longest;
   {
-    StatusOr<Tensor> out = im.runEager(tokens, st, meta);
-    if (!out)
-      return Status(out.status().code(), "the profiling step of " + std::to_string(total) +
-                                             " tokens (--max-num-batched-tokens) failed: " +
-                                             out.status().message());
+    // A pipeline stage's profiling step hands over as a step does.
+    Status done = im.awaitIncoming(0);
+    if (done.isOk()) {
+      StatusOr<Tensor> out = im.runEager(tokens, st, meta);
+      done = out ? im.postOutgoing(0) : out.status();
+    }
+    if (done.isOk() && !im.returnsLogits)
+      done = im.gpu->synchronize();
+    if (!done.isOk())
+      return Status(done.code(), "the profiling step of " + std::to_string(total) +
+                                     " tokens (--max-num-batched-tokens) failed: " +
+                                     done.message());
   }
   const int64_t activations = int64_t(im.gpu->bytesReserved()) - before;
 
@@ -869,26 +1033,40 @@ StatusOr<int64_t> GpuExecutor::planKvCache(const kv::KVCacheConfig &geometry) {
     graphBytes = int64_t(graphs->poolBytes());
   }
 
-  // Drop the one-block pool, then size the real one.
+  // Drop the one-block pool: the caller sizes the real one.
   im.keys.clear();
   im.values.clear();
   im.kvStorage = DeviceTensor();
   im.kvConfig = kv::KVCacheConfig();
+  GpuKvReservation r;
+  r.activationsBytes = activations;
+  r.profiledTokens = total;
+  r.graphBytes = graphBytes;
+  r.bytesPerBlock = 2 * geometry.numLayers * bs * geometry.numKvHeads * geometry.headDim *
+                    int64_t(dtypeSize(im.cacheDType()));
+  return r;
+}
+
+StatusOr<int64_t> GpuExecutor::planKvCache(const kv::KVCacheConfig &geometry) {
+  GpuExecutorImpl &im = *impl_;
+  ACCEL_RT_ASSIGN_OR_RETURN(GpuKvReservation r, reserveKvCache(geometry));
+  const int64_t bs = std::max<int64_t>(geometry.blockSize, 1);
+  const int64_t maxLen = im.maxModelLen;
   std::size_t freeBytes = 0, totalBytes = 0;
   ACCEL_RT_RETURN_IF_ERROR(im.gpu->memoryInfo(&freeBytes, &totalBytes));
   MemoryBudgetInput in;
   in.totalBytes = int64_t(totalBytes);
   in.freeBytes = int64_t(freeBytes);
   in.utilization = im.options.gpuMemoryUtilization;
-  in.bytesPerBlock = 2 * geometry.numLayers * bs * geometry.numKvHeads * geometry.headDim *
-                     int64_t(dtypeSize(im.cacheDType()));
+  in.bytesPerBlock = r.bytesPerBlock;
   in.blockSize = bs;
   in.maxModelLen = maxLen;
   ACCEL_RT_ASSIGN_OR_RETURN(MemoryBudget budget, kvMemoryBudget(in));
   kv::KVCacheConfig real = geometry;
   real.numBlocks = budget.numBlocks;
-  GpuRunState rst = im.baseState();
-  ACCEL_RT_RETURN_IF_ERROR(im.ensureKvPool(real, rst));
+  ACCEL_RT_RETURN_IF_ERROR(allocateKvCache(real));
+  const int64_t activations = r.activationsBytes, graphBytes = r.graphBytes,
+                total = r.profiledTokens;
   if (im.options.logMemory)
     std::fprintf(stderr,
                  "accel: GPU memory (%s): weights %s, activations %s (profiled at %lld tokens), "
@@ -951,7 +1129,7 @@ BackendFactory makeGpuBackend(const GpuExecutorOptions &options) {
              -> StatusOr<std::unique_ptr<Backend>> {
     if (processGroup)
       return makeGpuProcessRank(std::move(plan), options, std::move(processGroup));
-    if (plan->tpSize() > 1) {
+    if (plan->tpSize() > 1 || plan->ppSize() > 1) {
       ACCEL_RT_ASSIGN_OR_RETURN(std::unique_ptr<TpGpuExecutor> tp,
                                 TpGpuExecutor::create(std::move(plan), options));
       return std::unique_ptr<Backend>(std::move(tp));

@@ -46,6 +46,7 @@
 
 namespace accel::rt::gpu {
 class GpuContext;
+class GpuPipeline;
 class P2pAllReduce;
 } // namespace accel::rt::gpu
 
@@ -84,7 +85,26 @@ struct GpuExecutorOptions {
   /// `weights.rank<r>`) in a plan partitioned by accelc -tp=N; -1: a plan
   /// of one rank. TpGpuExecutor sets it (and `device` to the rank's GPU).
   int tpRank = -1;
+  /// The pipeline stage this executor runs (its steps, its side of every
+  /// pp_transfer, a KV pool of its layers) in a plan split by accelc -pp=M;
+  /// -1: a plan of one stage. TpGpuExecutor sets it.
+  int ppStage = -1;
+  /// TpGpuExecutor, a plan of more tensor-parallel ranks than the machine
+  /// has GPUs from `device` on: the ranks share them (round robin), and
+  /// every collective goes through the one-shot all-reduce (no NCCL, which
+  /// takes one rank per GPU). For tests and small machines; false refuses
+  /// such a plan in one sentence (accel-run --share-gpus).
+  bool shareGpus = false;
   GpuTuning tuning;
+};
+
+/// What a GpuExecutor holds back before its KV pool is sized
+/// (GpuExecutor::reserveKvCache).
+struct GpuKvReservation {
+  int64_t activationsBytes = 0; // the profiling step's peak
+  int64_t profiledTokens = 0;
+  int64_t graphBytes = 0;       // the CUDA graphs' pool
+  int64_t bytesPerBlock = 0;    // K and V of one block, every layer of the pool
 };
 
 struct GpuExecutorImpl;
@@ -111,12 +131,31 @@ public:
   /// `copies` (the pool's queue is not touched).
   StatusOr<Tensor> run(const Tensor &tokenIds, kv::BlockPool &pool, const kv::StepMetadata &meta,
                        const std::vector<kv::BlockCopy> &copies);
+  /// run() for micro-batch `part` of a step of a pipelined plan
+  /// (TpGpuExecutor): awaits the transfers this stage receives, enqueues its
+  /// steps (and the copy-on-write `copies`, given for part 0 only), posts
+  /// the transfers it sends. A stage before the last returns an undefined
+  /// tensor without waiting for its GPU (synchronize() does); the last
+  /// returns the logits as run() does. `pool` has the engine's geometry;
+  /// this stage's device pool holds its own layers.
+  StatusOr<Tensor> runPart(const Tensor &tokenIds, kv::BlockPool &pool,
+                           const kv::StepMetadata &meta, const std::vector<kv::BlockCopy> &copies,
+                           int part);
+  /// Waits for everything enqueued on the executor's stream.
+  Status synchronize();
+  /// The pipeline a stage of a pipelined plan hands over through (null:
+  /// none); its staging buffers are sized for this executor's largest step.
+  void setPipeline(gpu::GpuPipeline *pipeline);
+  /// Whether run() returns the logits (false for a pipeline stage before
+  /// the last).
+  bool returnsLogits() const;
 
   /// The rank's tensor-parallel communicator (null: none), used by every
   /// later step; a new one drops the captured CUDA graphs (they hold the old
   /// one's NCCL kernels).
   /// `p2p` (optional, TpGpuExecutor): the one-shot all-reduce of the
-  /// ranks of this process, for the all_reduce steps it takes.
+  /// ranks of this process, for the all_reduce steps it takes; with no
+  /// `comm` (ranks sharing GPUs), for every collective.
   void setCommunicator(comm::NcclRank *comm, gpu::P2pAllReduce *p2p = nullptr);
   /// The executor's GPU (TpGpuExecutor makes the one-shot all-reduce over
   /// its ranks' contexts).
@@ -134,6 +173,13 @@ public:
   /// bytes, blocks, tokens) and returns the block count. kResourceExhausted
   /// in one sentence when not even one sequence of maxModelLen tokens fits.
   StatusOr<int64_t> planKvCache(const kv::KVCacheConfig &geometry);
+  /// planKvCache in parts, for executors that share GPUs (pipeline stages
+  /// on one GPU, TpGpuExecutor): the profiling step and the graphs' pool
+  /// (a stage's profiling step awaits and posts its transfers as a step
+  /// does), then a device pool of geometry.numBlocks blocks. The layers of
+  /// `geometry` are replaced by the stage's.
+  StatusOr<GpuKvReservation> reserveKvCache(const kv::KVCacheConfig &geometry);
+  Status allocateKvCache(const kv::KVCacheConfig &geometry);
 
   /// The ONNX operators that ran on the CPU with device inputs so far
   /// ("onnx.Transpose", ...).

@@ -173,7 +173,9 @@ StatusOr<DecodeGraphs::Graph> DecodeGraphs::capture(const GpuRunState &st,
   {
     GpuRunState cst = st;
     StatusOr<DeviceTensor> out = schedule(cst, tokens);
-    if (out) {
+    if (out && !out->defined()) {
+      g.noOutput = true;
+    } else if (out) {
       g.logits = out->ptr;
       g.logitsType = out->dtype;
       g.logitsShape = out->shape;
@@ -200,7 +202,7 @@ StatusOr<DecodeGraphs::Graph> DecodeGraphs::capture(const GpuRunState &st,
 
 StatusOr<Tensor> DecodeGraphs::run(const Tensor &tokenIds, const kv::StepMetadata &meta,
                                    DecodeSplit split, const GpuRunState &base,
-                                   const Schedule &schedule) {
+                                   const Schedule &schedule, int variant) {
   if (!disabled_.empty())
     return notCapturable(disabled_);
   const int64_t b = meta.numSeqs, bucket = bucketFor(b);
@@ -211,7 +213,7 @@ StatusOr<Tensor> DecodeGraphs::run(const Tensor &tokenIds, const kv::StepMetadat
   kv::StepMetadata graphMeta;
   DeviceTensor tokens;
   GpuRunState st = graphState(base, bucket, split, graphMeta, tokens);
-  const std::pair<int64_t, int> key{bucket, split.numSplits};
+  const std::tuple<int64_t, int, int> key{bucket, split.numSplits, variant};
   auto it = graphs_.find(key);
   if (it == graphs_.end()) {
     StatusOr<Graph> g = capture(st, tokens, schedule);
@@ -222,6 +224,10 @@ StatusOr<Tensor> DecodeGraphs::run(const Tensor &tokenIds, const kv::StepMetadat
     it = graphs_.emplace(key, *g).first;
   }
   const Graph &g = it->second;
+  if (g.noOutput) {
+    ACCEL_RT_RETURN_IF_ERROR(gpu_.launchGraph(g.exec));
+    return Tensor();
+  }
   const Shape &shape = g.logitsShape;
   const int64_t vocab = shape.empty() ? 0 : shape.back();
   int64_t n = 1;

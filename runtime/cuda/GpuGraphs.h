@@ -41,6 +41,7 @@
 
 #include <functional>
 #include <map>
+#include <tuple>
 
 namespace accel::rt::engine {
 
@@ -70,8 +71,12 @@ public:
   /// tokens, i64, picked on the device after the replay). A failure to capture is
   /// kUnimplemented: the caller runs the step eagerly and graphs stay
   /// off (disabledReason()).
+  /// A schedule that returns no value (a pipeline stage before the last)
+  /// replays and returns an undefined tensor, its work left on the stream.
+  /// `variant` tells apart graphs of one bucket whose captured addresses
+  /// differ (a pipeline stage's micro-batch: its staging buffers).
   StatusOr<Tensor> run(const Tensor &tokenIds, const kv::StepMetadata &meta, DecodeSplit split,
-                       const GpuRunState &base, const Schedule &schedule);
+                       const GpuRunState &base, const Schedule &schedule, int variant = 0);
 
   /// Runs the largest bucket's decode step once, eagerly, with its
   /// activations in the graph pool, over contexts of `maxSeqLen` keys (the
@@ -94,6 +99,7 @@ private:
   struct Graph {
     gpu::CuGraphExec exec = nullptr;
     gpu::CuDevicePtr logits = 0; // in the pool; valid right after a replay
+    bool noOutput = false;       // the schedule returns nothing (a pipeline stage)
     DType logitsType = DType::kF32;
     Shape logitsShape;           // bucket rows
   };
@@ -119,7 +125,7 @@ private:
   gpu::DeviceBuffer inputs_;
   std::vector<unsigned char> staging_;
   std::shared_ptr<gpu::DevicePool> pool_;
-  std::map<std::pair<int64_t, int>, Graph> graphs_; // (bucket, splits)
+  std::map<std::tuple<int64_t, int, int>, Graph> graphs_; // (bucket, splits, variant)
   std::string disabled_;
 };
 

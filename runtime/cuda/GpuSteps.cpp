@@ -226,6 +226,8 @@ StatusOr<GpuKernel> prepareGpuStep(const plan::PlanFile &plan, const pb::Step &s
     return ops::prepareCopy(step);
   case pb::COLLECTIVE:
     return ops::prepareCollective(plan, step, a);
+  case pb::PP_TRANSFER:
+    return ops::preparePpTransfer(plan, step, a, ctx);
   case pb::ONNX:
     return ops::prepareOnnx(plan, step, a);
   default:

@@ -12,6 +12,7 @@
 #include "runtime/comm/Nccl.h"
 #include "runtime/cuda/CublasLt.h"
 #include "runtime/cuda/GpuContext.h"
+#include "runtime/cuda/GpuPipeline.h"
 #include "runtime/cuda/GpuTuning.h"
 #include "runtime/cuda/GraphBuckets.h"
 #include "runtime/cuda/P2pAllReduce.h"
@@ -89,6 +90,11 @@ struct GpuRunState {
   // The device KV pool: per layer, K and V [blocks, block_size, kv_heads, head_dim].
   std::vector<DeviceTensor> *keys = nullptr, *values = nullptr;
   int64_t blockSize = 16, numKvHeads = 1, headDim = 1;
+  /// The pipeline of a plan split into stages (pp_transfer steps,
+  /// TpGpuExecutor) and the micro-batch this run of the schedule is (its
+  /// transfers' staging buffers); null for a plan of one stage.
+  gpu::GpuPipeline *pipeline = nullptr;
+  int ppPart = 0;
   /// The rank's tensor-parallel group (collective steps and the
   /// vocabulary-parallel embedding of a plan with tp_size > 1: TpGpuExecutor);
   /// null for a single-GPU plan.
@@ -97,6 +103,10 @@ struct GpuRunState {
   /// process (runtime/cuda/P2pAllReduce.h); null: NCCL carries every
   /// all_reduce.
   gpu::P2pAllReduce *p2p = nullptr;
+  /// This executor's rank in `p2p`'s group. With p2p and no `comm` (the
+  /// ranks share GPUs, where NCCL takes one rank per GPU), the one-shot
+  /// group carries every collective, in chunks (ops/Collectives.cpp).
+  int p2pRank = 0;
   // ONNX operators that fell back to the CPU; logged once each.
   std::set<std::string> *fallbacks = nullptr;
   bool logFallbacks = true;
@@ -169,6 +179,9 @@ struct GpuPrepareContext {
   int64_t numLayers = 0;
   /// The tensor-parallel rank the steps are prepared for (StepAttrs).
   int tpRank = 0;
+  /// The pipeline stage they run in (a pp_transfer step sends from it or
+  /// receives into it).
+  int ppStage = 0;
   /// The plan's generated kernels (GpuPlanKernels.h); a step that names one
   /// runs it. Null: every step runs the hand-written kernels.
   const GpuPlanKernels *planKernels = nullptr;

@@ -26,7 +26,8 @@ P2pAllReduce::create(const std::vector<GpuContext *> &ranks) {
     GpuContext &g = *ranks[size_t(r)];
     ACCEL_RT_RETURN_IF_ERROR(g.makeCurrent());
     for (int q = 0; q < n; ++q) {
-      if (q == r)
+      // Ranks on one GPU share its primary context: nothing to enable.
+      if (q == r || ranks[size_t(q)]->device() == g.device())
         continue;
       int can = 0;
       ACCEL_RT_RETURN_IF_ERROR(g.check(

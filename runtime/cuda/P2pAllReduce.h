@@ -9,6 +9,11 @@
 // that tensor parallelism adds to every layer (vLLM's and TensorRT-LLM's
 // custom all-reduce do the same).
 //
+// Ranks may share a GPU (tensor-parallel ranks of a machine with fewer
+// GPUs: TpGpuExecutor, which then has no NCCL and sends every collective
+// here in chunks); their kernels spin on each other's flags, which needs
+// them resident at once: each takes at most kP2pMaxBlocks / 2 blocks.
+//
 // create() enables peer access between every pair of GPUs and gives each
 // rank a staging buffer of kP2pMaxBytes and a zeroed flag area; it fails in
 // one sentence when a pair cannot reach each other, and the caller keeps

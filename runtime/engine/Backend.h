@@ -2,9 +2,10 @@
 //
 // One interface for every executor of a plan: CpuExecutor (one rank),
 // TpCpuExecutor (tensor-parallel and pipelined CPU plans, ranks as threads),
-// GpuExecutor (one GPU), TpGpuExecutor (one GPU per rank, NCCL), and the
-// rank of a group of processes (runtime/cuda/GpuProcessRank.h). The Engine
-// owns one and runs every step through it; it neither knows nor asks which.
+// GpuExecutor (one GPU), TpGpuExecutor (tensor-parallel and pipelined GPU
+// plans, an executor per rank and stage), and the rank of a group of
+// processes (runtime/cuda/GpuProcessRank.h). The Engine owns one and runs
+// every step through it; it neither knows nor asks which.
 //
 //===----------------------------------------------------------------------===//
 #ifndef ACCEL_RUNTIME_ENGINE_BACKEND_H

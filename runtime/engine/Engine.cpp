@@ -116,14 +116,9 @@ StatusOr<std::unique_ptr<Engine>> Engine::create(std::shared_ptr<const plan::Pla
                       " and this build of accel has only the CPU backend (recompile with "
                       "-target=cpu)");
   // Tensor-parallel and pipelined plans run on the CPU as threads
-  // (TpCpuExecutor); tensor-parallel GPU plans on as many GPUs, through
+  // (TpCpuExecutor); on GPUs as one executor per rank and stage, through
   // the GPU backend (TpGpuExecutor).
   const bool partitioned = meta.tp_size() != 1 || plan->ppSize() != 1;
-  if (plan->ppSize() != 1 && !cpu)
-    return Status(StatusCode::kUnimplemented,
-                  plan->path() + ": the plan is split into " + std::to_string(plan->ppSize()) +
-                      " pipeline stages; the GPU runtime runs one (compile with -target=cpu "
-                      "to run it on the CPU)");
   // One rank per process.
   const bool oneRank = options.tpRank >= 0;
   if (oneRank) {

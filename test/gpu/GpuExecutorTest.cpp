@@ -840,8 +840,9 @@ TEST(GpuExecutor, RefusesOtherComputeTypes) {
   EXPECT_NE(g.status().message().find("f32, bf16 or f16"), std::string::npos);
 }
 
-// A plan of pipeline stages (accelc -pp) runs on the CPU backend only; the
-// GPU executor says so before it touches the device (no GPU needed).
+// A plan of pipeline stages (accelc -pp) runs one GpuExecutor per stage
+// (TpGpuExecutor); one alone says so before it touches the device (no GPU
+// needed).
 TEST(GpuExecutor, RefusesPipelinedPlans) {
   StatusOr<std::shared_ptr<const plan::PlanFile>> p = plan::PlanFile::fromBytes(
       accel::test::pipelinePlan(std::vector<float>(8, 0.5f), 4, 2).bytes(), "pp.plan");
@@ -849,8 +850,8 @@ TEST(GpuExecutor, RefusesPipelinedPlans) {
   StatusOr<std::unique_ptr<engine::GpuExecutor>> g = engine::GpuExecutor::create(*p, {});
   ASSERT_FALSE(g);
   EXPECT_EQ(g.status().code(), StatusCode::kUnimplemented);
-  EXPECT_EQ(g.status().message(),
-            "pp.plan: the plan is split into 2 pipeline stages; the GPU backend runs one");
+  EXPECT_EQ(g.status().message(), "pp.plan: the plan is split into 2 pipeline stages; one "
+                                  "GpuExecutor runs one (TpGpuExecutor runs them all)");
 }
 
 // Tuning out of range is refused before the GPU is touched (no GPU needed).

@@ -24,6 +24,7 @@
 
 #include "../unit/EngineTestUtil.h"
 #include "../unit/PlanTestUtil.h"
+#include "GpuTestContext.h"
 
 #include <gtest/gtest.h>
 
@@ -211,9 +212,11 @@ std::unique_ptr<engine::Engine> cpuEngine() {
 
 std::unique_ptr<engine::Engine> gpuEngine(DType dtype, bool graphs, int64_t numKvBlocks = 64,
                                           std::string *error = nullptr,
-                                          const engine::GpuTuning &tuning = {}) {
+                                          const engine::GpuTuning &tuning = {},
+                                          bool shareGpus = false) {
   engine::GpuExecutorOptions g;
   g.tuning = tuning;
+  g.shareGpus = shareGpus;
   g.dtype = dtype;
   g.cudaGraphs = graphs;
   g.graphMaxBatch = 8;
@@ -376,6 +379,34 @@ TEST(TpGpuExecutor, SizesTheKvCacheOnEveryRank) {
 }
 
 // Ranks from GPU 1 on need GPUs 1 and 2: refused in one sentence.
+// --share-gpus: both ranks on the last GPU (one GPU is enough), every
+// collective through the one-shot all-reduce in chunks, no NCCL.
+TEST(TpGpuExecutor, RanksSharingOneGpuMatchTheCpuRanks) {
+  ACCEL_REQUIRE_GPU();
+  StatusOr<std::vector<GpuInfo>> gpus = (*CudaDriver::get())->listDevices();
+  ASSERT_TRUE(gpus.isOk());
+  for (bool graphs : {true, false}) {
+    engine::GpuExecutorOptions g;
+    g.dtype = DType::kF32;
+    g.cudaGraphs = graphs;
+    g.graphMaxBatch = 8;
+    g.maxNumBatchedTokens = 64;
+    g.gpuMemoryUtilization = 0.2;
+    g.shareGpus = true;
+    g.device = int(gpus->size()) - 1;
+    engine::EngineOptions o;
+    o.numKvBlocks = 64;
+    o.gpuBackend = engine::makeGpuBackend(g);
+    StatusOr<std::unique_ptr<engine::Engine>> gpu = engine::Engine::create(tpPlan("sm_80"), o);
+    ASSERT_TRUE(gpu.isOk()) << gpu.status().message();
+    std::unique_ptr<engine::Engine> cpu = cpuEngine();
+    ASSERT_TRUE(cpu);
+    EXPECT_LE(compareSteps(**gpu, *cpu, 6), 1e-5) << (graphs ? "graphs" : "eager");
+    const std::string desc = (*gpu)->backendDescription();
+    EXPECT_NE(desc.find("2 tensor-parallel ranks sharing GPUs"), std::string::npos) << desc;
+  }
+}
+
 TEST(TpGpuExecutor, RefusesMoreRanksThanGpus) {
   REQUIRE_TWO_GPUS();
   StatusOr<std::vector<GpuInfo>> gpus = (*CudaDriver::get())->listDevices();

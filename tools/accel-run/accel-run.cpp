@@ -119,6 +119,9 @@ void printUsage() {
       "                           leave (default 0.9; --kv-cache-memory and\n"
       "                           --num-kv-blocks override it)\n"
       "  --enforce-eager          GPU plans: no CUDA graphs for decode steps\n"
+      "  --share-gpus             GPU plans of more tensor-parallel ranks than GPUs:\n"
+      "                           the ranks share the GPUs there are, every collective\n"
+      "                           through the one-shot all-reduce (tests; slow)\n"
       "  --cuda-graph-max-bs <N>  GPU plans: the largest decode batch replayed from a\n"
       "                           CUDA graph (default: --max-num-seqs)\n"
       "  --describe               print the plan's header, sections and schedule\n"
@@ -188,6 +191,7 @@ struct Flags {
   double tpTimeout = 120.0;
   double gpuMemoryUtilization = 0.9;
   bool enforceEager = false;
+  bool shareGpus = false;
   int64_t cudaGraphMaxBs = 0; // 0: --max-num-seqs
   bool kvSizeGiven = false;   // --kv-cache-memory or --num-kv-blocks
   bool ignoreEos = false, printIds = false, describe = false, verify = true;
@@ -391,6 +395,8 @@ int main(int argc, char **argv) {
       f.dtypeGiven = true;
     } else if (arg == "--enforce-eager") {
       f.enforceEager = true;
+    } else if (arg == "--share-gpus") {
+      f.shareGpus = true;
     } else if (arg == "--gpu-memory-utilization") {
       if (!value(v))
         return needValue();
@@ -735,6 +741,7 @@ int main(int argc, char **argv) {
       }
   }
   gpu.cudaGraphs = !f.enforceEager;
+  gpu.shareGpus = f.shareGpus;
   gpu.graphMaxBatch = f.cudaGraphMaxBs > 0 ? f.cudaGraphMaxBs : f.serve.scheduler.maxNumSeqs;
   gpu.maxModelLen = f.maxModelLen;
   gpu.gpuMemoryUtilization = f.gpuMemoryUtilization;

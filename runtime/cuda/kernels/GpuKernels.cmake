@@ -67,6 +67,7 @@ add_library(accel_gpu STATIC
   cuda/TpGpuExecutor.cpp
   cuda/GpuPlanKernels.cpp
   cuda/GpuGraphs.cpp
+  cuda/GpuPipeline.cpp
   cuda/GpuSteps.cpp
   cuda/Int4Pack.cpp
   cuda/ops/Attention.cpp
@@ -78,6 +79,7 @@ add_library(accel_gpu STATIC
   cuda/ops/Onnx.cpp
   cuda/ops/Pointwise.cpp
   cuda/ops/Sampling.cpp
+  cuda/ops/Transfers.cpp
   cuda/ops/Views.cpp
   cuda/GpuRotary.cpp
   cuda/GpuFlashPrefill.cpp

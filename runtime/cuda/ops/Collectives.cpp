@@ -1,12 +1,85 @@
 //===- Collectives.cpp - collective steps on the GPU ----------------------===//
 //
 // all_reduce (the one-shot peer-access kernel for small ones, else NCCL)
-// and all_gather (NCCL) across the plan's tensor-parallel ranks.
+// and all_gather (NCCL) across the plan's tensor-parallel ranks; ranks that
+// share GPUs (no NCCL) run both through the one-shot kernel, in chunks.
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/cuda/ops/Ops.h"
 
 namespace accel::rt::engine::ops {
+
+namespace {
+
+/// recv = the sum over the one-shot group of send, `count` elements, in
+/// chunks the one-shot kernel takes (each a whole number of 16-byte
+/// vectors of at most kP2pMaxBytes).
+Status oneShotAllReduce(GpuRunState &st, CuDevicePtr send, CuDevicePtr recv, size_t count,
+                        DType dtype) {
+  const size_t elem = dtypeSize(dtype);
+  const size_t chunk = size_t(accel_p2p::kP2pMaxBytes) / elem;
+  for (size_t at = 0; at < count; at += chunk) {
+    const size_t n = std::min(chunk, count - at);
+    if (!gpu::P2pAllReduce::takes(n, dtype))
+      return Status(StatusCode::kUnimplemented,
+                    "tensor-parallel ranks that share a GPU reduce through the one-shot "
+                    "all-reduce, which takes f32, bf16 or f16 in 16-byte vectors; this one is " +
+                        std::to_string(count) + " elements of " + dtypeName(dtype));
+    ACCEL_RT_RETURN_IF_ERROR(st.p2p->run(st.p2pRank, send + CuDevicePtr(at * elem),
+                                         recv + CuDevicePtr(at * elem), n, dtype));
+  }
+  return Status::ok();
+}
+
+/// A collective without NCCL (tensor-parallel ranks that share GPUs): the
+/// one-shot group sums; an all_gather is the sum of every rank's block
+/// placed in zeros (exact: every element is one rank's value plus zeros).
+Status oneShotCollective(GpuRunState &st, GpuValue &input, bool gather, int64_t axisAttr,
+                         Outputs &out) {
+  ACCEL_RT_ASSIGN_OR_RETURN(DeviceTensor x, st.toDevice(input));
+  const size_t count = size_t(x.numElements());
+  const int64_t group = st.p2p->size();
+  st.gpu->noteForeignWork();
+  GpuValue v;
+  if (!gather) {
+    ACCEL_RT_ASSIGN_OR_RETURN(v.dev, st.output(0, x.dtype, x.shape));
+    if (count)
+      ACCEL_RT_RETURN_IF_ERROR(oneShotAllReduce(st, x.ptr, v.dev.ptr, count, x.dtype));
+    out.push_back(std::move(v));
+    return Status::ok();
+  }
+  const int64_t axis = axisAttr < 0 ? axisAttr + x.rank() : axisAttr;
+  if (axis < 0 || axis >= x.rank())
+    return badInput("all_gather axis " + std::to_string(axisAttr) + " is out of range for " +
+                    x.describe());
+  Shape shape = x.shape;
+  shape[size_t(axis)] *= group;
+  ACCEL_RT_ASSIGN_OR_RETURN(v.dev, st.output(0, x.dtype, shape));
+  ACCEL_RT_ASSIGN_OR_RETURN(DeviceTensor placed, st.empty(x.dtype, shape));
+  ACCEL_RT_RETURN_IF_ERROR(st.gpu->zero(placed.ptr, placed.byteSize()));
+  int64_t outer = 1;
+  for (int64_t i = 0; i < axis; ++i)
+    outer *= x.dim(i);
+  if (count) {
+    const size_t elem = dtypeSize(x.dtype);
+    const size_t width = count * elem / size_t(outer); // one row of this rank's block
+    const size_t pitch = width * size_t(group);
+    const CuDevicePtr dst = placed.ptr + CuDevicePtr(size_t(st.p2pRank) * width);
+    if (pitch < (size_t(1) << 31)) {
+      ACCEL_RT_RETURN_IF_ERROR(st.gpu->copy2D(dst, pitch, x.ptr, width, width, size_t(outer)));
+    } else {
+      for (int64_t i = 0; i < outer; ++i)
+        ACCEL_RT_RETURN_IF_ERROR(st.gpu->copy(dst + CuDevicePtr(size_t(i) * pitch),
+                                              x.ptr + CuDevicePtr(size_t(i) * width), width));
+    }
+    ACCEL_RT_RETURN_IF_ERROR(oneShotAllReduce(st, placed.ptr, v.dev.ptr, count * size_t(group),
+                                              x.dtype));
+  }
+  out.push_back(std::move(v));
+  return Status::ok();
+}
+
+} // namespace
 
 /// A `collective` step across the plan's tensor-parallel ranks: NCCL on
 /// the rank's stream (GpuRunState::comm, TpGpuExecutor), into a new device
@@ -26,6 +99,8 @@ StatusOr<GpuKernel> prepareCollective(const plan::PlanFile &plan, const pb::Step
       out.push_back(*in[0]);
       return Status::ok();
     }
+    if (!st.comm && st.p2p && st.p2p->size() == group)
+      return oneShotCollective(st, *in[0], gather, axisAttr, out);
     if (!st.comm || st.comm->size() != group)
       return Status(StatusCode::kInternal,
                     "a collective over " + std::to_string(group) +

@@ -30,11 +30,12 @@ StatusOr<GpuKernel> prepareEmbedding(const plan::PlanFile &plan, const pb::Step 
       return badInput("the embedding table " + table.describe() + " must be [vocab, hidden]");
     int64_t first = 0, vocabSize = table.dim(0);
     if (vocabShards > 1) {
-      if (!st.comm || st.comm->size() != vocabShards)
+      const int ranks = st.comm ? st.comm->size() : st.p2p ? st.p2p->size() : 1;
+      if (ranks != vocabShards)
         return Status(StatusCode::kInternal,
                       "a vocabulary-parallel embedding over " + std::to_string(vocabShards) +
                           " ranks needs every rank running (the tensor-parallel executor)");
-      first = int64_t(st.comm->rank()) * table.dim(0);
+      first = int64_t(st.comm ? st.comm->rank() : st.p2pRank) * table.dim(0);
       vocabSize = vocabShards * table.dim(0);
     }
     if (realVocab > 0)

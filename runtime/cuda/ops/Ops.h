@@ -154,6 +154,13 @@ StatusOr<GpuKernel> prepareOnnx(const plan::PlanFile &plan, const pb::Step &step
 StatusOr<GpuKernel> prepareCollective(const plan::PlanFile &plan, const pb::Step &step,
                                       const Attrs &a);
 
+// Transfers.cpp
+/// A `pp_transfer` step of a pipelined plan, on the side of stage
+/// ctx.ppStage: the sending stage copies its value into the transfer's
+/// staging buffer (GpuPipeline.h), the receiving one copies it out.
+StatusOr<GpuKernel> preparePpTransfer(const plan::PlanFile &plan, const pb::Step &step,
+                                      const Attrs &a, const GpuPrepareContext &ctx);
+
 } // namespace accel::rt::engine::ops
 
 #endif // ACCEL_RUNTIME_CUDA_OPS_OPS_H
