@@ -59,8 +59,8 @@ const std::vector<EnvVar> &envTable() {
          "'Authorization: Bearer <key>' (docs/serving.md)",
          &Env::apiKey);
     count("ACCEL_PP_MICRO_BATCHES", "0",
-          "the default of TpCpuExecutorOptions::microBatches (EngineOptions::ppMicroBatches): "
-          "the micro-batches a pipelined (-pp) plan's step is split into; 0: one per stage, "
+          "the default of TpCpuExecutorOptions::microBatches (EngineOptions::ppMicroBatches), "
+          "and what TpGpuExecutor uses: the micro-batches a pipelined (-pp) plan's step is split into; 0: one per stage, "
           "1: the whole step through one stage after the other",
           &Env::ppMicroBatches);
     path("ACCEL_PP_TRACE", "(none)",

@@ -98,6 +98,11 @@ struct GpuExecutorImpl {
   bool returnsLogits = true;
   gpu::GpuPipeline *pipeline = nullptr;
   std::vector<int64_t> incoming, outgoing;
+  // Part timing (setPartTiming): an event pair per micro-batch.
+  bool timeParts = false;
+  std::vector<std::pair<CuEvent, CuEvent>> partEvents;
+  int partsTimed = 0;
+  Status recordPart(int part, bool end);
   /// The engine's pool geometry with this stage's layers.
   kv::KVCacheConfig stageGeometry(kv::KVCacheConfig c) const {
     if (plan->ppSize() > 1)
@@ -495,6 +500,10 @@ GpuExecutor::~GpuExecutor() {
   if (impl_ && impl_->gpu) {
     (void)impl_->gpu->makeCurrent();
     (void)impl_->gpu->synchronize();
+    for (auto &[first, second] : impl_->partEvents) {
+      impl_->gpu->api().cuEventDestroy(first);
+      impl_->gpu->api().cuEventDestroy(second);
+    }
     if (impl_->profile && !impl_->profileRows.empty())
       impl_->printProfile();
   }
@@ -852,6 +861,40 @@ void GpuExecutor::setPipeline(gpu::GpuPipeline *pipeline) {
 
 bool GpuExecutor::returnsLogits() const { return impl_->returnsLogits; }
 
+void GpuExecutor::setPartTiming(bool on) { impl_->timeParts = on; }
+
+Status GpuExecutorImpl::recordPart(int part, bool end) {
+  const CudaApi &api = gpu->api();
+  if (!api.cuEventCreate || !api.cuEventRecord || !api.cuEventElapsedTime)
+    return Status(StatusCode::kUnavailable, "the CUDA driver has no timed events");
+  while (int(partEvents.size()) <= part) {
+    std::pair<CuEvent, CuEvent> e{nullptr, nullptr};
+    ACCEL_RT_RETURN_IF_ERROR(gpu->check(api.cuEventCreate(&e.first, 0), "cuEventCreate"));
+    ACCEL_RT_RETURN_IF_ERROR(gpu->check(api.cuEventCreate(&e.second, 0), "cuEventCreate"));
+    partEvents.push_back(e);
+  }
+  partsTimed = std::max(partsTimed, part + 1);
+  const auto &e = partEvents[size_t(part)];
+  return gpu->check(api.cuEventRecord(end ? e.second : e.first, gpu->stream()), "cuEventRecord");
+}
+
+StatusOr<double> GpuExecutor::partSeconds() {
+  GpuExecutorImpl &im = *impl_;
+  const CudaApi &api = im.gpu->api();
+  ACCEL_RT_RETURN_IF_ERROR(im.gpu->makeCurrent());
+  double total = 0;
+  for (int p = 0; p < im.partsTimed; ++p) {
+    const auto &e = im.partEvents[size_t(p)];
+    ACCEL_RT_RETURN_IF_ERROR(im.gpu->check(api.cuEventSynchronize(e.second), "cuEventSynchronize"));
+    float ms = 0;
+    ACCEL_RT_RETURN_IF_ERROR(
+        im.gpu->check(api.cuEventElapsedTime(&ms, e.first, e.second), "cuEventElapsedTime"));
+    total += double(ms) * 1e-3;
+  }
+  im.partsTimed = 0;
+  return total;
+}
+
 StatusOr<Tensor> GpuExecutorImpl::runStep(const Tensor &tokenIds, kv::BlockPool &pool,
                                           const kv::StepMetadata &meta,
                                           const std::vector<kv::BlockCopy> *copies, int part) {
@@ -912,7 +955,11 @@ StatusOr<Tensor> GpuExecutorImpl::runStep(const Tensor &tokenIds, kv::BlockPool 
   // A pipeline stage's part: its stream waits for what it receives first,
   // and what it sends is posted once its steps are enqueued.
   ACCEL_RT_RETURN_IF_ERROR(im.awaitIncoming(part));
+  if (im.timeParts)
+    ACCEL_RT_RETURN_IF_ERROR(im.recordPart(part, /*end=*/false));
   StatusOr<Tensor> out = im.dispatch(tokenIds, st, meta, decode, widest, part);
+  if (out && im.timeParts)
+    ACCEL_RT_RETURN_IF_ERROR(im.recordPart(part, /*end=*/true));
   if (out)
     ACCEL_RT_RETURN_IF_ERROR(im.postOutgoing(part));
   return out;

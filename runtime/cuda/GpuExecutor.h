@@ -149,6 +149,12 @@ public:
   /// Whether run() returns the logits (false for a pipeline stage before
   /// the last).
   bool returnsLogits() const;
+  /// Pipeline stages (TpGpuExecutor): with `on`, runPart records an event
+  /// on the stream before a part's steps (after the waits for its
+  /// transfers) and one after them; partSeconds() sums the GPU time
+  /// between each pair since its last call (after synchronize()).
+  void setPartTiming(bool on);
+  StatusOr<double> partSeconds();
 
   /// The rank's tensor-parallel communicator (null: none), used by every
   /// later step; a new one drops the captured CUDA graphs (they hold the old

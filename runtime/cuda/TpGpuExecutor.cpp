@@ -3,6 +3,8 @@
 
 #include "runtime/cuda/CudaDriver.h"
 #include "runtime/engine/MemoryBudget.h"
+#include "runtime/engine/MicroBatches.h"
+#include "runtime/Env.h"
 
 #include <algorithm>
 #include <chrono>
@@ -140,8 +142,20 @@ TpGpuExecutor::create(std::shared_ptr<const plan::PlanFile> plan,
   ex->plan_ = std::move(plan);
   if (pp > 1) {
     ex->pipeline_ = std::make_unique<gpu::GpuPipeline>(pp, tp);
-    for (auto &r : ex->ranks_)
+    for (auto &r : ex->ranks_) {
       r->setPipeline(ex->pipeline_.get());
+      r->setPartTiming(true);
+    }
+    const int64_t fromEnv = env().ppMicroBatches;
+    ex->microBatches_ = fromEnv > 0 ? int(fromEnv) : pp;
+    for (const accel::plan::Step &step : ex->plan_->schedule().steps())
+      if (step.kind() == accel::plan::LOGITS)
+        for (const accel::plan::Attribute &a : step.attributes())
+          if (a.name() == "select_last" && a.i() != 0)
+            ex->selectsLast_ = true;
+    ex->counters_ = std::make_unique<PipelineCounters>(pp);
+    if (!env().ppTrace.empty())
+      ACCEL_RT_RETURN_IF_ERROR(ex->counters_->openTrace(env().ppTrace));
   }
   // Small all_reduces (decode steps) through peer access, unless
   // options.tuning.p2pAllReduce is off or the GPUs cannot reach each other.
@@ -327,22 +341,73 @@ StatusOr<Tensor> TpGpuExecutor::run(const Tensor &tokenIds, kv::BlockPool &pool,
   // Copy-on-write copies the block allocator made since the last step,
   // applied to every executor's device pool.
   const std::vector<kv::BlockCopy> copies = pool.takePendingCopies();
+  if (pp_ > 1)
+    return runPipeline(tokenIds, pool, meta, copies);
   std::vector<StatusOr<Tensor>> results;
-  for (int i = 0; i < tp_ * pp_; ++i)
+  for (int i = 0; i < tp_; ++i)
     results.emplace_back(Status(StatusCode::kInternal, "rank did not run"));
   ACCEL_RT_RETURN_IF_ERROR(onRanks([&](int i) -> Status {
-    GpuExecutor &ex = *ranks_[size_t(i)];
-    if (pp_ == 1) {
-      results[size_t(i)] = ex.run(tokenIds, pool, meta, copies);
-      return results[size_t(i)].status();
-    }
-    results[size_t(i)] = ex.runPart(tokenIds, pool, meta, copies, /*part=*/0);
-    if (!results[size_t(i)])
-      return results[size_t(i)].status();
-    // A stage before the last left its work on its stream.
-    return ex.returnsLogits() ? Status::ok() : ex.synchronize();
+    results[size_t(i)] = ranks_[size_t(i)]->run(tokenIds, pool, meta, copies);
+    return results[size_t(i)].status();
   }));
-  return std::move(results[size_t((pp_ - 1) * tp_)]);
+  return std::move(results[0]);
+}
+
+StatusOr<Tensor> TpGpuExecutor::runPipeline(const Tensor &tokenIds, kv::BlockPool &pool,
+                                            const kv::StepMetadata &meta,
+                                            const std::vector<kv::BlockCopy> &copies) {
+  // A plan whose LM head keeps each sequence's last row returns one row per
+  // sequence whatever the step asks: split it as such a step.
+  kv::StepMetadata whole = meta;
+  if (selectsLast_)
+    whole.lastRowsOnly = true;
+  ACCEL_RT_ASSIGN_OR_RETURN(std::vector<MicroBatch> parts,
+                            splitStep(tokenIds, whole, microBatches_));
+  const int n = tp_ * pp_;
+  std::vector<Tensor> outputs(parts.size()); // the last stage's rank 0's
+  std::vector<double> busy(size_t(n), 0.0);
+  const std::vector<kv::BlockCopy> none;
+  using Clock = std::chrono::steady_clock;
+  const Clock::time_point start = Clock::now();
+  // Each executor enqueues its parts in order (stage s runs part i while
+  // stage s + 1 runs part i - 1: their streams wait only for the transfers
+  // of the part at hand); the last stage's parts return their logits.
+  ACCEL_RT_RETURN_IF_ERROR(onRanks([&](int i) -> Status {
+    GpuExecutor &ex = *ranks_[size_t(i)];
+    for (size_t p = 0; p < parts.size(); ++p) {
+      StatusOr<Tensor> out = ex.runPart(parts[p].tokenIds, pool, parts[p].meta,
+                                        p == 0 ? copies : none, int(p));
+      if (!out)
+        return out.status();
+      if (i == (pp_ - 1) * tp_)
+        outputs[p] = std::move(*out);
+    }
+    ACCEL_RT_RETURN_IF_ERROR(ex.synchronize());
+    ACCEL_RT_ASSIGN_OR_RETURN(busy[size_t(i)], ex.partSeconds());
+    return Status::ok();
+  }));
+  const double wall = std::chrono::duration<double>(Clock::now() - start).count();
+  PipelineStepTrace trace;
+  trace.step = counters_->nextStep();
+  trace.tokens = meta.numTokens;
+  trace.parts = int64_t(parts.size());
+  trace.wall_s = wall;
+  for (int s = 0; s < pp_; ++s) {
+    PipelineStageStats st;
+    st.busy_s = std::min(busy[size_t(s * tp_)], wall);
+    st.idle_s = wall - st.busy_s;
+    st.steps = 1;
+    st.micro_batches = int64_t(parts.size());
+    trace.stages.push_back(st);
+  }
+  ACCEL_RT_RETURN_IF_ERROR(counters_->record(trace));
+  return joinParts(parts, outputs);
+}
+
+std::optional<PipelineStats> TpGpuExecutor::pipelineStats() const {
+  if (!counters_)
+    return std::nullopt;
+  return counters_->snapshot();
 }
 
 StatusOr<int64_t> TpGpuExecutor::planKvCache(const kv::KVCacheConfig &geometry) {

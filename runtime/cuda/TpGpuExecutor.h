@@ -51,6 +51,7 @@
 
 #include "runtime/cuda/GpuExecutor.h"
 #include "runtime/cuda/GpuPipeline.h"
+#include "runtime/engine/PipelineStats.h"
 #include "runtime/cuda/P2pAllReduce.h"
 
 #include <functional>
@@ -87,6 +88,10 @@ public:
   /// Rank 0's description and the layout: "..., tensor-parallel over 2 GPUs
   /// (0-1) with NCCL 2.28.3", "..., 2 pipeline stages on GPU 0".
   std::string describe() const override;
+  /// A pipelined plan's per-stage busy and idle time (the GPU time of each
+  /// stage's parts between events on its stream; idle is the rest of each
+  /// step's wall time) and micro-batches.
+  std::optional<PipelineStats> pipelineStats() const override;
   KvCacheHome kvCacheHome() const override { return {true, kvCacheDType()}; }
   StatusOr<int64_t> sizeKvCache(const kv::KVCacheConfig &geometry) override {
     return planKvCache(geometry);
@@ -109,6 +114,16 @@ private:
   /// The ranks share GPUs (GpuExecutorOptions::shareGpus): no NCCL, the
   /// one-shot groups carry every collective.
   bool shared_ = false;
+  /// A pipelined plan's step runs as this many micro-batches (at most):
+  /// ACCEL_PP_MICRO_BATCHES, else the stage count.
+  int microBatches_ = 1;
+  /// The plan's LM head keeps only each sequence's last row (select_last).
+  bool selectsLast_ = false;
+  std::unique_ptr<PipelineCounters> counters_; // pipelined plans
+  /// A pipelined step as micro-batches through the stages.
+  StatusOr<Tensor> runPipeline(const Tensor &tokenIds, kv::BlockPool &pool,
+                               const kv::StepMetadata &meta,
+                               const std::vector<kv::BlockCopy> &copies);
   const comm::Nccl *nccl_ = nullptr; // null when tp_ == 1
   std::vector<std::unique_ptr<GpuExecutor>> ranks_; // stage-major: s * tp + r
   std::vector<int> devices_;                        // the GPU of each
