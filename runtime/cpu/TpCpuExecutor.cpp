@@ -226,20 +226,15 @@ StatusOr<Tensor> TpCpuExecutor::runPipeline(const Tensor &tokenIds, const kv::St
   const double wall = secondsSince(start);
   ACCEL_RT_RETURN_IF_ERROR(firstError(statuses, tp_, pp_));
 
-  PipelineStepTrace trace;
-  trace.step = counters_->nextStep();
-  trace.tokens = meta.numTokens;
-  trace.parts = int64_t(parts.size());
-  trace.wall_s = wall;
+  // Each stage's first rank speaks for it.
+  std::vector<double> stageBusy;
+  std::vector<int64_t> stageParts;
   for (int s = 0; s < pp_; ++s) {
-    PipelineStageStats st;
-    st.busy_s = std::min(busy[size_t(s * tp_)], wall);
-    st.idle_s = wall - st.busy_s;
-    st.steps = 1;
-    st.micro_batches = ran[size_t(s * tp_)];
-    trace.stages.push_back(st);
+    stageBusy.push_back(busy[size_t(s * tp_)]);
+    stageParts.push_back(ran[size_t(s * tp_)]);
   }
-  ACCEL_RT_RETURN_IF_ERROR(counters_->record(trace));
+  ACCEL_RT_RETURN_IF_ERROR(counters_->recordStep(meta.numTokens, int64_t(parts.size()), wall,
+                                                 stageBusy, stageParts));
   return joinParts(parts, outputs);
 }
 

@@ -387,20 +387,13 @@ StatusOr<Tensor> TpGpuExecutor::runPipeline(const Tensor &tokenIds, kv::BlockPoo
     return Status::ok();
   }));
   const double wall = std::chrono::duration<double>(Clock::now() - start).count();
-  PipelineStepTrace trace;
-  trace.step = counters_->nextStep();
-  trace.tokens = meta.numTokens;
-  trace.parts = int64_t(parts.size());
-  trace.wall_s = wall;
-  for (int s = 0; s < pp_; ++s) {
-    PipelineStageStats st;
-    st.busy_s = std::min(busy[size_t(s * tp_)], wall);
-    st.idle_s = wall - st.busy_s;
-    st.steps = 1;
-    st.micro_batches = int64_t(parts.size());
-    trace.stages.push_back(st);
-  }
-  ACCEL_RT_RETURN_IF_ERROR(counters_->record(trace));
+  // Each stage's first rank speaks for it.
+  std::vector<double> stageBusy;
+  for (int s = 0; s < pp_; ++s)
+    stageBusy.push_back(busy[size_t(s * tp_)]);
+  ACCEL_RT_RETURN_IF_ERROR(counters_->recordStep(
+      meta.numTokens, int64_t(parts.size()), wall, stageBusy,
+      std::vector<int64_t>(size_t(pp_), int64_t(parts.size()))));
   return joinParts(parts, outputs);
 }
 

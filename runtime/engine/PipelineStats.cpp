@@ -1,6 +1,7 @@
 //===- PipelineStats.cpp - where a pipeline's stages spend a step ---------===//
 #include "runtime/engine/PipelineStats.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -87,6 +88,25 @@ Status PipelineCounters::record(const PipelineStepTrace &step) {
     return Status(StatusCode::kInternal,
                   "ACCEL_PP_TRACE: cannot append to '" + tracePath_ + "': " + std::strerror(errno));
   return Status::ok();
+}
+
+Status PipelineCounters::recordStep(int64_t tokens, int64_t parts, double wall_s,
+                                    const std::vector<double> &busy_s,
+                                    const std::vector<int64_t> &microBatches) {
+  PipelineStepTrace trace;
+  trace.step = nextStep();
+  trace.tokens = tokens;
+  trace.parts = parts;
+  trace.wall_s = wall_s;
+  for (size_t s = 0; s < busy_s.size(); ++s) {
+    PipelineStageStats st;
+    st.busy_s = std::min(busy_s[s], wall_s);
+    st.idle_s = wall_s - st.busy_s;
+    st.steps = 1;
+    st.micro_batches = s < microBatches.size() ? microBatches[s] : 0;
+    trace.stages.push_back(st);
+  }
+  return record(trace);
 }
 
 PipelineStats PipelineCounters::snapshot() const {

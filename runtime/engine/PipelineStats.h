@@ -73,6 +73,12 @@ public:
   /// Adds `step` to the totals (and its line to the trace). kInternal when
   /// the trace cannot be written; the totals count it still.
   Status record(const PipelineStepTrace &step);
+  /// record() of the next step from what a backend measured: its tokens,
+  /// parts and wall time, and per stage its busy seconds (capped at the
+  /// wall time; idle is the rest) and the micro-batches it ran.
+  Status recordStep(int64_t tokens, int64_t parts, double wall_s,
+                    const std::vector<double> &busy_s,
+                    const std::vector<int64_t> &microBatches);
   PipelineStats snapshot() const;
 
 private:

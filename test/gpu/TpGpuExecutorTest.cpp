@@ -24,6 +24,7 @@
 
 #include "../unit/EngineTestUtil.h"
 #include "../unit/PlanTestUtil.h"
+#include "EngineSteps.h"
 #include "GpuTestContext.h"
 
 #include <gtest/gtest.h>
@@ -233,62 +234,18 @@ std::unique_ptr<engine::Engine> gpuEngine(DType dtype, bool graphs, int64_t numK
   return e ? std::move(*e) : nullptr;
 }
 
-/// max |a - b| / max(1, max |b|).
-double relDiff(const Tensor &a, const Tensor &b) {
-  EXPECT_EQ(a.shape(), b.shape());
-  if (a.shape() != b.shape())
-    return 1e30;
-  Tensor fa = a.toF32(), fb = b.toF32();
-  double diff = 0, scale = 1;
-  for (int64_t i = 0; i < fa.numElements(); ++i) {
-    diff = std::max(diff, double(std::fabs(fa.data<float>()[i] - fb.data<float>()[i])));
-    scale = std::max(scale, double(std::fabs(fb.data<float>()[i])));
-  }
-  return diff / scale;
-}
+using accel::rt::test::relDiff;
 
 /// Three sequences through both engines, step by step: a ragged prefill
 /// (5, 3 and 7 tokens), then `decodeSteps` decode steps of the three;
 /// returns the largest relative difference of any step's logits.
 double compareSteps(engine::Engine &gpu, engine::Engine &cpu, int decodeSteps) {
-  const std::vector<std::vector<int64_t>> prompts = {
-      {1, 4, 2, 5, 3}, {7, 0, 11}, {9, 8, 6, 10, 2, 3, 1}};
-  kv::SequenceKV gs[3], cs[3];
-  double worst = 0;
-  std::vector<engine::BatchSequence> gb, cb;
-  for (int i = 0; i < 3; ++i) {
-    gb.push_back({&gs[i], prompts[size_t(i)].data(), int64_t(prompts[size_t(i)].size())});
-    cb.push_back({&cs[i], prompts[size_t(i)].data(), int64_t(prompts[size_t(i)].size())});
-  }
-  StatusOr<Tensor> g = gpu.stepBatch(gb), c = cpu.stepBatch(cb);
-  EXPECT_TRUE(g.isOk()) << g.status().message();
-  EXPECT_TRUE(c.isOk()) << c.status().message();
-  if (!g || !c)
-    return 1e30;
-  worst = std::max(worst, relDiff(*g, *c));
-  std::vector<int64_t> next = {3, 5, 7};
-  for (int step = 0; step < decodeSteps; ++step) {
-    gb.clear();
-    cb.clear();
-    for (int i = 0; i < 3; ++i) {
-      gb.push_back({&gs[i], &next[size_t(i)], 1});
-      cb.push_back({&cs[i], &next[size_t(i)], 1});
-    }
-    g = gpu.stepBatch(gb);
-    c = cpu.stepBatch(cb);
-    EXPECT_TRUE(g.isOk()) << "decode step " << step << ": " << g.status().message();
-    EXPECT_TRUE(c.isOk()) << c.status().message();
-    if (!g || !c)
-      return 1e30;
-    worst = std::max(worst, relDiff(*g, *c));
-    for (int i = 0; i < 3; ++i)
-      next[size_t(i)] = (next[size_t(i)] * 7 + step + i) % kVocab;
-  }
-  for (int i = 0; i < 3; ++i) {
-    EXPECT_TRUE(gs[i].release(gpu.pool()).isOk());
-    EXPECT_TRUE(cs[i].release(cpu.pool()).isOk());
-  }
-  return worst;
+  accel::rt::test::StepScript script;
+  script.prompts = {{1, 4, 2, 5, 3}, {7, 0, 11}, {9, 8, 6, 10, 2, 3, 1}};
+  script.first = {3, 5, 7};
+  script.multiplier = 7;
+  script.vocab = kVocab;
+  return accel::rt::test::compareSteps(gpu, cpu, decodeSteps, script);
 }
 
 TEST(TpGpuExecutor, RaggedPrefillAndGraphDecodeMatchTheCpuRanks) {

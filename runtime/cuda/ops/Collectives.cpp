@@ -11,6 +11,21 @@ namespace accel::rt::engine::ops {
 
 namespace {
 
+/// `rank`'s block of an all_gather along a non-leading axis, [outer, width
+/// bytes] at `src`, into its columns of the result [outer, group * width
+/// bytes] at `dst`: one 2D copy (row by row for pitches of 2 GiB or more).
+Status placeBlock(GpuRunState &st, CuDevicePtr dst, CuDevicePtr src, size_t width, int64_t rank,
+                  int64_t group, int64_t outer) {
+  const size_t pitch = width * size_t(group);
+  dst += CuDevicePtr(size_t(rank) * width);
+  if (pitch < (size_t(1) << 31))
+    return st.gpu->copy2D(dst, pitch, src, width, width, size_t(outer));
+  for (int64_t i = 0; i < outer; ++i)
+    ACCEL_RT_RETURN_IF_ERROR(st.gpu->copy(dst + CuDevicePtr(size_t(i) * pitch),
+                                          src + CuDevicePtr(size_t(i) * width), width));
+  return Status::ok();
+}
+
 /// recv = the sum over the one-shot group of send, `count` elements, in
 /// chunks the one-shot kernel takes (each a whole number of 16-byte
 /// vectors of at most kP2pMaxBytes).
@@ -61,17 +76,8 @@ Status oneShotCollective(GpuRunState &st, GpuValue &input, bool gather, int64_t 
   for (int64_t i = 0; i < axis; ++i)
     outer *= x.dim(i);
   if (count) {
-    const size_t elem = dtypeSize(x.dtype);
-    const size_t width = count * elem / size_t(outer); // one row of this rank's block
-    const size_t pitch = width * size_t(group);
-    const CuDevicePtr dst = placed.ptr + CuDevicePtr(size_t(st.p2pRank) * width);
-    if (pitch < (size_t(1) << 31)) {
-      ACCEL_RT_RETURN_IF_ERROR(st.gpu->copy2D(dst, pitch, x.ptr, width, width, size_t(outer)));
-    } else {
-      for (int64_t i = 0; i < outer; ++i)
-        ACCEL_RT_RETURN_IF_ERROR(st.gpu->copy(dst + CuDevicePtr(size_t(i) * pitch),
-                                              x.ptr + CuDevicePtr(size_t(i) * width), width));
-    }
+    const size_t width = count * dtypeSize(x.dtype) / size_t(outer); // a row of its block
+    ACCEL_RT_RETURN_IF_ERROR(placeBlock(st, placed.ptr, x.ptr, width, st.p2pRank, group, outer));
     ACCEL_RT_RETURN_IF_ERROR(oneShotAllReduce(st, placed.ptr, v.dev.ptr, count * size_t(group),
                                               x.dtype));
   }
@@ -141,22 +147,10 @@ StatusOr<GpuKernel> prepareCollective(const plan::PlanFile &plan, const pb::Step
     }
     ACCEL_RT_ASSIGN_OR_RETURN(DeviceTensor ranks, st.empty(x.dtype, {group * int64_t(count)}));
     ACCEL_RT_RETURN_IF_ERROR(st.comm->allGather(x.ptr, ranks.ptr, count, x.dtype, stream));
-    const size_t elem = dtypeSize(x.dtype);
-    const size_t block = count * elem;                         // one rank's [outer, inner]
-    const size_t width = block / size_t(outer);                // one row of it (inner)
-    const size_t pitch = width * size_t(group);                // a row of the result
-    for (int64_t r = 0; r < group; ++r) {
-      const gpu::CuDevicePtr src = ranks.ptr + gpu::CuDevicePtr(size_t(r) * block);
-      const gpu::CuDevicePtr dst = v.dev.ptr + gpu::CuDevicePtr(size_t(r) * width);
-      if (pitch < (size_t(1) << 31)) {
-        ACCEL_RT_RETURN_IF_ERROR(st.gpu->copy2D(dst, pitch, src, width, width, size_t(outer)));
-      } else {
-        for (int64_t i = 0; i < outer; ++i)
-          ACCEL_RT_RETURN_IF_ERROR(st.gpu->copy(dst + gpu::CuDevicePtr(size_t(i) * pitch),
-                                                src + gpu::CuDevicePtr(size_t(i) * width),
-                                                width));
-      }
-    }
+    const size_t block = count * dtypeSize(x.dtype); // one rank's [outer, inner]
+    for (int64_t r = 0; r < group; ++r)
+      ACCEL_RT_RETURN_IF_ERROR(placeBlock(st, v.dev.ptr, ranks.ptr + CuDevicePtr(size_t(r) * block),
+                                          block / size_t(outer), r, group, outer));
     out.push_back(std::move(v));
     return Status::ok();
   });
