@@ -873,7 +873,8 @@ Status GpuExecutorImpl::recordPart(int part, bool end) {
     ACCEL_RT_RETURN_IF_ERROR(gpu->check(api.cuEventCreate(&e.second, 0), "cuEventCreate"));
     partEvents.push_back(e);
   }
-  partsTimed = std::max(partsTimed, part + 1);
+  // A step starts at part 0: pairs left by a failed step are not counted.
+  partsTimed = !end && part == 0 ? 1 : std::max(partsTimed, part + 1);
   const auto &e = partEvents[size_t(part)];
   return gpu->check(api.cuEventRecord(end ? e.second : e.first, gpu->stream()), "cuEventRecord");
 }
