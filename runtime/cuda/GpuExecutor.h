@@ -95,6 +95,10 @@ struct GpuExecutorOptions {
   /// takes one rank per GPU). For tests and small machines; false refuses
   /// such a plan in one sentence (accel-run --share-gpus).
   bool shareGpus = false;
+  /// TpGpuExecutor, a pipelined plan: the micro-batches a step is split
+  /// into (EngineOptions::ppMicroBatches' GPU twin); 0: $ACCEL_PP_MICRO_BATCHES,
+  /// else one per stage.
+  int ppMicroBatches = 0;
   GpuTuning tuning;
 };
 

@@ -147,7 +147,9 @@ TpGpuExecutor::create(std::shared_ptr<const plan::PlanFile> plan,
       r->setPartTiming(true);
     }
     const int64_t fromEnv = env().ppMicroBatches;
-    ex->microBatches_ = fromEnv > 0 ? int(fromEnv) : pp;
+    ex->microBatches_ = options.ppMicroBatches > 0 ? options.ppMicroBatches
+                        : fromEnv > 0              ? int(fromEnv)
+                                                   : pp;
     for (const accel::plan::Step &step : ex->plan_->schedule().steps())
       if (step.kind() == accel::plan::LOGITS)
         for (const accel::plan::Attribute &a : step.attributes())

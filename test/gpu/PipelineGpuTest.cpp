@@ -50,8 +50,10 @@ std::unique_ptr<engine::Engine> cpuEngine() {
   return e ? std::move(*e) : nullptr;
 }
 
-std::unique_ptr<engine::Engine> gpuEngine(bool graphs, int64_t numKvBlocks = 64) {
+std::unique_ptr<engine::Engine> gpuEngine(bool graphs, int64_t numKvBlocks = 64,
+                                          int microBatches = 0) {
   engine::GpuExecutorOptions g;
+  g.ppMicroBatches = microBatches;
   g.dtype = DType::kF32;
   g.cudaGraphs = graphs;
   g.graphMaxBatch = 8;
@@ -97,6 +99,27 @@ TEST(PipelineGpu, EagerDecodeMatchesTheCpuStages) {
   std::unique_ptr<engine::Engine> cpu = cpuEngine();
   ASSERT_TRUE(gpu && cpu);
   EXPECT_LE(compareSteps(*gpu, *cpu, 4), 1e-6);
+}
+
+// One part (the stages one after the other) and three (parts cut inside
+// the prompts) give the CPU's logits too.
+TEST(PipelineGpu, EveryMicroBatchCountMatchesTheCpuStages) {
+  ACCEL_REQUIRE_GPU();
+  for (int parts : {1, 3}) {
+    std::unique_ptr<engine::Engine> gpu = gpuEngine(/*graphs=*/true, 64, parts);
+    std::unique_ptr<engine::Engine> cpu = cpuEngine();
+    ASSERT_TRUE(gpu && cpu);
+    EXPECT_LE(compareSteps(*gpu, *cpu, 3), 1e-6) << parts << " micro-batches";
+    std::optional<engine::PipelineStats> stats = gpu->pipelineStats();
+    ASSERT_TRUE(stats.has_value());
+    ASSERT_EQ(stats->stages.size(), 2u);
+    for (const engine::PipelineStageStats &st : stats->stages) {
+      EXPECT_EQ(st.steps, 4);
+      EXPECT_GT(st.busy_s, 0.0);
+      EXPECT_GE(st.idle_s, 0.0);
+      EXPECT_GE(st.micro_batches, 4); // decode steps of 3 sequences: up to 3 parts each
+    }
+  }
 }
 
 // With no block count given, the backend sizes the KV cache: both stages'
