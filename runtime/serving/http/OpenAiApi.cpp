@@ -81,6 +81,7 @@ struct ChoiceState {
   bool finished = false, sawToken = false;
   serve::FinishReason reason = serve::FinishReason::kStop;
   std::string error;
+  int refusedStatus = 0; // a later choice the scheduler refused: 429 (queue full) or 503
   Clock::time_point lastToken;
   std::string text;              // whole response: the text so far
   size_t streamedBytes = 0;      // stream: text bytes sent
@@ -265,11 +266,15 @@ struct Generation {
     }
   }
 
-  /// Choice i failed to start (its submit was refused).
-  void refuse(size_t i, const std::string &message) {
+  /// Choice i failed to start (its submit was refused): a full queue is
+  /// the request's 429, a server shutting down its 503.
+  void refuse(size_t i, const Status &why) {
     serve::FinishEvent ev;
     ev.reason = serve::FinishReason::kError;
-    ev.error = message;
+    ev.error = why.message();
+    choices[i].refusedStatus = why.code() == StatusCode::kResourceExhausted ? 429
+                               : why.code() == StatusCode::kUnavailable     ? 503
+                                                                            : 0;
     onFinish(i, ev);
   }
 
@@ -360,6 +365,18 @@ struct Generation {
       error.status = 503;
       error.message = "the server shut down before the request finished (--shutdown-timeout)";
     }
+    Headers headers = extra;
+    if (worst->refusedStatus == 429) {
+      error.status = 429;
+      error.type = error.code = "rate_limit_exceeded";
+      error.message = "choice " + std::to_string(worst - choices.data()) +
+                      " of the request could not be queued: " + worst->error;
+      headers.emplace_back("Retry-After", std::to_string(admission->retryAfterSeconds()));
+      metrics->requestRejected("queue_full");
+    } else if (worst->refusedStatus == 503) {
+      error.status = 503;
+      error.type = "service_unavailable";
+    }
     if (stream) {
       if (failed)
         ex->write(sse::event(errorBody(error)));
@@ -371,7 +388,7 @@ struct Generation {
     }
     if (failed) {
       metrics->httpResponse(error.status);
-      ex->respond(error.status, kJson, errorBody(error), extra);
+      ex->respond(error.status, kJson, errorBody(error), headers);
       return;
     }
     // best_of: the n choices of the highest cumulative logprob, in the
@@ -933,7 +950,7 @@ void OpenAiApi::start(Prepared &p, std::shared_ptr<HttpExchange> ex) {
       for (size_t i = 1; i < rest->size(); ++i) {
         Status st = submit(std::move((*rest)[i]), i);
         if (!st.isOk())
-          gen->refuse(i, st.message());
+          gen->refuse(i, st);
       }
     };
   }

@@ -32,6 +32,14 @@ def main():
     finally:
         rc = s.stop()
         check(rc == 0, f"accel-run exits 0 on SIGTERM (got {rc})")
+    # One running sequence and one waiting at most: choice 1 of n=3 waits,
+    # choice 2 finds the queue full, and the request is a 429.
+    s = Server(args.accel_run, args.plan,
+               ["--served-model-name", "demo", "--max-num-seqs", "1", "--max-waiting", "1"])
+    try:
+        queue_full(s, prompt)
+    finally:
+        s.stop()
     if failures:
         print(f"{len(failures)} check(s) failed", file=sys.stderr)
         return 1
@@ -180,6 +188,22 @@ def run(s, prompt):
     check(running == 3 and done,
           f"disconnect mid-stream of n=3: the 3 running choices cancelled and KV blocks freed "
           f"(running {running:.0f})")
+
+
+def queue_full(s, prompt):
+    client = openai.OpenAI(base_url=s.base + "/v1", api_key="none", max_retries=0, timeout=120)
+    try:
+        client.completions.with_raw_response.create(model="demo", prompt=prompt, max_tokens=8, n=3)
+        check(False, "n=3 past a full queue -> 429 (it succeeded)")
+    except openai.RateLimitError as e:
+        retry = e.response.headers.get("retry-after")
+        check("choice 2 of the request could not be queued" in e.message and retry is not None,
+              f"n=3 past a full queue -> 429 naming choice 2, Retry-After {retry}")
+    except openai.APIError as e:
+        check(False, f"n=3 past a full queue -> 429 (got {e})")
+    # The server still answers afterwards.
+    one = client.completions.create(model="demo", prompt=prompt, max_tokens=4, temperature=0)
+    check(one.choices[0].finish_reason == "length", "after the 429, a request of one choice runs")
 
 
 if __name__ == "__main__":
