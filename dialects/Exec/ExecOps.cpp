@@ -170,3 +170,15 @@ SmallVector<Value> accel::exec::getStepInputs(Operation *op) {
     inputs.push_back(c.getInput());
   return inputs;
 }
+
+std::string accel::exec::locationName(mlir::Location loc) {
+  if (auto name = mlir::dyn_cast<mlir::NameLoc>(loc))
+    return name.getName().str();
+  if (auto fused = mlir::dyn_cast<mlir::FusedLoc>(loc))
+    for (mlir::Location l : fused.getLocations()) {
+      std::string s = locationName(l);
+      if (!s.empty())
+        return s;
+    }
+  return "";
+}

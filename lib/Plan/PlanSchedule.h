@@ -49,8 +49,7 @@ using accel::plan::PlanOptions;
 
 /// An llvm::Error with `msg`.
 llvm::Error error(const llvm::Twine &msg);
-/// "node_name" for a location the importer made, else "".
-std::string locationName(mlir::Location loc);
+using accel::exec::locationName; // the plan records a file location once, as its source
 /// "'exec.gemm' at 'node'".
 std::string describeOp(mlir::Operation *op);
 /// The plan's step kind of an exec step op: the one table of the contract

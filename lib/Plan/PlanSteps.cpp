@@ -13,21 +13,6 @@ llvm::Error error(const llvm::Twine &msg) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), msg);
 }
 
-/// "node_name" for a location the importer made, else "".
-std::string locationName(Location loc) {
-  if (auto name = dyn_cast<NameLoc>(loc))
-    return name.getName().str();
-  if (auto fused = dyn_cast<FusedLoc>(loc)) {
-    for (Location l : fused.getLocations()) {
-      std::string s = locationName(l);
-      if (!s.empty())
-        return s;
-    }
-    return "";
-  }
-  return ""; // a file location: the plan records its source once
-}
-
 std::string describeOp(Operation *op) {
   std::string where = locationName(op->getLoc());
   return "'" + op->getName().getStringRef().str() + "'" +

@@ -159,16 +159,18 @@ TpGpuExecutor::create(std::shared_ptr<const plan::PlanFile> plan,
     if (!env().ppTrace.empty())
       ACCEL_RT_RETURN_IF_ERROR(ex->counters_->openTrace(env().ppTrace));
   }
-  // Small all_reduces (decode steps) through peer access, unless
-  // options.tuning.p2pAllReduce is off or the GPUs cannot reach each other.
+  // Each stage's one-shot group over its ranks' GPUs (P2pAllReduce).
   ex->p2p_.resize(size_t(pp));
+  auto oneShot = [&](int s) {
+    std::vector<gpu::GpuContext *> contexts;
+    for (int r = 0; r < tp; ++r)
+      contexts.push_back(&ex->rank(r, s).context());
+    return gpu::P2pAllReduce::create(contexts);
+  };
   if (shareRanks) {
     // No NCCL: the one-shot group carries every collective.
     for (int s = 0; s < pp; ++s) {
-      std::vector<gpu::GpuContext *> contexts;
-      for (int r = 0; r < tp; ++r)
-        contexts.push_back(&ex->rank(r, s).context());
-      StatusOr<std::unique_ptr<gpu::P2pAllReduce>> p2p = gpu::P2pAllReduce::create(contexts);
+      StatusOr<std::unique_ptr<gpu::P2pAllReduce>> p2p = oneShot(s);
       if (!p2p)
         return Status(p2p.status().code(),
                       ex->plan_->path() + ": tensor-parallel ranks that share GPUs meet through "
@@ -181,11 +183,11 @@ TpGpuExecutor::create(std::shared_ptr<const plan::PlanFile> plan,
   } else if (tp > 1 && !options.tuning.p2pAllReduce) {
     ex->p2pOff_ = "GpuTuning::p2pAllReduce is off";
   } else if (tp > 1) {
+    // Small all_reduces (decode steps) through peer access, unless
+    // options.tuning.p2pAllReduce is off or the GPUs cannot reach each other
+    // (then NCCL carries all of them).
     for (int s = 0; s < pp && ex->p2pOff_.empty(); ++s) {
-      std::vector<gpu::GpuContext *> contexts;
-      for (int r = 0; r < tp; ++r)
-        contexts.push_back(&ex->rank(r, s).context());
-      StatusOr<std::unique_ptr<gpu::P2pAllReduce>> p2p = gpu::P2pAllReduce::create(contexts);
+      StatusOr<std::unique_ptr<gpu::P2pAllReduce>> p2p = oneShot(s);
       if (p2p)
         ex->p2p_[size_t(s)] = std::move(*p2p);
       else

@@ -16,19 +16,6 @@ namespace accel::conversion {
 /// Weights are 64-byte aligned (the plan's tensor alignment).
 static constexpr int64_t kWeightAlignment = 64;
 
-std::string locationName(Location loc) {
-  if (auto name = dyn_cast<NameLoc>(loc))
-    return name.getName().str();
-  if (auto fused = dyn_cast<FusedLoc>(loc)) {
-    for (Location l : fused.getLocations()) {
-      std::string s = locationName(l);
-      if (!s.empty())
-        return s;
-    }
-  }
-  return "";
-}
-
 const LowerFn *LoweringPatterns::lookup(Operation *op) const {
   auto it = byName_.find(op->getName().getStringRef());
   if (it != byName_.end())

@@ -15,6 +15,7 @@
 #include "TokenShapes.h"
 
 #include "accel/dialects/Exec/ExecOps.h"
+#include "accel/dialects/Exec/ExecUtils.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -139,8 +140,7 @@ private:
   int64_t tpSize_ = 1;
 };
 
-/// "node_name" of a location the importer made, else "".
-std::string locationName(mlir::Location loc);
+using accel::exec::locationName;
 
 } // namespace accel::conversion
 

@@ -63,6 +63,8 @@ add_library(accel_gpu STATIC
   cuda/CublasLt.cpp
   cuda/P2pAllReduce.cpp
   cuda/GpuExecutor.cpp
+  cuda/GpuKvCache.cpp
+  cuda/GpuStages.cpp
   cuda/GpuProcessRank.cpp
   cuda/TpGpuExecutor.cpp
   cuda/GpuPlanKernels.cpp

@@ -26,6 +26,22 @@ Status placeBlock(GpuRunState &st, CuDevicePtr dst, CuDevicePtr src, size_t widt
   return Status::ok();
 }
 
+/// An all_gather's result shape (x's with `axisAttr` times `group`) and
+/// the product of the dimensions before that axis.
+StatusOr<std::pair<Shape, int64_t>> gatheredShape(const DeviceTensor &x, int64_t axisAttr,
+                                                  int64_t group) {
+  const int64_t axis = axisAttr < 0 ? axisAttr + x.rank() : axisAttr;
+  if (axis < 0 || axis >= x.rank())
+    return badInput("all_gather axis " + std::to_string(axisAttr) + " is out of range for " +
+                    x.describe());
+  Shape shape = x.shape;
+  shape[size_t(axis)] *= group;
+  int64_t outer = 1;
+  for (int64_t i = 0; i < axis; ++i)
+    outer *= x.dim(i);
+  return std::make_pair(std::move(shape), outer);
+}
+
 /// recv = the sum over the one-shot group of send, `count` elements, in
 /// chunks the one-shot kernel takes (each a whole number of 16-byte
 /// vectors of at most kP2pMaxBytes).
@@ -63,18 +79,11 @@ Status oneShotCollective(GpuRunState &st, GpuValue &input, bool gather, int64_t 
     out.push_back(std::move(v));
     return Status::ok();
   }
-  const int64_t axis = axisAttr < 0 ? axisAttr + x.rank() : axisAttr;
-  if (axis < 0 || axis >= x.rank())
-    return badInput("all_gather axis " + std::to_string(axisAttr) + " is out of range for " +
-                    x.describe());
-  Shape shape = x.shape;
-  shape[size_t(axis)] *= group;
+  ACCEL_RT_ASSIGN_OR_RETURN(auto gathered, gatheredShape(x, axisAttr, group));
+  const auto &[shape, outer] = gathered;
   ACCEL_RT_ASSIGN_OR_RETURN(v.dev, st.output(0, x.dtype, shape));
   ACCEL_RT_ASSIGN_OR_RETURN(DeviceTensor placed, st.empty(x.dtype, shape));
   ACCEL_RT_RETURN_IF_ERROR(st.gpu->zero(placed.ptr, placed.byteSize()));
-  int64_t outer = 1;
-  for (int64_t i = 0; i < axis; ++i)
-    outer *= x.dim(i);
   if (count) {
     const size_t width = count * dtypeSize(x.dtype) / size_t(outer); // a row of its block
     ACCEL_RT_RETURN_IF_ERROR(placeBlock(st, placed.ptr, x.ptr, width, st.p2pRank, group, outer));
@@ -126,16 +135,9 @@ StatusOr<GpuKernel> prepareCollective(const plan::PlanFile &plan, const pb::Step
       out.push_back(std::move(v));
       return Status::ok();
     }
-    const int64_t axis = axisAttr < 0 ? axisAttr + x.rank() : axisAttr;
-    if (axis < 0 || axis >= x.rank())
-      return badInput("all_gather axis " + std::to_string(axisAttr) + " is out of range for " +
-                      x.describe());
-    Shape shape = x.shape;
-    shape[size_t(axis)] *= group;
+    ACCEL_RT_ASSIGN_OR_RETURN(auto gathered, gatheredShape(x, axisAttr, group));
+    const auto &[shape, outer] = gathered;
     ACCEL_RT_ASSIGN_OR_RETURN(v.dev, st.output(0, x.dtype, shape));
-    int64_t outer = 1;
-    for (int64_t i = 0; i < axis; ++i)
-      outer *= x.dim(i);
     if (count == 0) {
       out.push_back(std::move(v));
       return Status::ok();

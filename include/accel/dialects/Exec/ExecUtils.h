@@ -58,6 +58,10 @@ llvm::SmallVector<mlir::Value> getStepInputs(mlir::Operation *op);
 /// Whether `op` is a runtime step (an exec op of ExecStepOps.td).
 bool isStep(mlir::Operation *op);
 
+/// "node_name" of a location the importer made (a NameLoc, or the first
+/// inside a FusedLoc), else "" (a file location).
+std::string locationName(mlir::Location loc);
+
 /// Whether `type` is an FP8 type exec knows (f8E4M3FN, f8E5M2).
 bool isFP8Type(mlir::Type type);
 /// Whether `type` is f32, f16 or bf16.
