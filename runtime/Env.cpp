@@ -60,8 +60,9 @@ const std::vector<EnvVar> &envTable() {
          &Env::apiKey);
     count("ACCEL_PP_MICRO_BATCHES", "0",
           "the default of TpCpuExecutorOptions::microBatches (EngineOptions::ppMicroBatches), "
-          "and what TpGpuExecutor uses: the micro-batches a pipelined (-pp) plan's step is split into; 0: one per stage, "
-          "1: the whole step through one stage after the other",
+          "and what TpGpuExecutor uses: the micro-batches a pipelined (-pp) plan's step is split "
+          "into; 0: one per stage (on GPUs: one per stage when the stages have GPUs of their "
+          "own, else one), 1: the whole step through one stage after the other",
           &Env::ppMicroBatches);
     path("ACCEL_PP_TRACE", "(none)",
          "a pipelined (-pp) plan appends one JSON line per engine step to this file: its "

@@ -91,13 +91,15 @@ struct GpuExecutorOptions {
   int ppStage = -1;
   /// TpGpuExecutor, a plan of more tensor-parallel ranks than the machine
   /// has GPUs from `device` on: the ranks share them (round robin), and
-  /// every collective goes through the one-shot all-reduce (no NCCL, which
-  /// takes one rank per GPU). For tests and small machines; false refuses
-  /// such a plan in one sentence (accel-run --share-gpus).
+  /// every collective goes through the one-shot all-reduce, host-ordered
+  /// (no NCCL, which takes one rank per GPU; no CUDA graphs). For tests and
+  /// small machines; false refuses such a plan in one sentence (accel-run
+  /// --share-gpus).
   bool shareGpus = false;
   /// TpGpuExecutor, a pipelined plan: the micro-batches a step is split
   /// into (EngineOptions::ppMicroBatches' GPU twin); 0: $ACCEL_PP_MICRO_BATCHES,
-  /// else one per stage.
+  /// else one per stage when the stages have GPUs of their own, one when
+  /// they share GPUs.
   int ppMicroBatches = 0;
   GpuTuning tuning;
 };

@@ -130,6 +130,10 @@ TpGpuExecutor::create(std::shared_ptr<const plan::PlanFile> plan,
       // One line per event, not one per executor.
       o.logFallbacks = options.logFallbacks && s == 0 && r == 0;
       o.logMemory = false; // planKvCache prints one line per GPU
+      // Ranks that share GPUs meet on the host at every collective
+      // (P2pAllReduce.h), which a CUDA graph cannot hold.
+      if (shareRanks && tp > 1)
+        o.cudaGraphs = false;
       StatusOr<std::unique_ptr<GpuExecutor>> rank = GpuExecutor::create(plan, o);
       if (!rank)
         return Status(rank.status().code(),
@@ -146,10 +150,16 @@ TpGpuExecutor::create(std::shared_ptr<const plan::PlanFile> plan,
       r->setPipeline(ex->pipeline_.get());
       r->setPartTiming(true);
     }
+    // One micro-batch per stage when each stage has GPUs of its own; one in
+    // all when the stages share GPUs, where nothing overlaps and every
+    // micro-batch reads the weights again (the 8B shapes on one H100,
+    // 2026-12-08: decode at batch 16 took 12.1 ms in 2 micro-batches, 6.6 ms
+    // in one; docs/performance.md).
     const int64_t fromEnv = env().ppMicroBatches;
     ex->microBatches_ = options.ppMicroBatches > 0 ? options.ppMicroBatches
                         : fromEnv > 0              ? int(fromEnv)
-                                                   : pp;
+                        : spread                   ? pp
+                                                   : 1;
     for (const accel::plan::Step &step : ex->plan_->schedule().steps())
       if (step.kind() == accel::plan::LOGITS)
         for (const accel::plan::Attribute &a : step.attributes())
@@ -316,17 +326,21 @@ Status TpGpuExecutor::onRanks(const std::function<Status(int)> &fn) {
   if (pipeline_)
     pipeline_->abort(Status(StatusCode::kInternal, "a stage's step failed"));
   // The one-shot kernels' epochs may differ between ranks now: start over.
+  std::string resetFailed;
   for (auto &p : p2p_)
-    if (p && !p->reset().isOk()) {
-      if (shared_)
-        return Status(StatusCode::kInternal,
-                      "the one-shot all-reduce of ranks sharing GPUs could not be reset after a "
-                      "failed step");
-      p.reset(), p2pOff_ = "its reset after a failed step failed";
-    }
+    if (p)
+      if (Status r = p->reset(); !r.isOk()) {
+        if (shared_) {
+          // No NCCL to fall back on: the executor cannot run another step.
+          resetFailed = "; the one-shot all-reduce of ranks sharing GPUs could not be reset "
+                        "after it (" + r.message() + ")";
+          continue;
+        }
+        p.reset(), p2pOff_ = "its reset after a failed step failed";
+      }
   auto named = [&](int i) {
     const Status &s = results[size_t(i)];
-    return Status(s.code(), who(i) + ": " + s.message());
+    return Status(s.code(), who(i) + ": " + s.message() + resetFailed);
   };
   // The one that failed first says why; the others only saw the abort.
   for (int i = 0; i < n; ++i)
@@ -483,7 +497,7 @@ std::string TpGpuExecutor::describe() const {
     d += ", " + std::to_string(tp_) + " tensor-parallel ranks sharing GPUs " +
          std::to_string(options_.device) + "-" +
          std::to_string(*std::max_element(devices_.begin(), devices_.end())) +
-         " through the one-shot all-reduce (--share-gpus)";
+         " through a host-ordered all-reduce, without CUDA graphs (--share-gpus)";
   } else if (tp_ > 1) {
     const int first = devices_[0], last = devices_[size_t(tp_ - 1)];
     d += ", tensor-parallel over " + std::to_string(tp_) + " GPUs (" + std::to_string(first) +

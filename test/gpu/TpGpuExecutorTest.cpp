@@ -337,7 +337,7 @@ TEST(TpGpuExecutor, SizesTheKvCacheOnEveryRank) {
 
 // Ranks from GPU 1 on need GPUs 1 and 2: refused in one sentence.
 // --share-gpus: both ranks on the last GPU (one GPU is enough), every
-// collective through the one-shot all-reduce in chunks, no NCCL.
+// collective through the host-ordered all-reduce in chunks, no NCCL.
 TEST(TpGpuExecutor, RanksSharingOneGpuMatchTheCpuRanks) {
   ACCEL_REQUIRE_GPU();
   StatusOr<std::vector<GpuInfo>> gpus = (*CudaDriver::get())->listDevices();
@@ -361,6 +361,8 @@ TEST(TpGpuExecutor, RanksSharingOneGpuMatchTheCpuRanks) {
     EXPECT_LE(compareSteps(**gpu, *cpu, 6), 1e-5) << (graphs ? "graphs" : "eager");
     const std::string desc = (*gpu)->backendDescription();
     EXPECT_NE(desc.find("2 tensor-parallel ranks sharing GPUs"), std::string::npos) << desc;
+    // They meet on the host at every collective: no CUDA graphs, asked or not.
+    EXPECT_NE(desc.find("without CUDA graphs"), std::string::npos) << desc;
   }
 }
 

@@ -17,7 +17,7 @@
 # then the demo's greedy generation at -pp=2 (and 4) against HF's
 # generated_ids.npy, from accel-run and from one completion served over
 # HTTP (its text against /detokenize of HF's ids). Exit 77 (skipped)
-# without a GPU.
+# without a GPU. $ACCEL_PP_FIXTURES picks the fixtures (default: both).
 run=$1 fixtures=$2 work=$3 accelc=$4
 mkdir -p "$work" || exit 2
 plans=${ACCEL_GPU_PLAN_DIR:-$work}
@@ -37,7 +37,7 @@ print(f"  max |diff| / max |logit| = {rel:.3g} (tolerance {tol:g}), argmax agree
 sys.exit(0 if rel <= tol else 1)
 PY
 }
-for fixture in llama_op18 demo; do
+for fixture in ${ACCEL_PP_FIXTURES:-llama_op18 demo}; do
   dir=$fixtures/models/$fixture
   [ "$fixture" = demo ] && dir=$fixtures/demo
   # "tp2pp2": -tp=2 -pp=2, run with --share-gpus (the ranks share a GPU

@@ -20,6 +20,10 @@
 // blocks) to be resident at once. A rank that never arrives (its step
 // failed) makes the others trap after 30 s instead of spinning forever.
 //
+// p2p_sum_* is the second half alone, for ranks that share a GPU and meet
+// on the host (P2pAllReduce's host-ordered groups): the staging halves are
+// filled and ordered by copies and events, and nothing spins.
+//
 //===----------------------------------------------------------------------===//
 #include "runtime/cuda/kernels/Common.cuh"
 #include "runtime/cuda/kernels/P2pAllReduce.h"
@@ -71,11 +75,35 @@ __device__ __forceinline__ void meet(const P2pAllReduceParams &p, unsigned epoch
   __syncthreads();
 }
 
+/// y[i] = the sum over ranks of staging half `half`'s vector i, in rank
+/// order, in f32, rounded once.
+template <typename T>
+__device__ __forceinline__ uint4 sumRanks(const P2pAllReduceParams &p, i64 half, i64 i) {
+  constexpr int kPer = 16 / sizeof(T);
+  float acc[kPer];
+#pragma unroll
+  for (int j = 0; j < kPer; ++j)
+    acc[j] = 0.0f;
+  for (int r = 0; r < p.ranks; ++r) {
+    // Past L1 (not coherent with the peers' writes).
+    const uint4 v = __ldcg(reinterpret_cast<const uint4 *>(p.data[r]) + half + i);
+    const T *e = reinterpret_cast<const T *>(&v);
+#pragma unroll
+    for (int j = 0; j < kPer; ++j)
+      acc[j] += toF32(e[j]);
+  }
+  uint4 out;
+  T *o = reinterpret_cast<T *>(&out);
+#pragma unroll
+  for (int j = 0; j < kPer; ++j)
+    o[j] = fromF32<T>(acc[j]);
+  return out;
+}
+
 /// y = sum over ranks of x, `n16` 16-byte vectors of T.
 template <typename T>
 __device__ __forceinline__ void p2pAllReduce(const P2pAllReduceParams &p, const uint4 *x,
                                              uint4 *y, i64 n16) {
-  constexpr int kPer = 16 / sizeof(T);
   const i64 per = (n16 + gridDim.x - 1) / gridDim.x;
   const i64 begin = i64(blockIdx.x) * per;
   const i64 end = begin + per < n16 ? begin + per : n16;
@@ -87,26 +115,8 @@ __device__ __forceinline__ void p2pAllReduce(const P2pAllReduceParams &p, const 
   for (i64 i = begin + threadIdx.x; i < end; i += blockDim.x)
     mine[i] = x[i];
   meet(p, epoch);
-  for (i64 i = begin + threadIdx.x; i < end; i += blockDim.x) {
-    float acc[kPer];
-#pragma unroll
-    for (int j = 0; j < kPer; ++j)
-      acc[j] = 0.0f;
-    for (int r = 0; r < p.ranks; ++r) {
-      // Past L1 (not coherent with the peers' writes).
-      const uint4 v = __ldcg(reinterpret_cast<const uint4 *>(p.data[r]) + half + i);
-      const T *e = reinterpret_cast<const T *>(&v);
-#pragma unroll
-      for (int j = 0; j < kPer; ++j)
-        acc[j] += toF32(e[j]);
-    }
-    uint4 out;
-    T *o = reinterpret_cast<T *>(&out);
-#pragma unroll
-    for (int j = 0; j < kPer; ++j)
-      o[j] = fromF32<T>(acc[j]);
-    y[i] = out;
-  }
+  for (i64 i = begin + threadIdx.x; i < end; i += blockDim.x)
+    y[i] = sumRanks<T>(p, half, i);
   if (threadIdx.x == 0)
     self[counterWord(blockIdx.x)] = epoch;
 }
@@ -119,3 +129,13 @@ __device__ __forceinline__ void p2pAllReduce(const P2pAllReduceParams &p, const 
     p2pAllReduce<T>(p, x, y, n16);                                                          \
   }
 ACCEL_FOR_EACH_DTYPE(P2P_ALLREDUCE)
+
+#define P2P_SUM(T, S)                                                                       \
+  extern "C" __global__ void p2p_sum_##S(P2pAllReduceParams p, int half, uint4 *y,          \
+                                         i64 n16) {                                         \
+    const i64 base = half ? i64(accel_p2p::kP2pMaxBytes / 16) : 0;                          \
+    for (i64 i = i64(blockIdx.x) * blockDim.x + threadIdx.x; i < n16;                        \
+         i += i64(gridDim.x) * blockDim.x)                                                  \
+      y[i] = sumRanks<T>(p, base, i);                                                       \
+  }
+ACCEL_FOR_EACH_DTYPE(P2P_SUM)
