@@ -12,6 +12,7 @@
 // Label `gpu`: SKIPPED without a GPU (the refusals need none).
 //
 //===----------------------------------------------------------------------===//
+#include "runtime/cuda/CudaDriver.h"
 #include "runtime/cuda/GpuExecutor.h"
 #include "runtime/cuda/TpGpuExecutor.h"
 #include "runtime/engine/Engine.h"
@@ -91,6 +92,16 @@ TEST(PipelineGpu, StagesSharingOneGpuMatchTheCpuStages) {
   EXPECT_NE(desc.find("2 pipeline stages"), std::string::npos) << desc;
   EXPECT_EQ(desc.find("decode steps eager"), std::string::npos)
       << "CUDA graphs were turned off: " << desc;
+  // Stages sharing the GPU (a machine of one GPU): one micro-batch a step
+  // unless asked (nothing overlaps, and each would read the weights again).
+  StatusOr<std::vector<GpuInfo>> gpus = (*CudaDriver::get())->listDevices();
+  ASSERT_TRUE(gpus.isOk());
+  if (gpus->size() == 1) {
+    std::optional<engine::PipelineStats> stats = gpu->pipelineStats();
+    ASSERT_TRUE(stats.has_value());
+    for (const engine::PipelineStageStats &st : stats->stages)
+      EXPECT_EQ(st.micro_batches, st.steps);
+  }
 }
 
 TEST(PipelineGpu, EagerDecodeMatchesTheCpuStages) {
