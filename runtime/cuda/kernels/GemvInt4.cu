@@ -113,42 +113,60 @@ __device__ __forceinline__ void gemmW4(const T *__restrict__ x, const uint4 *__r
   for (int q = 0; q < NT; ++q)
     acc[q][0] = acc[q][1] = acc[q][2] = acc[q][3] = 0.0f;
 
-  // The weights are plan constants: the first round goes out before the wait.
+  // Each chunk's scales (and zero-point subtrahends) travel with its
+  // weights, a round ahead: a scale load waited for where its group starts
+  // stalled every warp once a group (0.84-1.37 TB/s at batch 1 on an H100,
+  // docs/performance.md 2026-12-08).
+  const uint32_t subNoZp = subtrahend<T>(nullptr, 0, qmin);
   uint4 raw[kUnroll];
+  float sa[kUnroll], sb[kUnroll];
+  uint32_t za[kUnroll], zb[kUnroll];
+  auto fetch = [&](int u, i64 c) {
+    if (c >= end) {
+      raw[u] = make_uint4(0, 0, 0, 0);
+      sa[u] = sb[u] = 0.0f;
+      za[u] = zb[u] = subNoZp;
+      return;
+    }
+    raw[u] = loadStreaming(wl + c * 32);
+    const i64 grp = c / groupChunks;
+    const i64 i0 = r0c * scaleRow + grp, i1 = r1c * scaleRow + grp;
+    sa[u] = __ldg(scale + i0);
+    sb[u] = __ldg(scale + i1);
+    za[u] = zp ? subtrahend<T>(zp, i0, qmin) : subNoZp;
+    zb[u] = zp ? subtrahend<T>(zp, i1, qmin) : subNoZp;
+  };
+  // The weights and scales are plan constants: the first round goes out
+  // before the wait.
 #pragma unroll
   for (int u = 0; u < kUnroll; ++u)
-    raw[u] = begin + u < end ? loadStreaming(wl + (begin + u) * 32) : make_uint4(0, 0, 0, 0);
+    fetch(u, begin + u);
   pdlWait();
 
-  i64 group = -1;
-  float s0 = 0.0f, s1 = 0.0f;
-  uint32_t sub0 = 0, sub1 = 0;
   for (i64 c0 = begin; c0 < end; c0 += kUnroll) {
     uint4 cur[kUnroll];
+    float cs0[kUnroll], cs1[kUnroll];
+    uint32_t cz0[kUnroll], cz1[kUnroll];
 #pragma unroll
-    for (int u = 0; u < kUnroll; ++u)
+    for (int u = 0; u < kUnroll; ++u) {
       cur[u] = raw[u];
+      cs0[u] = sa[u];
+      cs1[u] = sb[u];
+      cz0[u] = za[u];
+      cz1[u] = zb[u];
+    }
     if (c0 + kUnroll < end) {
 #pragma unroll
-      for (int u = 0; u < kUnroll; ++u) {
-        const i64 c = c0 + kUnroll + u;
-        raw[u] = c < end ? loadStreaming(wl + c * 32) : make_uint4(0, 0, 0, 0);
-      }
+      for (int u = 0; u < kUnroll; ++u)
+        fetch(u, c0 + kUnroll + u);
     }
 #pragma unroll
     for (int u = 0; u < kUnroll; ++u) {
       const i64 c = c0 + u;
       if (c >= end)
         break;
-      const i64 grp = c / groupChunks;
-      if (grp != group) {
-        group = grp;
-        const i64 i0 = r0c * scaleRow + grp, i1 = r1c * scaleRow + grp;
-        s0 = __ldg(scale + i0);
-        s1 = __ldg(scale + i1);
-        sub0 = subtrahend<T>(zp, i0, qmin);
-        sub1 = subtrahend<T>(zp, i1, qmin);
-      }
+      const float s0 = cs0[u], s1 = cs1[u];
+      const uint32_t sub0 = cz0[u], sub1 = cz1[u];
       float part[NT][4];
 #pragma unroll
       for (int q = 0; q < NT; ++q)
