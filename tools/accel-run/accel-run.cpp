@@ -122,6 +122,10 @@ void printUsage() {
       "  --share-gpus             GPU plans of more tensor-parallel ranks than GPUs:\n"
       "                           the ranks share the GPUs there are, every collective\n"
       "                           through the one-shot all-reduce (tests; slow)\n"
+      "  --pp-micro-batches <N>   pipelined (-pp) plans: the micro-batches a step is\n"
+      "                           split into (default: $ACCEL_PP_MICRO_BATCHES, else\n"
+      "                           one per stage; on GPUs one when the stages share\n"
+      "                           GPUs)\n"
       "  --cuda-graph-max-bs <N>  GPU plans: the largest decode batch replayed from a\n"
       "                           CUDA graph (default: --max-num-seqs)\n"
       "  --describe               print the plan's header, sections and schedule\n"
@@ -192,6 +196,7 @@ struct Flags {
   double gpuMemoryUtilization = 0.9;
   bool enforceEager = false;
   bool shareGpus = false;
+  int64_t ppMicroBatches = 0; // 0: the engine's default
   int64_t cudaGraphMaxBs = 0; // 0: --max-num-seqs
   bool kvSizeGiven = false;   // --kv-cache-memory or --num-kv-blocks
   bool ignoreEos = false, printIds = false, describe = false, verify = true;
@@ -405,6 +410,12 @@ int main(int argc, char **argv) {
       if (!(f.gpuMemoryUtilization > 0.0 && f.gpuMemoryUtilization <= 1.0))
         return usageError("option '--gpu-memory-utilization' must be in (0, 1], got " +
                           std::string(v));
+    } else if (arg == "--pp-micro-batches") {
+      if (!value(v))
+        return needValue();
+      if (!parseInt(v, f.ppMicroBatches) || f.ppMicroBatches < 1 || f.ppMicroBatches > 1024)
+        return usageError("option '--pp-micro-batches' must be an integer from 1 to 1024, got '" +
+                          std::string(v) + "'");
     } else if (arg == "--cuda-graph-max-bs") {
       if (!value(v))
         return needValue();
@@ -742,6 +753,8 @@ int main(int argc, char **argv) {
   }
   gpu.cudaGraphs = !f.enforceEager;
   gpu.shareGpus = f.shareGpus;
+  gpu.ppMicroBatches = int(f.ppMicroBatches);
+  options.ppMicroBatches = int(f.ppMicroBatches);
   gpu.graphMaxBatch = f.cudaGraphMaxBs > 0 ? f.cudaGraphMaxBs : f.serve.scheduler.maxNumSeqs;
   gpu.maxModelLen = f.maxModelLen;
   gpu.gpuMemoryUtilization = f.gpuMemoryUtilization;
