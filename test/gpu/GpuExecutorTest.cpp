@@ -656,8 +656,8 @@ TEST(GpuExecutor, QuantisedLinearsMatchCpu) {
   EXPECT_LE(compareBackends(quantPlan(), DType::kBF16, one), 0.1);
 }
 
-// 4-bit weights: up to 64 rows run gemm_w4_* on tensor cores (bf16/f16),
-// more rows (raggedBatch(8)'s prefills) and f32 dequantise for cuBLASLt;
+// 4-bit weights: up to 256 rows run gemm_w4_* on tensor cores (bf16/f16),
+// 64 rows a pass; more rows and f32 dequantise for cuBLASLt;
 // decode steps of one sequence take the one-tile kernel; CUDA graphs
 // replay it.
 TEST(GpuExecutor, Int4LinearsMatchCpu) {
@@ -666,6 +666,16 @@ TEST(GpuExecutor, Int4LinearsMatchCpu) {
   EXPECT_LE(compareBackends(int4Plan(), DType::kF16, raggedBatch()), 3e-2);
   EXPECT_LE(compareBackends(int4Plan(), DType::kBF16, raggedBatch()), 0.1);
   EXPECT_LE(compareBackends(int4Plan(), DType::kBF16, raggedBatch(8)), 0.1);
+  // Steps of 100 rows run the tensor-core kernel in two passes (64 + 36),
+  // of 300 the dequantised weight (over kW4MaxPassRows).
+  for (int64_t perStep : {100, 300}) {
+    std::vector<int64_t> ids(size_t(2 * perStep));
+    for (size_t i = 0; i < ids.size(); ++i)
+      ids[i] = int64_t(i * 5 + i * i % 7) % kVocab;
+    const std::vector<Seq> big = {{ids, {perStep}}};
+    EXPECT_LE(compareBackends(int4Plan(), DType::kF16, big), 3e-2) << perStep;
+    EXPECT_LE(compareBackends(int4Plan(), DType::kBF16, big), 0.1) << perStep;
+  }
   std::vector<Seq> one = {raggedBatch()[0]};
   one[0].chunks = {1}; // token by token: one row per step
   EXPECT_LE(compareBackends(int4Plan(), DType::kF16, one), 3e-2);
