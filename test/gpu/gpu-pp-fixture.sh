@@ -14,9 +14,10 @@
 #     of the same fixture at -pp=1 on the GPU (when that plan is there;
 #     1e-5 at -tp=2, whose ranks sum their partials apart);
 #   - bf16: within 2e-2 of HF's;
-# then the demo's greedy generation at -pp=2 (and 4) against HF's
-# generated_ids.npy, from accel-run and from one completion served over
-# HTTP (its text against /detokenize of HF's ids). Exit 77 (skipped)
+# then the demo's greedy generation at -pp=2 (and 4, and -tp=2 -pp=2)
+# against HF's generated_ids.npy, from accel-run and from one completion
+# served over HTTP at -pp=2 and -tp=2 -pp=2 (its text against /detokenize
+# of HF's ids). Exit 77 (skipped)
 # without a GPU. $ACCEL_PP_FIXTURES picks the fixtures (default: both).
 run=$1 fixtures=$2 work=$3 accelc=$4
 mkdir -p "$work" || exit 2
@@ -93,15 +94,21 @@ for fixture in ${ACCEL_PP_FIXTURES:-llama_op18 demo}; do
   done
 done
 
-# Greedy generation of the demo at -pp=2 against HF's tokens (the first 4
-# ids of generated_ids.npy are the prompt).
+# Greedy generation of the demo at -pp=2 (and 4, and -tp=2 -pp=2 with
+# --share-gpus) against HF's tokens (the first 4 ids of generated_ids.npy
+# are the prompt); then one completion served over HTTP at -pp=2 and at
+# -tp=2 -pp=2: HF's greedy tokens (as text).
+case " ${ACCEL_PP_FIXTURES:-llama_op18 demo} " in *" demo "*) ;; *) exit $status ;; esac
 demo=$fixtures/demo
 python3 -c "import numpy as np; a = np.load('$demo/generated_ids.npy').reshape(-1); np.save('$work/prompt.npy', a[:4])" || exit 1
-for pp in 2 4; do
+for pp in 2 4 tp2pp2; do
   [ -f "$plans/demo.pp$pp.plan" ] || continue
+  share=""
+  [ "$pp" = tp2pp2 ] && share=--share-gpus
   echo "== demo -pp=$pp greedy generation"
+  # shellcheck disable=SC2086
   ids=$("$run" "$plans/demo.pp$pp.plan" --prompt-ids "$work/prompt.npy" -n 48 --ignore-eos --print-ids \
-        --gpu-memory-utilization 0.3 2>/dev/null | grep -E '^ids:' | head -1)
+        --gpu-memory-utilization 0.3 $share 2>/dev/null | grep -E '^ids:' | head -1)
   python3 - "$demo/generated_ids.npy" "$ids" <<'PY' || { echo "FAIL: demo -pp=$pp greedy"; status=1; }
 import re, sys
 import numpy as np
@@ -114,20 +121,24 @@ sys.exit(0 if got == want else 1)
 PY
 done
 
-# One completion served over HTTP at -pp=2: HF's greedy tokens (as text).
-log=$work/serve.pp2.log
-"$run" "$plans/demo.pp2.plan" --port 0 --gpu-memory-utilization 0.3 > "$log" 2>&1 &
-pid=$!
-port=""
-for _ in $(seq 1 120); do
-  port=$(grep -oE 'serving .* at http://[^ ]*:[0-9]+' "$log" | grep -oE '[0-9]+$' | head -1)
-  [ -n "$port" ] && break
-  sleep 1
-done
-if [ -z "$port" ]; then
-  cat "$log"; echo "FAIL: demo -pp=2 did not start serving"; kill $pid 2>/dev/null; exit 1
-fi
-python3 - "$port" "$demo/generated_ids.npy" <<'PY' || { cat "$log"; echo "FAIL: the served completion at -pp=2"; status=1; }
+for pp in 2 tp2pp2; do
+  [ -f "$plans/demo.pp$pp.plan" ] || { [ "$pp" = tp2pp2 ] && continue; echo "FAIL: no plan $plans/demo.pp$pp.plan"; exit 1; }
+  share=""
+  [ "$pp" = tp2pp2 ] && share=--share-gpus
+  log=$work/serve.pp$pp.log
+  # shellcheck disable=SC2086
+  "$run" "$plans/demo.pp$pp.plan" --port 0 --gpu-memory-utilization 0.3 $share > "$log" 2>&1 &
+  pid=$!
+  port=""
+  for _ in $(seq 1 120); do
+    port=$(grep -oE 'serving .* at http://[^ ]*:[0-9]+' "$log" | grep -oE '[0-9]+$' | head -1)
+    [ -n "$port" ] && break
+    sleep 1
+  done
+  if [ -z "$port" ]; then
+    cat "$log"; echo "FAIL: demo -pp=$pp did not start serving"; kill $pid 2>/dev/null; exit 1
+  fi
+  python3 - "$port" "$demo/generated_ids.npy" "$pp" <<'PY' || { cat "$log"; echo "FAIL: the served completion at -pp=$pp"; status=1; }
 import json, sys, urllib.request
 import numpy as np
 base = f"http://127.0.0.1:{sys.argv[1]}"
@@ -140,9 +151,10 @@ name = json.load(urllib.request.urlopen(base + "/v1/models", timeout=60))["data"
 got = post("/v1/completions", {"model": name, "prompt": ids[:4], "max_tokens": len(ids) - 4,
                                "temperature": 0, "ignore_eos": True})["choices"][0]["text"]
 want = post("/detokenize", {"model": name, "tokens": ids[4:]})["prompt"]
-print(f"== served demo -pp=2: {got!r}")
+print(f"== served demo -pp={sys.argv[3]}: {got!r}")
 if got != want:
     print(f"FAIL: HF's tokens read {want!r}"); sys.exit(1)
 PY
-kill $pid 2>/dev/null; wait $pid 2>/dev/null
+  kill $pid 2>/dev/null; wait $pid 2>/dev/null
+done
 exit $status
