@@ -2,8 +2,6 @@
 #include "runtime/cuda/P2pAllReduce.h"
 
 #include <algorithm>
-#include <condition_variable>
-#include <mutex>
 
 namespace accel::rt::gpu {
 
@@ -15,43 +13,6 @@ const char *suffixOf(DType dtype) {
   return dtype == DType::kF32 ? "f32" : dtype == DType::kBF16 ? "bf16" : "f16";
 }
 } // namespace
-
-/// Where the threads of a host-ordered group's ranks meet: every rank's
-/// call k returns from meet() once every rank has called it k times, or
-/// fails once a peer's step has failed (releaseWaitersFor).
-struct P2pAllReduce::Meeting {
-  std::mutex mu;
-  std::condition_variable cv;
-  int ranks = 0, arrived = 0;
-  unsigned long long generation = 0;
-  bool stopped = false;
-
-  Status meet() {
-    std::unique_lock<std::mutex> lock(mu);
-    const unsigned long long gen = generation;
-    if (!stopped && ++arrived == ranks) {
-      arrived = 0;
-      ++generation;
-      cv.notify_all();
-      return Status::ok();
-    }
-    cv.wait(lock, [&] { return generation != gen || stopped; });
-    if (generation != gen)
-      return Status::ok();
-    return Status(StatusCode::kInternal, "a peer's step failed before this all_reduce (the "
-                                         "tensor-parallel group stopped)");
-  }
-  void stop() {
-    std::lock_guard<std::mutex> lock(mu);
-    stopped = true;
-    cv.notify_all();
-  }
-  void restart() {
-    std::lock_guard<std::mutex> lock(mu);
-    stopped = false;
-    arrived = 0;
-  }
-};
 
 StatusOr<std::unique_ptr<P2pAllReduce>>
 P2pAllReduce::create(const std::vector<GpuContext *> &ranks) {
@@ -110,8 +71,7 @@ Status P2pAllReduce::makeHostOrdered() {
     return Status(StatusCode::kUnavailable,
                   "the CUDA driver has no events (cuEventCreate, cuEventRecord, "
                   "cuStreamWaitEvent) to order the all-reduce of ranks that share a GPU");
-  meeting_ = std::make_unique<Meeting>();
-  meeting_->ranks = size();
+  meeting_ = std::make_unique<HostMeeting>(size());
   calls_.assign(size_t(size()), 0);
   ready_.assign(size_t(size()), {nullptr, nullptr});
   done_.assign(size_t(size()), {nullptr, nullptr});

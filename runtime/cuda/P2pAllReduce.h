@@ -35,6 +35,7 @@
 
 #include "core/DType.h"
 #include "runtime/cuda/GpuContext.h"
+#include "runtime/cuda/HostMeeting.h"
 #include "runtime/cuda/kernels/P2pAllReduce.h"
 
 #include <array>
@@ -75,7 +76,6 @@ public:
   Status reset();
 
 private:
-  struct Meeting;
   P2pAllReduce() = default;
   Status makeHostOrdered();
   Status runHostOrdered(int rank, CuDevicePtr send, CuDevicePtr recv, std::size_t count,
@@ -86,7 +86,7 @@ private:
   /// Host-ordered groups: the ranks' meeting point, each rank's calls so
   /// far, and per rank and staging half the events "my send is staged"
   /// (ready) and "I have read every staging half" (done).
-  std::unique_ptr<Meeting> meeting_;
+  std::unique_ptr<HostMeeting> meeting_;
   std::vector<unsigned long long> calls_;
   std::vector<std::array<CuEvent, 2>> ready_, done_;
 };
