@@ -230,11 +230,13 @@ TEST(GemvInt4, DequantizeIsExact) {
 }
 
 /// accel-gpu-gemv-tests --bench: the int4 GEMMs of the Llama-3-8B shapes at
-/// 1 and 16 rows, every split, and the weight bytes read per second.
+/// 1, 16 and 64 rows (64: what one pass over a prefill chunk would cost
+/// against dequantising for cuBLASLt), every split, and the weight bytes
+/// read per second.
 void benchInt4(GpuContext &gpu) {
   const std::pair<int64_t, int64_t> shapes[] = {{6144, 4096}, {4096, 4096}, {28672, 4096},
                                                 {4096, 14336}};
-  for (int64_t m : {1, 16})
+  for (int64_t m : {1, 16, 64})
     for (auto [n, k] : shapes)
       for (int ks : {0, 1, 2, 4, 8}) {
         const kn::W4Layout l = kn::w4Layout(n, k);

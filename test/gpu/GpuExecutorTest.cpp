@@ -656,8 +656,9 @@ TEST(GpuExecutor, QuantisedLinearsMatchCpu) {
   EXPECT_LE(compareBackends(quantPlan(), DType::kBF16, one), 0.1);
 }
 
-// 4-bit weights: up to 256 rows run gemm_w4_* on tensor cores (bf16/f16),
-// 64 rows a pass; more rows and f32 dequantise for cuBLASLt;
+// 4-bit weights: up to 64 rows run gemm_w4_* on tensor cores (bf16/f16),
+// more rows (raggedBatch(8)'s prefills, steps of 100 and 300 rows) and f32
+// dequantise for cuBLASLt;
 // decode steps of one sequence take the one-tile kernel; CUDA graphs
 // replay it.
 TEST(GpuExecutor, Int4LinearsMatchCpu) {
@@ -666,8 +667,7 @@ TEST(GpuExecutor, Int4LinearsMatchCpu) {
   EXPECT_LE(compareBackends(int4Plan(), DType::kF16, raggedBatch()), 3e-2);
   EXPECT_LE(compareBackends(int4Plan(), DType::kBF16, raggedBatch()), 0.1);
   EXPECT_LE(compareBackends(int4Plan(), DType::kBF16, raggedBatch(8)), 0.1);
-  // Steps of 100 rows run the tensor-core kernel in two passes (64 + 36),
-  // of 300 the dequantised weight (over kW4MaxPassRows).
+  // Steps of 100 and 300 rows: the dequantised weight through cuBLASLt.
   for (int64_t perStep : {100, 300}) {
     std::vector<int64_t> ids(size_t(2 * perStep));
     for (size_t i = 0; i < ids.size(); ++i)

@@ -42,13 +42,6 @@ constexpr int kW4ChunkBytes = 512;
 /// or 8 n-tiles); more rows are dequantised and multiplied by cuBLASLt.
 constexpr int kW4MaxRows = 64;
 constexpr int kW4Warps = 8; // warps per block of the mma kernels
-/// Up to this many rows of x (prefill chunks, decode batches of 65-256
-/// sequences) run the mma kernel once per kW4MaxRows rows, each pass reading
-/// the weight again (0.5 byte per value); more are dequantised into a bf16
-/// scratch (2 bytes written and read again per value) for cuBLASLt. An
-/// estimate from accel-gpu-gemv-tests --bench on an H100 (2026-12-08), not
-/// yet timed end to end.
-constexpr int kW4MaxPassRows = 256;
 
 struct W4Layout {
   int64_t n = 0, k = 0;

@@ -166,10 +166,9 @@ StatusOr<DeviceTensor> quantGemm(GpuRunState &st, const DeviceTensor &x, const D
 /// u4 [N, K], packed at load: Int4Layout.h) with f32 scales per group of
 /// `group` columns ([N, K / group]), per channel ([N]) or per tensor, and
 /// optional zero points of the weight's type laid out as the scales (off =
-/// zeroPoint - qmin, or -qmin without). Up to kW4MaxPassRows rows of
-/// bf16/f16 x run GemvInt4.cu's tensor-core kernel, once per kW4MaxRows
-/// rows; more rows (long prefills), and f32 x, dequantise w into a scratch
-/// buffer for cuBLASLt.
+/// zeroPoint - qmin, or -qmin without). Up to kW4MaxRows rows of bf16/f16 x
+/// run GemvInt4.cu's tensor-core kernel; more rows (prefill), and f32 x,
+/// dequantise w into a scratch buffer for cuBLASLt.
 StatusOr<DeviceTensor> int4Gemm(GpuRunState &st, const DeviceTensor &x, const DeviceTensor &w,
                                 const DeviceTensor &scale, const DeviceTensor *zp, int64_t group,
                                 DType outType, int out = -1) {
@@ -206,27 +205,21 @@ StatusOr<DeviceTensor> int4Gemm(GpuRunState &st, const DeviceTensor &x, const De
   const int qmin = w.dtype == DType::kI4 ? -8 : 0;
   const CuDevicePtr zpPtr = zp ? zp->ptr : CuDevicePtr(0);
   auto [rows, kx] = rowsCols(x);
-  if (rows > 0 && rows <= kernels::kW4MaxPassRows &&
-      (x.dtype == DType::kBF16 || x.dtype == DType::kF16) && outType == x.dtype &&
+  const int nt = kernels::w4Tiles(rows);
+  if (nt && (x.dtype == DType::kBF16 || x.dtype == DType::kF16) && outType == x.dtype &&
       x.ptr % 4 == 0) {
     Shape shape = x.shape;
     shape.back() = n;
     ACCEL_RT_ASSIGN_OR_RETURN(DeviceTensor y, out >= 0 ? st.output(size_t(out), outType, shape)
                                                         : st.empty(outType, shape));
+    ACCEL_RT_ASSIGN_OR_RETURN(CuFunction fn,
+                              st.gpu->function(std::string("gemm_w4_") + gpuDTypeSuffix(x.dtype) +
+                                               "_nt" + std::to_string(nt)));
     const kernels::W4Shape sh = kernels::w4Shape(n, k);
-    const std::size_t es = dtypeSize(x.dtype);
-    // One pass per kW4MaxRows rows of x (rows are contiguous in x and y).
-    for (int64_t r0 = 0; r0 < rows; r0 += kernels::kW4MaxRows) {
-      const int64_t m = std::min<int64_t>(kernels::kW4MaxRows, rows - r0);
-      ACCEL_RT_ASSIGN_OR_RETURN(
-          CuFunction fn, st.gpu->function(std::string("gemm_w4_") + gpuDTypeSuffix(x.dtype) +
-                                          "_nt" + std::to_string(kernels::w4Tiles(m))));
-      ACCEL_RT_RETURN_IF_ERROR(launchWeightReader(
-          st, w.constant && scale.constant && (!zp || zp->constant), fn, Dim3{sh.blocks, 1, 1},
-          Dim3{unsigned(kernels::kW4Warps * 32), 1, 1}, CuDevicePtr(x.ptr + r0 * k * es), w.ptr,
-          scale.ptr, zpPtr, qmin, CuDevicePtr(y.ptr + r0 * n * es), i64(m), i64(n), i64(k),
-          i64(scaleRow), i64(groupChunks), int(sh.ks)));
-    }
+    ACCEL_RT_RETURN_IF_ERROR(launchWeightReader(
+        st, w.constant && scale.constant && (!zp || zp->constant), fn, Dim3{sh.blocks, 1, 1},
+        Dim3{unsigned(kernels::kW4Warps * 32), 1, 1}, x.ptr, w.ptr, scale.ptr, zpPtr, qmin, y.ptr,
+        i64(rows), i64(n), i64(k), i64(scaleRow), i64(groupChunks), int(sh.ks)));
     return y;
   }
   ACCEL_RT_ASSIGN_OR_RETURN(DeviceTensor wd, st.empty(x.dtype, {n, k}));
