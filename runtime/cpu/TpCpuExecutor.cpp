@@ -3,13 +3,12 @@
 
 #include "runtime/Env.h"
 #include "runtime/engine/MicroBatches.h"
+#include "runtime/engine/StepAttrs.h"
 
 #include <chrono>
 #include <thread>
 
 namespace accel::rt::engine {
-
-namespace pb = accel::plan;
 
 StatusOr<std::unique_ptr<TpCpuExecutor>>
 TpCpuExecutor::create(std::shared_ptr<const plan::PlanFile> plan,
@@ -28,11 +27,7 @@ TpCpuExecutor::create(std::shared_ptr<const plan::PlanFile> plan,
       ex->ranks_.push_back(std::move(*rank));
     }
   ex->pools_.resize(ex->ranks_.size());
-  for (const pb::Step &step : plan->schedule().steps())
-    if (step.kind() == pb::LOGITS)
-      for (const pb::Attribute &a : step.attributes())
-        if (a.name() == "select_last" && a.i() != 0)
-          ex->selectsLast_ = true;
+  ex->selectsLast_ = selectsLastRows(*plan);
   if (ex->pp_ > 1) {
     const int64_t fromEnv = env().ppMicroBatches;
     ex->setMicroBatches(options.microBatches > 0 ? options.microBatches

@@ -152,9 +152,6 @@ public:
   /// The pipeline a stage of a pipelined plan hands over through (null:
   /// none); its staging buffers are sized for this executor's largest step.
   void setPipeline(gpu::GpuPipeline *pipeline);
-  /// Whether run() returns the logits (false for a pipeline stage before
-  /// the last).
-  bool returnsLogits() const;
   /// Pipeline stages (TpGpuExecutor): with `on`, runPart records an event
   /// on the stream before a part's steps (after the waits for its
   /// transfers) and one after them; partSeconds() sums the GPU time

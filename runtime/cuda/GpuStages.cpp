@@ -66,8 +66,6 @@ void GpuExecutor::setPipeline(gpu::GpuPipeline *pipeline) {
   }
 }
 
-bool GpuExecutor::returnsLogits() const { return impl_->returnsLogits; }
-
 void GpuExecutor::setPartTiming(bool on) { impl_->timeParts = on; }
 
 Status GpuExecutorImpl::recordPart(int part, bool end) {

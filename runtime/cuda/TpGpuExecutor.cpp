@@ -4,6 +4,7 @@
 #include "runtime/cuda/CudaDriver.h"
 #include "runtime/engine/MemoryBudget.h"
 #include "runtime/engine/MicroBatches.h"
+#include "runtime/engine/StepAttrs.h"
 #include "runtime/Env.h"
 
 #include <algorithm>
@@ -160,11 +161,7 @@ TpGpuExecutor::create(std::shared_ptr<const plan::PlanFile> plan,
                         : fromEnv > 0              ? int(fromEnv)
                         : spread                   ? pp
                                                    : 1;
-    for (const accel::plan::Step &step : ex->plan_->schedule().steps())
-      if (step.kind() == accel::plan::LOGITS)
-        for (const accel::plan::Attribute &a : step.attributes())
-          if (a.name() == "select_last" && a.i() != 0)
-            ex->selectsLast_ = true;
+    ex->selectsLast_ = selectsLastRows(*ex->plan_);
     ex->counters_ = std::make_unique<PipelineCounters>(pp);
     if (!env().ppTrace.empty())
       ACCEL_RT_RETURN_IF_ERROR(ex->counters_->openTrace(env().ppTrace));

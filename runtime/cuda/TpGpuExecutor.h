@@ -115,7 +115,8 @@ private:
   /// one-shot groups carry every collective.
   bool shared_ = false;
   /// A pipelined plan's step runs as this many micro-batches (at most):
-  /// ACCEL_PP_MICRO_BATCHES, else the stage count.
+  /// GpuExecutorOptions::ppMicroBatches, else ACCEL_PP_MICRO_BATCHES, else
+  /// the stage count (one when the stages share GPUs).
   int microBatches_ = 1;
   /// The plan's LM head keeps only each sequence's last row (select_last).
   bool selectsLast_ = false;

@@ -233,4 +233,13 @@ StatusOr<CollectiveParams> readCollectiveParams(const plan::PlanFile &plan, cons
   return p;
 }
 
+bool selectsLastRows(const plan::PlanFile &plan) {
+  for (const accel::plan::Step &step : plan.schedule().steps())
+    if (step.kind() == accel::plan::LOGITS)
+      for (const accel::plan::Attribute &a : step.attributes())
+        if (a.name() == "select_last" && a.i() != 0)
+          return true;
+  return false;
+}
+
 } // namespace accel::rt::engine

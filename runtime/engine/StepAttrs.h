@@ -70,6 +70,10 @@ StatusOr<CollectiveParams> readCollectiveParams(const plan::PlanFile &plan,
                                                 const accel::plan::Step &step,
                                                 const StepAttrs &a, bool allowSingle);
 
+/// The plan's LM head keeps only each sequence's last row (a `logits` step
+/// with select_last): its output has one row per sequence whatever the step.
+bool selectsLastRows(const plan::PlanFile &plan);
+
 /// `step` has between `required` and `max` operands, the first `required`
 /// present.
 Status needInputs(const accel::plan::Step &step, size_t required, size_t max);

@@ -367,10 +367,8 @@ struct Generation {
     }
     Headers headers = extra;
     if (worst->refusedStatus == 429) {
-      error.status = 429;
-      error.type = error.code = "rate_limit_exceeded";
-      error.message = "choice " + std::to_string(worst - choices.data()) +
-                      " of the request could not be queued: " + worst->error;
+      error = rateLimited("choice " + std::to_string(worst - choices.data()) +
+                          " of the request could not be queued: " + worst->error);
       headers.emplace_back("Retry-After", std::to_string(admission->retryAfterSeconds()));
       metrics->requestRejected("queue_full");
     } else if (worst->refusedStatus == 503) {
@@ -798,13 +796,9 @@ void OpenAiApi::start(Prepared &p, std::shared_ptr<HttpExchange> ex) {
   if (!admission_.tryAcquire()) {
     metrics_.requestRejected("admission");
     int after = admission_.retryAfterSeconds();
-    ApiError e;
-    e.status = 429;
-    e.type = "rate_limit_exceeded";
-    e.code = "rate_limit_exceeded";
-    e.message = "the server is at its limit of " +
-                std::to_string(admission_.snapshot().limit) +
-                " requests in flight; retry after " + std::to_string(after) + " s";
+    ApiError e = rateLimited("the server is at its limit of " +
+                             std::to_string(admission_.snapshot().limit) +
+                             " requests in flight; retry after " + std::to_string(after) + " s");
     Headers h = extra;
     h.emplace_back("Retry-After", std::to_string(after));
     return fail(*ex, e, std::move(h));
@@ -913,11 +907,7 @@ void OpenAiApi::start(Prepared &p, std::shared_ptr<HttpExchange> ex) {
     admission_.release();
     if (s.code() == StatusCode::kResourceExhausted) {
       metrics_.requestRejected("queue_full");
-      ApiError e;
-      e.status = 429;
-      e.type = "rate_limit_exceeded";
-      e.code = "rate_limit_exceeded";
-      e.message = s.message();
+      ApiError e = rateLimited(s.message());
       Headers h = extra;
       h.emplace_back("Retry-After", std::to_string(admission_.retryAfterSeconds()));
       return fail(*ex, e, std::move(h));

@@ -32,6 +32,14 @@ ApiError badRequest(std::string message, std::string param, std::string code) {
   return e;
 }
 
+ApiError rateLimited(std::string message) {
+  ApiError e;
+  e.status = 429;
+  e.type = e.code = "rate_limit_exceeded";
+  e.message = std::move(message);
+  return e;
+}
+
 /// "a string", "an integer", ... for messages.
 std::string describeJson(const json::Value &v) {
   switch (v.type()) {

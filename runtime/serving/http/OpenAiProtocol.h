@@ -41,6 +41,8 @@ struct ApiError {
 };
 std::string errorBody(const ApiError &e);
 ApiError badRequest(std::string message, std::string param = "", std::string code = "");
+/// A 429 (rate_limit_exceeded): the server's limit or a full queue.
+ApiError rateLimited(std::string message);
 /// "a string", "an integer", "an array", ... for messages about a JSON value.
 std::string describeJson(const json::Value &v);
 
