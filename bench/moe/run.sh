@@ -11,7 +11,7 @@
 #   checkpoint  mixtral_bench.py checkpoint: the model made on the GPU, save_pretrained (bf16
 #               safetensors) into MOE_CKPT, with input_ids.npy and fp32 logits.npy of the rounded
 #               weights (16 tokens)
-#   compile     accelc MOE_CKPT -target=h200 -precision=bf16 -no-tokenizer -o MOE_PLAN
+#   compile     accelc MOE_CKPT -target=h200 -precision=MOE_PRECISION -no-tokenizer -o MOE_PLAN
 #   check       accel-gpu-score against logits.npy, bf16, --tol 0.1 (a sanity check of the big
 #               shapes; the fixtures carry the strict numerics; never fails the run)
 #   bench       accel-bench: decode ms/step at batch 1/16/64 (128-token prompts, 64 tokens) and
@@ -26,7 +26,8 @@
 # /dev/shm/mixtral-bench.plan), OUT (default bench/moe/out), MOE_BATCHES (default 1,16,64),
 # MOE_COMPILE (torch.compile mode for the PyTorch decode step: reduce-overhead (default),
 # default, none), MOE_COMPILE_BUDGET_S (default 240: torch.compile is skipped for what is left
-# once compiling took that long).
+# once compiling took that long), MOE_PRECISION (accelc -precision, default bf16; int8-weight or
+# fp8 time the quantised experts' kernels against the same bf16 PyTorch reference).
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 2
 BIN=${ACCEL_BIN:-build/bin}
@@ -35,6 +36,7 @@ CKPT=${MOE_CKPT:-/dev/shm/mixtral-bench}
 PLAN=${MOE_PLAN:-/dev/shm/mixtral-bench.plan}
 RES=${OUT:-bench/moe/out}
 BATCHES=${MOE_BATCHES:-1,16,64}
+PRECISION=${MOE_PRECISION:-bf16}
 mkdir -p "$RES"
 export PYTHONUNBUFFERED=1
 phases=${*:-checkpoint compile check bench torch summary}
@@ -49,7 +51,7 @@ for phase in $phases; do
     checkpoint)
       python3 bench/moe/mixtral_bench.py checkpoint --out "$CKPT" --layers "$LAYERS" || rc=$? ;;
     compile)
-      "$BIN/accelc" "$CKPT" -target=h200 -precision=bf16 -no-tokenizer -o "$PLAN" || rc=$?
+      "$BIN/accelc" "$CKPT" -target=h200 -precision="$PRECISION" -no-tokenizer -o "$PLAN" || rc=$?
       ls -l "$PLAN" >&2 || true
       "$BIN/accel-run" "$PLAN" --describe 2>/dev/null | grep -m 3 "= moe(" >&2 || true ;;
     check)

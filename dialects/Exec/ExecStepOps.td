@@ -245,8 +245,8 @@ def Exec_MoeOp : Exec_StepOp<"moe", [AttrSizedOperandSegments]> {
     their f32 scales per expert and row (`gate_up_scale` `[E, 2I]`,
     `gate_scale` / `up_scale` `[E, I]`, `down_scale` `[E, H]`). The CPU runs it
     (runtime/cpu/transformer/Moe), the GPU with the runtime's hand-written
-    kernels (runtime/cuda/ops/Moe.cpp; no generated kernel; float experts
-    only: a GPU target refuses quantised experts at compile time).
+    kernels (runtime/cuda/ops/Moe.cpp; no generated kernel), float or
+    quantised experts alike.
 
     ```mlir
     exec.moe %x router(%r : !exec.view<8x64xf32>) gate_up(%gu : !exec.view<8x256x64xf32>)

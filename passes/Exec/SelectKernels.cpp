@@ -4,9 +4,9 @@
 // specialised (selectKernels); this pass writes that into the IR: one
 // exec.kernel per specialisation, built for the target SM, and the `kernel`
 // attribute of every step that runs one. It also refuses what a GPU cannot
-// run: exec.onnx steps, and exec.moe with quantised (i8 / f8E4M3FN) experts
-// (exec.moe runs the runtime's hand-written kernels, runtime/cuda/ops/Moe.cpp,
-// which read float experts only).
+// run: exec.onnx steps (unless host steps are allowed). exec.moe, float or
+// with quantised (i8 / f8E4M3FN) experts, runs the runtime's hand-written
+// kernels (runtime/cuda/ops/Moe.cpp) and gets no `kernel` attribute.
 //
 //===----------------------------------------------------------------------===//
 #include "accel/passes/ExecPasses.h"
@@ -47,17 +47,6 @@ FailureOr<int64_t> selectKernels(ModuleOp module, const std::string &chip, bool 
                 "the host every step; compile for -target=cpu, accept host steps with "
                 "-allow-host-steps, or report the model so that its subgraph is raised";
   }
-  ex::MoeOp quantisedMoe;
-  module.walk([&](ex::MoeOp op) {
-    if (!quantisedMoe &&
-        (op.getGateUpScale() || op.getGateScale() || op.getUpScale() || op.getDownScale()))
-      quantisedMoe = op;
-  });
-  if (quantisedMoe)
-    return quantisedMoe.emitError()
-           << "the mixture of experts' experts are quantised (i8 or f8E4M3FN), which the GPU moe "
-              "kernel does not read yet; compile with -precision=bf16 or fp16 for a GPU, or for "
-              "-target=cpu";
   if (!generate)
     return int64_t(0);
   codegen::KernelSelection sel = codegen::selectKernels(module);

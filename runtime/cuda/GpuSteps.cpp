@@ -171,8 +171,9 @@ std::optional<DType> gpuOperandDType(const pb::Step &step, int operand, DType co
     return operand == 2 ? DType::kF32 : compute; // the LM head's bias
   case pb::MOE:
     // The router, its bias and the shared expert's gate in f32 (they decide
-    // the routing, as on the CPU); the experts in the compute dtype.
-    return operand == 1 || operand == 2 || operand == 9 ? DType::kF32 : compute;
+    // the routing, as on the CPU), and quantised experts' scales; the
+    // experts in the compute dtype (quantised ones stay as stored).
+    return operand == 1 || operand == 2 || operand == 9 || operand >= 10 ? DType::kF32 : compute;
   default:
     return compute;
   }

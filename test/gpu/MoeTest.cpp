@@ -13,7 +13,10 @@
 // without); fused gate_up and separate gate / up; a router bias; sizes
 // that are not multiples of 8 (the kernels' element-by-element path); a
 // wide layer (hidden 1280, intermediate 1536); routings built to reach
-// every expert. Each case prints one line: the error, the worst element,
+// every expert; quantised experts (i8 and f8E4M3FN with f32 scales per
+// expert and row, the CPU reading the same bytes) in every compute dtype,
+// fused and separate, 8-aligned and odd sizes. Each case prints one line:
+// the error, the worst element,
 // how many experts the routing reached and how many token rows were
 // redrawn. Token rows whose k-th and (k+1)-th router probabilities are
 // within 1e-3 (relative) are redrawn first, so that f32 summation order
@@ -23,8 +26,9 @@
 // CpuExecutor: a ragged batch (a 300-token prefill, shorter prompts, decode
 // steps) in f32 and bf16 and with every eager step on cuBLASLt, and decode
 // steps replayed from CUDA graphs against eager runs (batch 1, 4, 16 and 3
-// padded to 4). Without a GPU these report SKIPPED; the refusal of
-// quantised experts and the routing claims run everywhere.
+// padded to 4); the same with i8 and f8E4M3FN experts. Without a GPU these
+// report SKIPPED; the refusals of malformed quantised experts and the
+// routing claims run everywhere.
 //
 //===----------------------------------------------------------------------===//
 #include "ExecutorComparison.h"
@@ -46,6 +50,8 @@
 #include <numeric>
 #include <set>
 #include <sstream>
+#include <tuple>
+#include <utility>
 
 using namespace accel::rt;
 using accel::test::PlanBuilder;
@@ -96,6 +102,31 @@ int32_t constantOf(PlanBuilder &b, DType dt, std::vector<int64_t> shape,
                          std::string(static_cast<const char *>(t.rawData()), t.byteSize()));
 }
 
+/// Stacked experts `data` [E, R, C] quantised per expert and row as
+/// accel-quantize-weights does (scale = max |row| / qmax; i8 rounded to
+/// nearest, f8E4M3FN saturating): the weight constant of `q`'s dtype and
+/// its f32 scale [E, R].
+std::pair<int32_t, int32_t> quantisedExperts(PlanBuilder &b, DType q, int64_t e, int64_t r,
+                                             int64_t c, const std::vector<float> &data) {
+  const bool i8 = q == DType::kI8;
+  std::string bytes(size_t(e * r * c), '\0');
+  std::vector<float> scales(size_t(e * r));
+  for (int64_t row = 0; row < e * r; ++row) {
+    float mx = 0.0f;
+    for (int64_t i = 0; i < c; ++i)
+      mx = std::max(mx, std::fabs(data[size_t(row * c + i)]));
+    const float s = mx > 0.0f ? mx / (i8 ? 127.0f : 448.0f) : 1.0f;
+    scales[size_t(row)] = s;
+    for (int64_t i = 0; i < c; ++i) {
+      const float v = data[size_t(row * c + i)] / s;
+      bytes[size_t(row * c + i)] =
+          char(i8 ? uint8_t(int8_t(std::max(-127.0f, std::min(127.0f, std::nearbyint(v)))))
+                  : f32ToF8E4M3FN(v, /*saturate=*/true));
+    }
+  }
+  return {b.constantBytes(dtypeName(q), {e, r, c}, bytes), b.constant({e, r}, scales)};
+}
+
 //===----------------------------------------------------------------------===//
 // One moe layer: its weights and inputs
 //===----------------------------------------------------------------------===//
@@ -109,6 +140,9 @@ struct Case {
   bool routerBias = false;
   bool hitAll = false;      // token t prefers expert t % E
   DType dtype = DType::kF32; // compute dtype and the experts' weights
+  // kI8 / kF8E4M3FN: the experts quantised per expert and row (their
+  // scales f32); kF32: experts in `dtype`.
+  DType quant = DType::kF32;
   uint64_t seed = 1;
 
   std::string name() const {
@@ -122,6 +156,8 @@ struct Case {
       o << " router_bias";
     if (hitAll)
       o << " hit-all";
+    if (quant != DType::kF32)
+      o << " quantised=" << dtypeText(quant);
     return o.str();
   }
 };
@@ -242,10 +278,21 @@ MoePlan buildPlan(const Case &c, const Layer &l, const std::vector<float> &table
   int32_t tbl = b.constant({vocab, h}, table);
   int32_t wr = b.constant({e, h}, l.router);
   int32_t wb = c.routerBias ? b.constant({e}, l.bias) : -1;
-  int32_t wgu = c.fused ? constantOf(b, wd, {e, 2 * i, h}, l.gateUp) : -1;
-  int32_t wg = c.fused ? -1 : constantOf(b, wd, {e, i, h}, l.gate);
-  int32_t wu = c.fused ? -1 : constantOf(b, wd, {e, i, h}, l.up);
-  int32_t wdn = constantOf(b, wd, {e, h, i}, l.down);
+  int32_t wgu = -1, wg = -1, wu = -1, wdn = -1, sgu = -1, sg = -1, su = -1, sdn = -1;
+  if (c.quant != DType::kF32) {
+    if (c.fused) {
+      std::tie(wgu, sgu) = quantisedExperts(b, c.quant, e, 2 * i, h, l.gateUp);
+    } else {
+      std::tie(wg, sg) = quantisedExperts(b, c.quant, e, i, h, l.gate);
+      std::tie(wu, su) = quantisedExperts(b, c.quant, e, i, h, l.up);
+    }
+    std::tie(wdn, sdn) = quantisedExperts(b, c.quant, e, h, i, l.down);
+  } else {
+    wgu = c.fused ? constantOf(b, wd, {e, 2 * i, h}, l.gateUp) : -1;
+    wg = c.fused ? -1 : constantOf(b, wd, {e, i, h}, l.gate);
+    wu = c.fused ? -1 : constantOf(b, wd, {e, i, h}, l.up);
+    wdn = constantOf(b, wd, {e, h, i}, l.down);
+  }
   int32_t wsgu = s ? constantOf(b, wd, {2 * s, h}, l.sharedGateUp) : -1;
   int32_t wsd = s ? constantOf(b, wd, {h, s}, l.sharedDown) : -1;
   int32_t wsg = s && c.sharedGate ? b.constant({1, h}, l.sharedGate) : -1;
@@ -255,6 +302,8 @@ MoePlan buildPlan(const Case &c, const Layer &l, const std::vector<float> &table
   b.step(pb::EMBEDDING, {tbl, ids}, {x});
   MoePlan p;
   p.moeInputs = {x, wr, wb, wgu, wg, wu, wdn, wsgu, wsd, wsg};
+  if (c.quant != DType::kF32)
+    p.moeInputs.insert(p.moeInputs.end(), {sgu, sg, su, sdn});
   auto &m = b.step(pb::MOE, p.moeInputs, {y});
   PlanBuilder::attr(m, "kind", "silu");
   PlanBuilder::attr(m, "routing", c.renormalize ? "renormalize" : "softmax");
@@ -294,6 +343,42 @@ struct CaseResult {
   std::string line;
 };
 
+/// tk::moe of x over the moe step's operands `consts` (index as the step's
+/// inputs; undefined: absent), the scales of quantised experts included.
+StatusOr<Tensor> cpuMoe(const std::vector<Tensor> &consts, const Tensor &x, const Case &c) {
+  tk::MoeWeights w;
+  auto ptr = [&](size_t i) {
+    return i < consts.size() && consts[i].defined() ? &consts[i] : nullptr;
+  };
+  w.router = ptr(1);
+  w.routerBias = ptr(2);
+  w.gateUp = ptr(3);
+  w.gate = ptr(4);
+  w.up = ptr(5);
+  w.down = ptr(6);
+  w.sharedGateUp = ptr(7);
+  w.sharedDown = ptr(8);
+  w.sharedExpertGate = ptr(9);
+  w.gateUpScale = ptr(10);
+  w.gateScale = ptr(11);
+  w.upScale = ptr(12);
+  w.downScale = ptr(13);
+  tk::MoeParams p;
+  p.numExperts = c.experts;
+  p.topK = c.topK;
+  p.routing = c.renormalize ? tk::MoeRouting::kRenormalize : tk::MoeRouting::kSoftmax;
+  return tk::moe(x, w, p);
+}
+
+/// The moe step's constant operands of a plan built by buildPlan.
+std::vector<Tensor> stepConstants(const plan::PlanFile &plan, const MoePlan &mp) {
+  std::vector<Tensor> consts(mp.moeInputs.size());
+  for (size_t i = 1; i < mp.moeInputs.size(); ++i)
+    if (mp.moeInputs[i] >= 0)
+      consts[i] = plan.constant(mp.moeInputs[i], 0);
+  return consts;
+}
+
 /// The moe step of case `c` on the GPU along `path` against tk::moe.
 /// `cpuOut` caches the CPU's result between the two paths of one case.
 CaseResult runCase(gpu::GpuContext &g, gpu::CublasLt &blas, const Case &c, Path path,
@@ -314,28 +399,10 @@ CaseResult runCase(gpu::GpuContext &g, gpu::CublasLt &blas, const Case &c, Path 
 
   // The inputs: x in the compute dtype, the weights as the plan holds them.
   Tensor x = Tensor::fromVector<float>({c.tokens, c.hidden}, xv)->astype(c.dtype);
-  std::vector<Tensor> consts(mp.moeInputs.size());
-  for (size_t i = 1; i < mp.moeInputs.size(); ++i)
-    if (mp.moeInputs[i] >= 0)
-      consts[i] = (*plan)->constant(mp.moeInputs[i], 0);
+  const std::vector<Tensor> consts = stepConstants(**plan, mp);
 
   if (!cpuOut->defined()) {
-    tk::MoeWeights w;
-    auto ptr = [&](size_t i) { return consts[i].defined() ? &consts[i] : nullptr; };
-    w.router = ptr(1);
-    w.routerBias = ptr(2);
-    w.gateUp = ptr(3);
-    w.gate = ptr(4);
-    w.up = ptr(5);
-    w.down = ptr(6);
-    w.sharedGateUp = ptr(7);
-    w.sharedDown = ptr(8);
-    w.sharedExpertGate = ptr(9);
-    tk::MoeParams p;
-    p.numExperts = c.experts;
-    p.topK = c.topK;
-    p.routing = c.renormalize ? tk::MoeRouting::kRenormalize : tk::MoeRouting::kSoftmax;
-    StatusOr<Tensor> want = tk::moe(x, w, p);
+    StatusOr<Tensor> want = cpuMoe(consts, x, c);
     EXPECT_TRUE(want) << want.status().message();
     if (!want)
       return res;
@@ -544,41 +611,173 @@ TEST(MoeGpuStep, HitAllCasesReachEveryExpertOnTheCpu) {
 
 TEST(MoeGpuStep, RoutingThatHitsEveryExpertMatchesCpu) { runCases(hitAllCases()); }
 
-// Quantised experts have no GPU kernel: one sentence, before any kernel is
+/// Quantised experts in every compute dtype, both expert paths: the
+/// bytes-reading GEMVs (_q) and dequantize_rows before cuBLASLt.
+std::vector<Case> quantisedCases() {
+  std::vector<Case> cases;
+  int n = 0;
+  for (DType q : {DType::kI8, DType::kF8E4M3FN})
+    for (DType dt : {DType::kF32, DType::kBF16, DType::kF16})
+      for (int64_t tokens : {1, 16, 300}) {
+        Case c;
+        c.dtype = dt;
+        c.quant = q;
+        c.tokens = tokens;
+        c.experts = n % 2 ? 8 : 60;
+        c.topK = n % 2 ? 2 : 8;
+        c.fused = n % 3 != 1;
+        c.shared = n % 4 == 3 ? 48 : 0;
+        c.renormalize = n % 5 != 2;
+        c.routerBias = n % 7 == 3;
+        if (n % 6 == 5) { // element-by-element loads
+          c.hidden = 36;
+          c.inter = 44;
+        }
+        c.seed = 800 + uint64_t(n++);
+        cases.push_back(c);
+      }
+  // Mixtral-like widths: several rounds of the K loop.
+  for (DType q : {DType::kI8, DType::kF8E4M3FN})
+    for (int64_t tokens : {1, 64}) {
+      Case c;
+      c.dtype = DType::kBF16;
+      c.quant = q;
+      c.tokens = tokens;
+      c.hidden = 1280;
+      c.inter = 1536;
+      c.seed = 900 + uint64_t(n++);
+      cases.push_back(c);
+    }
+  return cases;
+}
+
+TEST(MoeGpuStep, QuantisedExpertsMatchCpu) { runCases(quantisedCases()); }
+
+// The quantised cases' plans hold what they claim (no GPU needed): the
+// CPU kernel over their i8 / f8E4M3FN experts and scales lands near the
+// same layer's f32 experts -- within 3% of max |out| for i8 and 10% for
+// f8E4M3FN (3 mantissa bits), and not equal to it.
+TEST(MoeGpuStep, QuantisedCasesAreNearTheirFloatLayerOnTheCpu) {
+  for (Case c : quantisedCases()) {
+    if (c.dtype != DType::kF32 || c.tokens > 16)
+      continue;
+    const Layer l = makeLayer(c);
+    int64_t hits = 0, redrawn = 0;
+    const std::vector<float> xv = makeInputs(c, l, 1e-3, &hits, &redrawn);
+    Tensor x = *Tensor::fromVector<float>({c.tokens, c.hidden}, xv);
+    const std::vector<float> table(size_t(4 * c.hidden), 0.25f), lm(size_t(4 * c.hidden), 0.5f);
+    Case f = c;
+    f.quant = DType::kF32;
+    Tensor out[2];
+    for (int i = 0; i < 2; ++i) {
+      const MoePlan mp = buildPlan(i ? f : c, l, table, 4, lm);
+      StatusOr<std::shared_ptr<const plan::PlanFile>> plan =
+          plan::PlanFile::fromBytes(mp.bytes, "moe.plan");
+      ASSERT_TRUE(plan) << plan.status().message();
+      StatusOr<Tensor> y = cpuMoe(stepConstants(**plan, mp), x, i ? f : c);
+      ASSERT_TRUE(y) << c.name() << ": " << y.status().message();
+      out[i] = y->toF32();
+    }
+    double maxRef = 0, maxErr = 0;
+    for (int64_t i = 0; i < out[1].numElements(); ++i) {
+      maxRef = std::max(maxRef, double(std::fabs(out[1].data<float>()[i])));
+      maxErr = std::max(maxErr,
+                        std::fabs(double(out[0].data<float>()[i]) - out[1].data<float>()[i]));
+    }
+    const double rel = maxErr / maxRef;
+    std::printf("[moe] %s: quantised vs f32 experts on the CPU %.3g\n", c.name().c_str(), rel);
+    EXPECT_GT(rel, 0.0) << c.name();
+    EXPECT_LE(rel, c.quant == DType::kI8 ? 3e-2 : 1e-1) << c.name();
+  }
+}
+
+/// prepareGpuStep of a moe step whose operands have the given dtypes
+/// ("": absent; router f32 [4, 8], experts [4, 12, 8] gate_up or [4, 6, 8]
+/// gate and up, down [4, 8, 6], scales [4, rows]); no GPU: a refusal comes
+/// before any kernel is looked up.
+Status prepareWith(const std::string &routerDt, const std::string &gateUpDt,
+                   const std::string &gateDt, const std::string &upDt, const std::string &downDt,
+                   const std::vector<std::string> &scaleDts) {
+  PlanBuilder b;
+  const int64_t e = 4, h = 8, i = 6, vocab = 4;
+  auto weight = [&](const std::string &dt, std::vector<int64_t> shape) -> int32_t {
+    if (dt.empty())
+      return -1;
+    int64_t n = 1;
+    for (int64_t d : shape)
+      n *= d;
+    if (dt == "f32")
+      return b.constant(std::move(shape), std::vector<float>(size_t(n), 0.1f));
+    const size_t width = dt == "f16" || dt == "bf16" ? 2 : 1;
+    return b.constantBytes(dt, std::move(shape), std::string(size_t(n) * width, '\1'));
+  };
+  int32_t ids = b.value("i64", {-1});
+  int32_t tbl = b.constant({vocab, h}, std::vector<float>(size_t(vocab * h), 0.1f));
+  int32_t wr = weight(routerDt, {e, h});
+  int32_t wgu = weight(gateUpDt, {e, 2 * i, h});
+  int32_t wg = weight(gateDt, {e, i, h});
+  int32_t wu = weight(upDt, {e, i, h});
+  int32_t wd = weight(downDt, {e, h, i});
+  std::vector<int32_t> scales;
+  const int64_t rows[] = {2 * i, i, i, h};
+  for (size_t k = 0; k < scaleDts.size(); ++k)
+    scales.push_back(weight(scaleDts[k], {e, rows[k]}));
+  int32_t wl = b.constant({vocab, h}, std::vector<float>(size_t(vocab * h), 0.1f));
+  int32_t x = b.value("f32", {-1, h}), y = b.value("f32", {-1, h}),
+          logits = b.value("f32", {-1, vocab});
+  b.step(pb::EMBEDDING, {tbl, ids}, {x});
+  std::vector<int32_t> inputs = {x, wr, -1, wgu, wg, wu, wd, -1, -1, -1};
+  inputs.insert(inputs.end(), scales.begin(), scales.end());
+  auto &m = b.step(pb::MOE, inputs, {y});
+  PlanBuilder::attr(m, "kind", "silu");
+  PlanBuilder::attr(m, "routing", "renormalize");
+  PlanBuilder::attr(m, "num_experts", e);
+  PlanBuilder::attr(m, "top_k", int64_t(2));
+  PlanBuilder::attr(b.step(pb::LOGITS, {y, wl}, {logits}), "out_dtype", "f32");
+  b.meta.mutable_schedule()->set_token_ids(ids);
+  b.meta.mutable_schedule()->set_logits(logits);
+  b.meta.mutable_model()->set_vocab_size(vocab);
+  StatusOr<std::shared_ptr<const plan::PlanFile>> p = plan::PlanFile::fromBytes(b.bytes(), "q.plan");
+  if (!p)
+    return p.status();
+  engine::GpuPrepareContext ctx; // no GPU
+  ctx.dtype = DType::kBF16;
+  return engine::prepareGpuStep(**p, (*p)->schedule().steps(1), ctx).status();
+}
+
+// Malformed quantised experts: one sentence each, before any kernel is
 // looked up (so this runs without a GPU).
-TEST(MoeGpuStep, QuantisedExpertsAreRefused) {
-  for (const char *dt : {"i8", "f8E4M3FN"}) {
-    PlanBuilder b;
-    const int64_t e = 4, h = 8, i = 6, vocab = 4;
-    int32_t ids = b.value("i64", {-1});
-    int32_t tbl = b.constant({vocab, h}, std::vector<float>(size_t(vocab * h), 0.1f));
-    int32_t wr = b.constant({e, h}, std::vector<float>(size_t(e * h), 0.1f));
-    int32_t wgu = b.constantBytes(dt, {e, 2 * i, h}, std::string(size_t(e * 2 * i * h), '\1'));
-    int32_t wd = b.constant({e, h, i}, std::vector<float>(size_t(e * h * i), 0.1f));
-    int32_t wl = b.constant({vocab, h}, std::vector<float>(size_t(vocab * h), 0.1f));
-    int32_t x = b.value("f32", {-1, h}), y = b.value("f32", {-1, h}),
-            logits = b.value("f32", {-1, vocab});
-    b.step(pb::EMBEDDING, {tbl, ids}, {x});
-    auto &m = b.step(pb::MOE, {x, wr, -1, wgu, -1, -1, wd}, {y});
-    PlanBuilder::attr(m, "kind", "silu");
-    PlanBuilder::attr(m, "routing", "renormalize");
-    PlanBuilder::attr(m, "num_experts", e);
-    PlanBuilder::attr(m, "top_k", int64_t(2));
-    PlanBuilder::attr(b.step(pb::LOGITS, {y, wl}, {logits}), "out_dtype", "f32");
-    b.meta.mutable_schedule()->set_token_ids(ids);
-    b.meta.mutable_schedule()->set_logits(logits);
-    b.meta.mutable_model()->set_vocab_size(vocab);
-    StatusOr<std::shared_ptr<const plan::PlanFile>> p = plan::PlanFile::fromBytes(b.bytes(), "q.plan");
-    ASSERT_TRUE(p) << p.status().message();
-    engine::GpuPrepareContext ctx; // no GPU: the refusal comes first
-    ctx.dtype = DType::kBF16;
-    StatusOr<engine::GpuKernel> k = engine::prepareGpuStep(**p, (*p)->schedule().steps(1), ctx);
-    ASSERT_FALSE(k) << dt;
-    EXPECT_EQ(k.status().code(), StatusCode::kUnimplemented);
-    EXPECT_EQ(k.status().message(),
-              std::string("the moe step's gate_up is ") + dt +
-                  "; the GPU runs mixtures of experts with f32, bf16 or f16 weights only "
-                  "(quantised experts have no GPU kernel: run the plan with -target=cpu)");
+TEST(MoeGpuStep, MalformedQuantisedExpertsAreRefused) {
+  struct Bad {
+    Status s;
+    StatusCode code;
+    std::string message;
+  };
+  const Bad cases[] = {
+      {prepareWith("f32", "i8", "", "", "f32", {}), StatusCode::kInvalidArgument,
+       "moe: gate_up is i8 and needs gate_up_scale (f32 per expert and row)"},
+      {prepareWith("f32", "", "f8E4M3FN", "f8E4M3FN", "f8E4M3FN", {"", "f32", "f32"}),
+       StatusCode::kInvalidArgument,
+       "moe: down is f8E4M3FN and needs down_scale (f32 per expert and row)"},
+      {prepareWith("f32", "f32", "", "", "f32", {"", "", "", "f32"}),
+       StatusCode::kInvalidArgument, "moe: down_scale scales quantised experts, but down is f32"},
+      {prepareWith("f32", "i8", "", "", "i8", {"f32", "f32"}), StatusCode::kInvalidArgument,
+       "moe: gate_scale scales quantised experts, but gate is absent"},
+      {prepareWith("f32", "i8", "", "", "i8", {"f16", "", "", "f32"}),
+       StatusCode::kInvalidArgument, "moe: gate_up_scale is f16; it must be f32"},
+      {prepareWith("f32", "", "i8", "f8E4M3FN", "i8", {"", "f32", "f32", "f32"}),
+       StatusCode::kInvalidArgument,
+       "moe: gate is i8 and up is f8E4M3FN; the GPU needs both of one dtype"},
+      {prepareWith("f32", "f8E5M2", "", "", "f32", {"f32"}), StatusCode::kUnimplemented,
+       "the moe step's gate_up is f8E5M2; the GPU reads experts of f32, bf16 or f16, or "
+       "quantised to i8 or f8E4M3FN with f32 scales per expert and row"},
+      {prepareWith("i8", "f32", "", "", "f32", {}), StatusCode::kUnimplemented,
+       "the moe step's router is i8; the GPU reads it in f32, bf16 or f16 only"},
+  };
+  for (const Bad &b : cases) {
+    ASSERT_FALSE(b.s.isOk()) << b.message;
+    EXPECT_EQ(b.s.code(), b.code) << b.s.message();
+    EXPECT_EQ(b.s.message(), b.message);
   }
 }
 
@@ -702,6 +901,33 @@ TEST(MoeGpuPlan, DecodeGraphsMatchEagerAndCpu) {
         EXPECT_EQ(r.graphVsEager, 0.0) << dtypeName(dt) << " batch " << batch;
       EXPECT_LE(r.graphVsCpu, tolerance(dt)) << dtypeName(dt) << " batch " << batch;
     }
+}
+
+// Quantised experts through the executor: the ragged batch (cuBLASLt over
+// dequantised slices for the 300-token prefill, the _q GEMVs elsewhere) and
+// decode steps replayed from CUDA graphs, against the CPU reading the same
+// bytes.
+TEST(MoeGpuPlan, QuantisedExpertsMatchCpu) {
+  REQUIRE_GPU();
+  const std::vector<Seq> seqs = {{300, {300, 1}}, {9, {4, 1}}, {13, {1, 3}}, {6, {6, 1}}};
+  for (DType q : {DType::kI8, DType::kF8E4M3FN}) {
+    Case c = executorCase();
+    c.quant = q;
+    const std::string plan = executorPlan(c);
+    SCOPED_TRACE(dtypeName(q));
+    engine::GpuTuning t;
+    EXPECT_LE(compareBackends(plan, DType::kF32, seqs, t, dtypeName(q)), 1e-4);
+    EXPECT_LE(compareBackends(plan, DType::kBF16, seqs, t, dtypeName(q)), 2e-2);
+    t.moeGemvMaxTokens = INT64_MAX;
+    EXPECT_LE(compareBackends(plan, DType::kF32, seqs, t, "all-gemv"), 1e-4);
+    for (int64_t batch : {1, 4}) {
+      test::GraphRun r = compareGraphDecode(plan, DType::kBF16, batch, 4);
+      EXPECT_EQ(r.off, "") << "batch " << batch;
+      EXPECT_GE(r.graphs, 1u) << "batch " << batch;
+      EXPECT_EQ(r.graphVsEager, 0.0) << "batch " << batch;
+      EXPECT_LE(r.graphVsCpu, tolerance(DType::kBF16)) << "batch " << batch;
+    }
+  }
 }
 
 } // namespace

@@ -22,6 +22,12 @@
 # expert) are written into WORK/moe_checkpoints when python3 has numpy and scored as
 # moe_<family>; $GPU_FIXTURE_MOE=0 leaves them out.
 #
+# With ACCELC, every mixture-of-experts fixture is also compiled for h200 with quantised experts,
+# -precision=int8-weight and -precision=fp8 (i8 / f8E4M3FN per expert and row; named
+# <name>.int8-weight / <name>.fp8), and scored in bf16 within 5e-2 and 1.5e-1 of max |logit| (the
+# CPU's bounds for these precisions, 2e-2 and 1e-1, plus bf16's rounding);
+# $GPU_FIXTURE_MOE_QUANT=0 leaves them out.
+#
 # $GPU_FIXTURES (space-separated plan names, e.g. "moe_mixtral ckpt_mixtral") scores those alone;
 # $GPU_FIXTURE_DTYPES (default "f32 bf16 f16") picks the compute dtypes.
 score=$1 fixtures=$2 work=$3 accelc=$4
@@ -93,6 +99,38 @@ for target in ${GPU_FIXTURE_TARGETS:-h200 a100}; do
     done
   done
 done
+# Quantised experts (the moe step's _q GEMVs and dequantised cuBLASLt slices).
+if [ -n "$accelc" ] && [ "${GPU_FIXTURE_MOE_QUANT:-1}" != 0 ]; then
+  # shellcheck disable=SC2086
+  for dir in "$fixtures"/checkpoints/mixtral/ "$fixtures"/checkpoints/qwen3_moe/ \
+             "$fixtures"/checkpoints/qwen2_moe/ $moe_dirs; do
+    dir=${dir%/}
+    [ -f "$dir/config.json" ] && [ -f "$dir/logits.npy" ] || continue
+    name=ckpt_$(basename "$dir")
+    case $dir in "$work"/moe_checkpoints/*) name=moe_$(basename "$dir") ;; esac
+    for prec in int8-weight fp8; do
+      qname=$name.$prec
+      if [ -n "${GPU_FIXTURES:-}" ]; then
+        case " $GPU_FIXTURES " in *" $name "* | *" $qname "*) ;; *) continue ;; esac
+      fi
+      ran=$((ran + 1))
+      tol=5e-2
+      [ $prec = fp8 ] && tol=1.5e-1
+      plan=$work/$qname.plan
+      "$accelc" "$dir" -target=h200 -precision=$prec -o "$plan" ||
+        { echo "FAIL: accelc -target=h200 -precision=$prec $name"; status=1; continue; }
+      echo "== $qname (h200) bf16"
+      out=$("$score" "$plan" --ids "$dir/input_ids.npy" --ref "$dir/logits.npy" --dtype bf16 --tol $tol 2>&1)
+      rc=$?
+      echo "$out"
+      [ $rc -eq 77 ] && exit 77
+      [ $rc -ne 0 ] && { echo "FAIL: $qname (h200) bf16 (exit $rc)"; status=1; }
+      if [ $rc -eq 0 ] && ! echo "$out" | grep -Eq "CUDA graphs: [1-9][0-9]* captured\$"; then
+        echo "FAIL: $qname (h200) bf16 did not replay decode from CUDA graphs"; status=1
+      fi
+    done
+  done
+fi
 if [ "$ran" = 0 ]; then
   echo "no fixture to score${GPU_FIXTURES:+ among: $GPU_FIXTURES}"
   [ $status = 0 ] && exit 77

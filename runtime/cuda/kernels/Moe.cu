@@ -26,6 +26,12 @@
 //   through the read-only cache. gate_up writes act(gate . x) * (up . x)
 //   for the rows' tokens into act [T * k, I]; down writes act . down into
 //   y [T * k, H]. f32 sums; results rounded to T.
+// moe_expert_gate_up_q_<T> / moe_expert_down_q_<T>: the same over quantised
+//   experts (i8 or f8E4M3FN bytes, `wkind` 0 or 1, as Dequantize.cu's
+//   kinds) with f32 scales per expert and row: a warp sums q * x for its
+//   output column and multiplies the sum by that row's scale (exact: the
+//   scale is constant along the row). The cuBLASLt path of larger steps
+//   dequantises each expert's slice with dequantize_rows_<T> instead.
 // moe_combine_<T>: out[t] = sum_i w[t, i] * y[rowOf[t, i]] (+ sigmoid gate
 //   * shared[t]), summed in f32 and rounded once.
 //
@@ -83,6 +89,50 @@ template <> __device__ __forceinline__ void unpack<float>(const Pack<float> &p, 
     f[4 + q] = hi[q];
   }
 }
+
+/// How a warp reads a weight row: in the compute dtype (W = T: 8 elements
+/// in 16 bytes, or 32 for f32) or as quantised bytes (W = uint8_t: 8 i8 or
+/// f8E4M3FN weights in 8 bytes, decoded by `wkind`).
+template <typename W> struct WeightRow {
+  using Raw = Pack<W>;
+  static __device__ __forceinline__ Raw load8(const W *p) { return load(p, true); }
+  static __device__ __forceinline__ void unpack8(const Raw &r, int, float (&f)[8]) { unpack(r, f); }
+  static __device__ __forceinline__ float one(const W *p, int) { return toF32(*p); }
+};
+template <> struct WeightRow<uint8_t> {
+  using Raw = uint2;
+  /// p must be 8-byte aligned.
+  static __device__ __forceinline__ Raw load8(const uint8_t *p) {
+    uint2 r;
+    asm volatile("ld.global.nc.L1::no_allocate.v2.u32 {%0, %1}, [%2];"
+                 : "=r"(r.x), "=r"(r.y)
+                 : "l"(p));
+    return r;
+  }
+  static __device__ __forceinline__ float e4m3(uint8_t b) {
+    const __half_raw h = __nv_cvt_fp8_to_halfraw(__nv_fp8_storage_t(b), __NV_E4M3);
+    return __half2float(__half(h));
+  }
+  static __device__ __forceinline__ void unpack8(const Raw &r, int wkind, float (&f)[8]) {
+    if (wkind == 0) {
+#pragma unroll
+      for (int q = 0; q < 8; ++q) // the byte's sign extended: shift it to the top, then down
+        f[q] = float(int((q < 4 ? r.x : r.y) << (24 - 8 * (q & 3))) >> 24);
+    } else {
+#pragma unroll
+      for (int p = 0; p < 4; ++p) {
+        const uint32_t word = p < 2 ? r.x : r.y;
+        const __nv_fp8x2_storage_t two = __nv_fp8x2_storage_t((word >> (16 * (p & 1))) & 0xffffu);
+        const float2 v = __half22float2(__half2(__nv_cvt_fp8x2_to_halfraw2(two, __NV_E4M3)));
+        f[2 * p] = v.x; // the lower byte is the first element
+        f[2 * p + 1] = v.y;
+      }
+    }
+  }
+  static __device__ __forceinline__ float one(const uint8_t *p, int wkind) {
+    return wkind == 0 ? float(int8_t(*p)) : e4m3(*p);
+  }
+};
 
 template <typename T>
 __device__ __forceinline__ void route(const T *x, const float *router, const float *routerBias,
@@ -186,13 +236,17 @@ __device__ __forceinline__ void gather(const T *x, const int *perm, T *xs, i64 r
 /// blockIdx.x * kWarps + warp: Gated, act(in[row'] . w0[e, j]) * (in[row']
 /// . w1[e, j]) with row' = perm[row] (a token of x); else in[row] . w0[e,
 /// j]. Weights [E, n, k] (w0, w1 at their matrices' first row of expert 0,
-/// `expertStride` elements apart); `vec`: k % 8 == 0 and every pointer 16-byte
-/// aligned (16-byte loads), else element by element.
-template <typename T, bool Gated>
+/// `expertStride` elements apart), of T or quantised bytes (W = uint8_t,
+/// decoded by `wkind`) whose rows are scaled by s0 / s1 [E, scaleStride]
+/// (at expert 0's scale of row 0; null: 1); `vec`: k % 8 == 0 and every
+/// pointer aligned to its 8-element loads, else element by element.
+template <typename T, typename W, bool Gated>
 __device__ __forceinline__ void expertGemv(const T *in, const int *perm, const int *offsets,
-                                           const int *active, const T *w0, const T *w1,
-                                           i64 expertStride, T *out, i64 n, i64 k, int kind,
-                                           int vec) {
+                                           const int *active, const W *w0, const W *w1,
+                                           i64 expertStride, const float *s0, const float *s1,
+                                           i64 scaleStride, int wkind, T *out, i64 n, i64 k,
+                                           int kind, int vec) {
+  using R = WeightRow<W>;
   const int e = active[blockIdx.y];
   if (e < 0)
     return; // an idle slot: fewer experts got tokens than the grid allows
@@ -201,8 +255,10 @@ __device__ __forceinline__ void expertGemv(const T *in, const int *perm, const i
   if (j >= n)
     return;
   const i64 begin = offsets[e], count = i64(offsets[e + 1]) - begin;
-  const T *g = w0 + i64(e) * expertStride + j * k;
-  const T *u = Gated ? w1 + i64(e) * expertStride + j * k : g;
+  const W *g = w0 + i64(e) * expertStride + j * k;
+  const W *u = Gated ? w1 + i64(e) * expertStride + j * k : g;
+  const float sg = s0 ? s0[i64(e) * scaleStride + j] : 1.0f;
+  const float su = Gated && s1 ? s1[i64(e) * scaleStride + j] : 1.0f;
   for (i64 p = 0; p < count; p += kRows) {
     const int rows = count - p < kRows ? int(count - p) : kRows;
     const T *xr[kRows];
@@ -217,14 +273,14 @@ __device__ __forceinline__ void expertGemv(const T *in, const int *perm, const i
       a0[r] = a1[r] = 0.0f;
     if (vec) {
       for (i64 c0 = i64(lane) * 8; c0 < k; c0 += 32 * 8 * kUnroll) {
-        Pack<T> wg[kUnroll], wu[kUnroll];
+        typename R::Raw wg[kUnroll], wu[kUnroll];
 #pragma unroll
         for (int v = 0; v < kUnroll; ++v) {
           const i64 c = c0 + i64(v) * 32 * 8;
           if (c < k) {
-            wg[v] = load(g + c, true);
+            wg[v] = R::load8(g + c);
             if (Gated)
-              wu[v] = load(u + c, true);
+              wu[v] = R::load8(u + c);
           }
         }
 #pragma unroll
@@ -233,9 +289,9 @@ __device__ __forceinline__ void expertGemv(const T *in, const int *perm, const i
           if (c >= k)
             break;
           float gf[8], uf[8];
-          unpack(wg[v], gf);
+          R::unpack8(wg[v], wkind, gf);
           if (Gated)
-            unpack(wu[v], uf);
+            R::unpack8(wu[v], wkind, uf);
 #pragma unroll
           for (int r = 0; r < kRows; ++r) {
             if (r < rows) {
@@ -253,8 +309,8 @@ __device__ __forceinline__ void expertGemv(const T *in, const int *perm, const i
       }
     } else {
       for (i64 c = lane; c < k; c += 32) {
-        const float gv = toF32(g[c]);
-        const float uv = Gated ? toF32(u[c]) : 0.0f;
+        const float gv = R::one(g + c, wkind);
+        const float uv = Gated ? R::one(u + c, wkind) : 0.0f;
 #pragma unroll
         for (int r = 0; r < kRows; ++r) {
           if (r < rows) {
@@ -269,9 +325,9 @@ __device__ __forceinline__ void expertGemv(const T *in, const int *perm, const i
 #pragma unroll
     for (int r = 0; r < kRows; ++r) {
       if (r < rows) { // rows is the same for the whole warp
-        float v = warpSum(a0[r]);
+        float v = warpSum(a0[r]) * sg;
         if (Gated)
-          v = activate(kind, v) * warpSum(a1[r]);
+          v = activate(kind, v) * (warpSum(a1[r]) * su);
         if (lane == 0)
           out[(begin + p + r) * n + j] = fromF32<T>(v);
       }
@@ -345,14 +401,31 @@ extern "C" __global__ void moe_permute(const int *counts, const int *topIds, con
   extern "C" __global__ void __launch_bounds__(moe::kWarps * 32, 2) moe_expert_gate_up_##S(                                      \
       const T *x, const int *perm, const int *offsets, const int *active, const T *gate,    \
       const T *up, i64 expertStride, T *act, i64 inter, i64 hidden, int kind, int vec) {    \
-    moe::expertGemv<T, true>(x, perm, offsets, active, gate, up, expertStride, act, inter,  \
-                             hidden, kind, vec);                                            \
+    moe::expertGemv<T, T, true>(x, perm, offsets, active, gate, up, expertStride, nullptr,  \
+                                nullptr, 0, 0, act, inter, hidden, kind, vec);              \
   }                                                                                         \
   extern "C" __global__ void __launch_bounds__(moe::kWarps * 32, 2) moe_expert_down_##S(     \
       const T *act, const int *offsets, const int *active, const T *down, i64 expertStride,  \
       T *y, i64 hidden, i64 inter, int vec) {                                               \
-    moe::expertGemv<T, false>(act, nullptr, offsets, active, down, down, expertStride, y,   \
-                              hidden, inter, 0, vec);                                       \
+    moe::expertGemv<T, T, false>(act, nullptr, offsets, active, down, down, expertStride,   \
+                                 nullptr, nullptr, 0, 0, y, hidden, inter, 0, vec);         \
+  }                                                                                         \
+  extern "C" __global__ void __launch_bounds__(moe::kWarps * 32, 2) moe_expert_gate_up_q_##S(  \
+      const T *x, const int *perm, const int *offsets, const int *active,                   \
+      const uint8_t *gate, const uint8_t *up, i64 expertStride, const float *gateScale,      \
+      const float *upScale, i64 scaleStride, int wkind, T *act, i64 inter, i64 hidden,       \
+      int kind, int vec) {                                                                   \
+    moe::expertGemv<T, uint8_t, true>(x, perm, offsets, active, gate, up, expertStride,     \
+                                      gateScale, upScale, scaleStride, wkind, act, inter,   \
+                                      hidden, kind, vec);                                   \
+  }                                                                                         \
+  extern "C" __global__ void __launch_bounds__(moe::kWarps * 32, 2) moe_expert_down_q_##S(   \
+      const T *act, const int *offsets, const int *active, const uint8_t *down,             \
+      i64 expertStride, const float *downScale, i64 scaleStride, int wkind, T *y,           \
+      i64 hidden, i64 inter, int vec) {                                                     \
+    moe::expertGemv<T, uint8_t, false>(act, nullptr, offsets, active, down, down,           \
+                                       expertStride, downScale, nullptr, scaleStride,       \
+                                       wkind, y, hidden, inter, 0, vec);                    \
   }                                                                                         \
   extern "C" __global__ void moe_combine_##S(const T *y, const int *rowOf, const float *topW, \
                                              const T *shared, const float *sharedGate,      \
