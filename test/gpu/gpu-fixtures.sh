@@ -22,10 +22,12 @@
 # expert) are written into WORK/moe_checkpoints when python3 has numpy and scored as
 # moe_<family>; $GPU_FIXTURE_MOE=0 leaves them out.
 #
-# With ACCELC, every mixture-of-experts fixture is also compiled for h200 with quantised experts,
-# -precision=int8-weight and -precision=fp8 (i8 / f8E4M3FN per expert and row; named
-# <name>.int8-weight / <name>.fp8), and scored in bf16 within 5e-2 and 1.5e-1 of max |logit| (the
-# CPU's bounds for these precisions, 2e-2 and 1e-1, plus bf16's rounding);
+# Every mixture-of-experts fixture is also compiled for h200 with quantised experts (by ACCELC, or
+# found in $ACCEL_GPU_PLAN_DIR; without either it is reported not scored), -precision=int8-weight
+# and -precision=fp8 (i8 / f8E4M3FN per expert and row; named <name>.int8-weight.plan /
+# <name>.fp8.plan), and scored in bf16 within 6e-2 and 1.5e-1 of max |logit| (on the CPU in f32
+# these precisions reach up to 2.6e-2 and 8.9e-2 on the moe_* fixtures, qwen2_moe the largest;
+# bf16's own rounding adds up to 1.9e-2 there);
 # $GPU_FIXTURE_MOE_QUANT=0 leaves them out.
 #
 # $GPU_FIXTURES (space-separated plan names, e.g. "moe_mixtral ckpt_mixtral") scores those alone;
@@ -100,7 +102,7 @@ for target in ${GPU_FIXTURE_TARGETS:-h200 a100}; do
   done
 done
 # Quantised experts (the moe step's _q GEMVs and dequantised cuBLASLt slices).
-if [ -n "$accelc" ] && [ "${GPU_FIXTURE_MOE_QUANT:-1}" != 0 ]; then
+if [ "${GPU_FIXTURE_MOE_QUANT:-1}" != 0 ]; then
   # shellcheck disable=SC2086
   for dir in "$fixtures"/checkpoints/mixtral/ "$fixtures"/checkpoints/qwen3_moe/ \
              "$fixtures"/checkpoints/qwen2_moe/ $moe_dirs; do
@@ -113,12 +115,17 @@ if [ -n "$accelc" ] && [ "${GPU_FIXTURE_MOE_QUANT:-1}" != 0 ]; then
       if [ -n "${GPU_FIXTURES:-}" ]; then
         case " $GPU_FIXTURES " in *" $name "* | *" $qname "*) ;; *) continue ;; esac
       fi
-      ran=$((ran + 1))
-      tol=5e-2
+      tol=6e-2
       [ $prec = fp8 ] && tol=1.5e-1
-      plan=$work/$qname.plan
-      "$accelc" "$dir" -target=h200 -precision=$prec -o "$plan" ||
-        { echo "FAIL: accelc -target=h200 -precision=$prec $name"; status=1; continue; }
+      plan=$plans/$qname.plan
+      if [ -n "$accelc" ]; then
+        plan=$work/$qname.plan
+        "$accelc" "$dir" -target=h200 -precision=$prec -o "$plan" ||
+          { echo "FAIL: accelc -target=h200 -precision=$prec $name"; status=1; continue; }
+      elif [ ! -f "$plan" ]; then
+        echo "== $qname: not scored (no ACCELC, and no $plan)"; continue
+      fi
+      ran=$((ran + 1))
       echo "== $qname (h200) bf16"
       out=$("$score" "$plan" --ids "$dir/input_ids.npy" --ref "$dir/logits.npy" --dtype bf16 --tol $tol 2>&1)
       rc=$?
