@@ -54,6 +54,11 @@ const std::vector<EnvVar> &envTable() {
            "the default of GpuExecutorOptions::tuning.decodeSplit: keys per split-KV chunk of "
           "decode steps whose longest context is over twice that; 0: no split by length",
           &Env::gpuDecodeSplit);
+    count("ACCEL_GPU_W4_UNROLL", "4",
+          "the default of GpuExecutorOptions::tuning.w4Unroll: the 64-column chunks of a 4-bit "
+          "weight each lane of gemm_w4 keeps in flight at up to 16 rows of x, 4 or 8 (for "
+          "measuring them); other values are an error",
+          &Env::gpuW4Unroll);
     text("ACCEL_API_KEY", "(none)",
          "the HTTP server's API key when --api-key is not given: every /v1/ request then needs "
          "'Authorization: Bearer <key>' (docs/serving.md)",

@@ -45,6 +45,10 @@ GpuExecutor::create(std::shared_ptr<const plan::PlanFile> plan, const GpuExecuto
                   "GpuTuning: decodeSplit must be 0 or more and fp8OuterScalesMinRows 1 or more, "
                   "not " + std::to_string(options.tuning.decodeSplit) + " and " +
                       std::to_string(options.tuning.fp8OuterScalesMinRows));
+  if (options.tuning.w4Unroll != 4 && options.tuning.w4Unroll != 8)
+    return Status(StatusCode::kInvalidArgument,
+                  "GpuTuning: w4Unroll (ACCEL_GPU_W4_UNROLL) must be 4 or 8, not " +
+                      std::to_string(options.tuning.w4Unroll));
   const auto &meta = plan->metadata();
   if (options.tpRank < 0 && plan->tpSize() != 1)
     return Status(StatusCode::kUnimplemented,
@@ -243,6 +247,7 @@ GpuExecutor::create(std::shared_ptr<const plan::PlanFile> plan, const GpuExecuto
   pctx.fp8OuterScalesMinRows = options.tuning.fp8OuterScalesMinRows;
   pctx.decodeKeyParallel = options.tuning.decodeKeyParallel;
   pctx.decodeKpVariant = options.tuning.decodeKpVariant;
+  pctx.w4Unroll = options.tuning.w4Unroll;
   pctx.moeGemvMaxTokens = options.tuning.moeGemvMaxTokens;
   for (int i = 0; i < s.steps_size(); ++i) {
     const pb::Step &step = s.steps(i);

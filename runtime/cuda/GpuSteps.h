@@ -196,6 +196,8 @@ struct GpuPrepareContext {
   /// Eager moe steps of at most this many tokens run the expert-batched
   /// GEMV kernel (GpuTuning::moeGemvMaxTokens).
   int64_t moeGemvMaxTokens = kDefaultMoeGemvMaxTokens;
+  /// GpuTuning::w4Unroll (4 or 8).
+  int64_t w4Unroll = 4;
 };
 
 /// The call for `step` on the GPU, or why the GPU backend cannot run it (one

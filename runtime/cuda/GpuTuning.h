@@ -63,6 +63,10 @@ struct GpuTuning {
   /// GEMV kernel, larger ones cuBLASLt per expert (kDefaultMoeGemvMaxTokens;
   /// 0: cuBLASLt for every eager step; INT64_MAX: the GEMV kernel always).
   int64_t moeGemvMaxTokens = kDefaultMoeGemvMaxTokens;
+  /// 4-bit GEMMs of up to 16 rows (gemm_w4, GemvInt4.cu): the 64-column
+  /// chunks each lane keeps in flight, 4 or 8 (the _u8 kernels). Default:
+  /// $ACCEL_GPU_W4_UNROLL, else 4.
+  int64_t w4Unroll = env().gpuW4Unroll;
 };
 
 } // namespace accel::rt::engine

@@ -5,7 +5,8 @@
 // CPU product of the unpacked values: i4 and u4, with and without zero
 // points, groups of 64 and 128, per channel and per tensor; 1 to 64 rows of
 // x (every n-tile count, rows that fill none of them); N not a multiple of
-// 16, K of one chunk and not a multiple of 64 chunks; every split-K. Rows
+// 16, K of one chunk and not a multiple of 64 chunks; every split-K; the
+// _u8 kernels (8 chunks in flight, up to 16 rows) on the same cases. Rows
 // of y past M and columns past N must stay untouched (NaN sentinels).
 //
 // Label `gpu`: without a GPU every test reports SKIPPED. The benchmark runs
@@ -41,6 +42,7 @@ struct W4Case {
   bool zeroPoint;
   bool perTensor = false;
   int ks = 0;       // 0: w4Shape's choice
+  int unroll = 4;   // chunks in flight per lane: 4, or 8 (the _u8 kernels, m <= 16)
 };
 
 Tensor randomInt4(DType dt, int64_t n, int64_t k, std::mt19937 &rng) {
@@ -116,7 +118,7 @@ double runW4(GpuContext &gpu, const W4Case &c, uint32_t seed) {
   EXPECT_TRUE(gpu.upload((*yb)->ptr, sentinel.rawData(), sentinel.byteSize()).isOk());
   const int nt = kn::w4Tiles(c.m);
   const std::string name = std::string("gemm_w4_") + (c.dtype == DType::kBF16 ? "bf16" : "f16") +
-                           "_nt" + std::to_string(nt);
+                           "_nt" + std::to_string(nt) + (c.unroll == 8 ? "_u8" : "");
   StatusOr<gpu::CuFunction> fn = gpu.function(name);
   EXPECT_TRUE(fn) << name << ": " << fn.status().message();
   if (!fn)
@@ -180,11 +182,17 @@ TEST(GemvInt4, MatchesDoubleReference) {
           for (bool zpOn : {false, true}) {
             if (n == 4096 && m != 1 && m != 16 && m != 64)
               continue;
-            W4Case c{m, n, k, dt, wt, group, zpOn};
-            const double e = runW4(*gpu, c, seed++);
-            EXPECT_LE(e, dt == DType::kBF16 ? 4e-3 : 1e-3)
-                << "m " << m << " n " << n << " k " << k << " group " << group << " zp " << zpOn
-                << " " << dtypeName(dt) << " " << dtypeName(wt);
+            for (int unroll : {4, 8}) {
+              if (unroll == 8 && m > 16)
+                continue;
+              W4Case c{m, n, k, dt, wt, group, zpOn};
+              c.unroll = unroll;
+              const double e = runW4(*gpu, c, seed++);
+              EXPECT_LE(e, dt == DType::kBF16 ? 4e-3 : 1e-3)
+                  << "m " << m << " n " << n << " k " << k << " group " << group << " zp "
+                  << zpOn << " " << dtypeName(dt) << " " << dtypeName(wt) << " unroll "
+                  << unroll;
+            }
           }
 }
 
@@ -196,6 +204,10 @@ TEST(GemvInt4, EverySplitAndPerTensorScales) {
       // 40 chunks: not a multiple of 4 (a round) nor of every split.
       W4Case c{m, 48, 2560, DType::kBF16, DType::kI4, 128, true, false, ks};
       EXPECT_LE(runW4(*gpu, c, seed++), 4e-3) << "ks " << ks << " m " << m;
+      if (m <= 16) { // 40 chunks: not a multiple of 8 either
+        c.unroll = 8;
+        EXPECT_LE(runW4(*gpu, c, seed++), 4e-3) << "unroll 8, ks " << ks << " m " << m;
+      }
       W4Case pt{m, 48, 2560, DType::kBF16, DType::kU4, 0, true, true, ks};
       EXPECT_LE(runW4(*gpu, pt, seed++), 4e-3) << "per tensor, ks " << ks << " m " << m;
     }
@@ -238,7 +250,10 @@ void benchInt4(GpuContext &gpu) {
                                                 {4096, 14336}};
   for (int64_t m : {1, 16, 64})
     for (auto [n, k] : shapes)
+      for (int unroll : {4, 8})
       for (int ks : {0, 1, 2, 4, 8}) {
+        if (unroll == 8 && m > 16)
+          continue;
         const kn::W4Layout l = kn::w4Layout(n, k);
         const int64_t bytes = l.bytes() + n * (k / 128) * 4;
         const int copies = int(std::max<int64_t>(2, (512ll << 20) / bytes));
@@ -251,8 +266,9 @@ void benchInt4(GpuContext &gpu) {
         }
         gpu::DeviceBuffer x = *gpu.allocate(size_t(m * k * 2)), y = *gpu.allocate(size_t(m * n * 2));
         (void)gpu.zero(x->ptr, size_t(m * k * 2));
-        gpu::CuFunction fn =
-            *gpu.function(std::string("gemm_w4_bf16_nt") + std::to_string(kn::w4Tiles(m)));
+        gpu::CuFunction fn = *gpu.function(std::string("gemm_w4_bf16_nt") +
+                                           std::to_string(kn::w4Tiles(m)) +
+                                           (unroll == 8 ? "_u8" : ""));
         const kn::W4Shape sh = kn::w4Shape(n, k, 4096, ks);
         auto once = [&](int i) {
           (void)gpu.launch(fn, gpu::Dim3{sh.blocks, 1, 1}, gpu::Dim3{kn::kW4Warps * 32, 1, 1}, 0,
@@ -270,9 +286,9 @@ void benchInt4(GpuContext &gpu) {
         (void)gpu.synchronize();
         const double s =
             std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / reps;
-        std::printf("gemm_w4 m %2lld n %6lld k %5lld ks %d%s: %8.2f us, %6.2f TB/s of weights "
+        std::printf("gemm_w4%s m %2lld n %6lld k %5lld ks %d%s: %8.2f us, %6.2f TB/s of weights "
                     "and scales\n",
-                    (long long)m, (long long)n, (long long)k, sh.ks, ks ? "         " : " (chosen)",
-                    s * 1e6, double(bytes) / s / 1e12);
+                    unroll == 8 ? "_u8" : "", (long long)m, (long long)n, (long long)k, sh.ks,
+                    ks ? "         " : " (chosen)", s * 1e6, double(bytes) / s / 1e12);
       }
 }

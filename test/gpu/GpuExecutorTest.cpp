@@ -882,6 +882,15 @@ TEST(GpuExecutor, RefusesTuningOutOfRange) {
   ASSERT_FALSE(g);
   EXPECT_EQ(g.status().message(), "GpuTuning: decodeSplit must be 0 or more and "
                                   "fp8OuterScalesMinRows 1 or more, not 0 and 0");
+  o.tuning.fp8OuterScalesMinRows = 1;
+  for (int64_t unroll : {0, 5, 16}) {
+    o.tuning.w4Unroll = unroll;
+    g = engine::GpuExecutor::create(*p, o);
+    ASSERT_FALSE(g) << unroll;
+    EXPECT_EQ(g.status().code(), StatusCode::kInvalidArgument);
+    EXPECT_EQ(g.status().message(), "GpuTuning: w4Unroll (ACCEL_GPU_W4_UNROLL) must be 4 or 8, "
+                                    "not " + std::to_string(unroll));
+  }
 }
 
 // Decode steps replayed from CUDA graphs give the eager run's logits:

@@ -1,6 +1,6 @@
 //===- GemvInt4.cu - GEMMs of 4-bit weights for decode and small batches --===//
 //
-// gemm_w4_<T>_nt<NT>(x, w, scale, zp, qmin, y, m, n, k, scaleRow,
+// gemm_w4_<T>_nt<NT>[_u8](x, w, scale, zp, qmin, y, m, n, k, scaleRow,
 // groupChunks, ks): y[m, n] = x[m, k] . ((w - off) * scale)^T for a 4-bit
 // weight packed as Int4Layout.h says, x and y bf16 or f16, m <= 8 * NT
 // (NT = 1, 2, 4, 8: up to 64 rows of x). On tensor cores: each warp owns a
@@ -11,7 +11,8 @@
 // mma.m16n8k16 against x (B, 8 rows of x per n-tile, from the read-only
 // cache) into f32; the chunk's sums are scaled in f32 by the row's scale of
 // that group (group sizes are multiples of 64). `ks` warps split a row
-// block along K and meet in shared memory.
+// block along K and meet in shared memory. Each lane keeps 4 chunks (2 KiB
+// a warp) in flight; the _u8 builds (NT 1 and 2) keep 8.
 //
 //   scale:       f32, scale[row * scaleRow + chunk / groupChunks]
 //                (per group: scaleRow = K / group, groupChunks = group / 64;
@@ -38,7 +39,7 @@ namespace int4_gemm {
 
 namespace kn = accel::rt::kernels;
 constexpr int kWarps = kn::kW4Warps;
-constexpr int kUnroll = 4; // chunks in flight per lane
+constexpr int kUnroll = 4; // chunks in flight per lane (the _u8 kernels: 8)
 
 /// The 16-bit pattern of 2^7 (bf16) or 2^10 (f16): OR-ing u < 16 into its
 /// low bits makes 2^7 + u or 2^10 + u exactly.
@@ -87,7 +88,7 @@ __device__ __forceinline__ uint32_t subtrahend(const uint8_t *zp, i64 idx, int q
   return h | (h << 16);
 }
 
-template <typename T, int NT>
+template <typename T, int NT, int kUnroll>
 __device__ __forceinline__ void gemmW4(const T *__restrict__ x, const uint4 *__restrict__ w,
                                        const float *__restrict__ scale,
                                        const uint8_t *__restrict__ zp, int qmin,
@@ -263,13 +264,15 @@ __device__ __forceinline__ void dequantW4(const uint32_t *__restrict__ w,
 
 } // namespace int4_gemm
 
-#define GEMM_W4(T, S, NT)                                                                   \
+#define GEMM_W4_U(T, S, NT, U, SUFFIX)                                                      \
   extern "C" __global__ void __launch_bounds__(int4_gemm::kWarps * 32)                      \
-      gemm_w4_##S##_nt##NT(const T *x, const uint4 *w, const float *scale, const uint8_t *zp, \
-                           int qmin, T *y, i64 m, i64 n, i64 k, i64 scaleRow,               \
-                           i64 groupChunks, int ks) {                                       \
-    int4_gemm::gemmW4<T, NT>(x, w, scale, zp, qmin, y, m, n, k, scaleRow, groupChunks, ks); \
+      gemm_w4_##S##_nt##NT##SUFFIX(const T *x, const uint4 *w, const float *scale,           \
+                                   const uint8_t *zp, int qmin, T *y, i64 m, i64 n, i64 k,   \
+                                   i64 scaleRow, i64 groupChunks, int ks) {                  \
+    int4_gemm::gemmW4<T, NT, U>(x, w, scale, zp, qmin, y, m, n, k, scaleRow, groupChunks,   \
+                                ks);                                                        \
   }
+#define GEMM_W4(T, S, NT) GEMM_W4_U(T, S, NT, int4_gemm::kUnroll, )
 GEMM_W4(__nv_bfloat16, bf16, 1)
 GEMM_W4(__nv_bfloat16, bf16, 2)
 GEMM_W4(__nv_bfloat16, bf16, 4)
@@ -278,7 +281,15 @@ GEMM_W4(__half, f16, 1)
 GEMM_W4(__half, f16, 2)
 GEMM_W4(__half, f16, 4)
 GEMM_W4(__half, f16, 8)
+// Eight chunks in flight per lane, for up to 16 rows (ACCEL_GPU_W4_UNROLL=8:
+// twice the bytes in flight per warp, for the decode shapes whose grids
+// give each multiprocessor only one or two blocks).
+GEMM_W4_U(__nv_bfloat16, bf16, 1, 8, _u8)
+GEMM_W4_U(__nv_bfloat16, bf16, 2, 8, _u8)
+GEMM_W4_U(__half, f16, 1, 8, _u8)
+GEMM_W4_U(__half, f16, 2, 8, _u8)
 #undef GEMM_W4
+#undef GEMM_W4_U
 
 #define DEQUANT_W4(T, S)                                                                    \
   extern "C" __global__ void dequantize_w4_##S(const uint32_t *w, const float *scale,       \

@@ -171,7 +171,7 @@ StatusOr<DeviceTensor> quantGemm(GpuRunState &st, const DeviceTensor &x, const D
 /// dequantise w into a scratch buffer for cuBLASLt.
 StatusOr<DeviceTensor> int4Gemm(GpuRunState &st, const DeviceTensor &x, const DeviceTensor &w,
                                 const DeviceTensor &scale, const DeviceTensor *zp, int64_t group,
-                                DType outType, int out = -1) {
+                                DType outType, int64_t unroll, int out = -1) {
   if (!w.packedInt4 || w.rank() != 2)
     return Status(StatusCode::kInternal,
                   "the 4-bit weight " + w.describe() + " was not packed at load");
@@ -214,7 +214,8 @@ StatusOr<DeviceTensor> int4Gemm(GpuRunState &st, const DeviceTensor &x, const De
                                                         : st.empty(outType, shape));
     ACCEL_RT_ASSIGN_OR_RETURN(CuFunction fn,
                               st.gpu->function(std::string("gemm_w4_") + gpuDTypeSuffix(x.dtype) +
-                                               "_nt" + std::to_string(nt)));
+                                               "_nt" + std::to_string(nt) +
+                                               (unroll == 8 && nt <= 2 ? "_u8" : "")));
     const kernels::W4Shape sh = kernels::w4Shape(n, k);
     ACCEL_RT_RETURN_IF_ERROR(launchWeightReader(
         st, w.constant && scale.constant && (!zp || zp->constant), fn, Dim3{sh.blocks, 1, 1},
@@ -385,7 +386,8 @@ StatusOr<GpuKernel> prepareGemm(const GpuPrepareContext &ctx, const pb::Step &st
       return invalid("a W8A8 gemm needs a weight scale and either an input scale or "
                      "input_quant = dynamic_per_token");
     const int64_t outerScalesMinRows = ctx.fp8OuterScalesMinRows;
-    return one([cdt, act, quantised, w8a8, outerScalesMinRows, group](
+    const int64_t w4Unroll = ctx.w4Unroll; // 4 or 8 (GpuExecutor::create checks it)
+    return one([cdt, act, quantised, w8a8, outerScalesMinRows, group, w4Unroll](
                    GpuRunState &st, Inputs &in) -> StatusOr<DeviceTensor> {
       ACCEL_RT_ASSIGN_OR_RETURN(DeviceTensor x, st.toDevice(*in[0], cdt));
       DeviceTensor y;
@@ -408,7 +410,8 @@ StatusOr<GpuKernel> prepareGemm(const GpuPrepareContext &ctx, const pb::Step &st
             ACCEL_RT_ASSIGN_OR_RETURN(zp, st.toDevice(*z));
           }
           ACCEL_RT_ASSIGN_OR_RETURN(
-              y, int4Gemm(st, x, w, scale, zp.defined() ? &zp : nullptr, group, cdt, /*out=*/0));
+              y, int4Gemm(st, x, w, scale, zp.defined() ? &zp : nullptr, group, cdt, w4Unroll,
+                          /*out=*/0));
         } else {
           ACCEL_RT_ASSIGN_OR_RETURN(y, quantGemm(st, x, w, scale, cdt, /*out=*/0));
         }

@@ -66,7 +66,7 @@ Status needShape(const char *what, const DeviceTensor &t, const Shape &want) {
 
 struct MoeKernels {
   CuFunction route, permute, gather, gateUp, down, combine, gatedAct, gatedAct2;
-  CuFunction gateUpQ, downQ, dequantize; // quantised experts
+  CuFunction gateUpQ = nullptr, downQ = nullptr, dequantize = nullptr; // quantised experts
 };
 
 /// The kernels' code of a quantised expert weight (Dequantize.cu's and
@@ -202,7 +202,7 @@ StatusOr<DeviceTensor> runMoe(GpuRunState &st, const MoeConfig &c, const MoeKern
   // act [entries, I] and y [entries, H]: the experts' rows in expert order.
   ACCEL_RT_ASSIGN_OR_RETURN(DeviceTensor act, st.empty(cdt, {entries, inter}));
   ACCEL_RT_ASSIGN_OR_RETURN(DeviceTensor y, st.empty(cdt, {entries, hidden}));
-  const size_t wes = qGateUp ? 1 : es, des = qDown ? 1 : es; // the weights' element sizes
+  const size_t wes = qGateUp ? 1 : es; // gate_up's (or gate's and up's) element size
   const CuDevicePtr w0 = fused ? gateUp.ptr : gate.ptr;
   const CuDevicePtr w1 = fused ? gateUp.ptr + uint64_t(inter * hidden) * wes : up.ptr;
   // The scales of w0's and w1's rows of expert 0, and their stride per expert.
