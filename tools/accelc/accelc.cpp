@@ -23,6 +23,7 @@
 #include "accel/dialects/Exec/ExecUtils.h"
 #include "accel/passes/Passes.h"
 
+#include "core/Json.h"
 #include "core/Npy.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -38,6 +39,7 @@
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/ToolOutputFile.h"
@@ -569,6 +571,35 @@ static accel::CompileOptions flagCompileOptions() {
   return options;
 }
 
+/// The note for a GPU plan of a bf16 / fp16 checkpoint compiled without
+/// -precision: the default (f32) doubles its weights. "" when it does not
+/// apply (the config's "dtype" / "torch_dtype" is read; one that cannot be
+/// read says nothing here: the importer reports a bad config).
+static std::string halfCheckpointNote() {
+  if (precision.getNumOccurrences() || target == "cpu" || !accel::isCheckpointDir(inputFilename))
+    return "";
+  llvm::SmallString<256> path(inputFilename);
+  llvm::sys::path::append(path, "config.json");
+  auto buf = llvm::MemoryBuffer::getFile(path);
+  if (!buf)
+    return "";
+  auto config = accel::rt::json::parse((*buf)->getBuffer().str());
+  if (!config || !config->isObject())
+    return "";
+  const accel::rt::json::Value *dt = config->find("dtype");
+  if (!dt || !dt->isString())
+    dt = config->find("torch_dtype");
+  if (!dt || !dt->isString())
+    return "";
+  const std::string &d = dt->asString();
+  if (d != "bfloat16" && d != "float16")
+    return "";
+  const char *mode = d == "bfloat16" ? "bf16" : "fp16";
+  return std::string("accelc: note: '") + inputFilename + "' stores " + mode +
+         " weights; without -precision the plan keeps them in f32, twice the bytes to store "
+         "and to read per token; -precision=" + mode + " keeps them as stored";
+}
+
 /// -emit=plan: the whole compile, in lib/Driver (shared with the C API).
 /// Warnings print as they come; errors are printed as compileToPlan says
 /// them (diagnostic lines name their node and say "error" themselves).
@@ -596,6 +627,8 @@ static int emitPlan() {
     return fail("a plan is a binary file: give its path with -o (e.g. -o model.plan)");
   accel::CompileOptions options = flagCompileOptions();
   options.applyPassManagerCLOptions = true;
+  if (std::string note = halfCheckpointNote(); !note.empty())
+    llvm::errs() << note << "\n";
   ProgressLine progress;
   options.onDiagnostic = [&](const std::string &line) {
     progress.clear();
