@@ -59,6 +59,11 @@ const std::vector<EnvVar> &envTable() {
           "weight each lane of gemm_w4 keeps in flight at up to 16 rows of x, 4 or 8 (for "
           "measuring them); other values are an error",
           &Env::gpuW4Unroll);
+    flag("ACCEL_GPU_W4_PREFETCH", "1",
+         "the default of GpuExecutorOptions::tuning.w4Prefetch: 4-bit GEMMs of more than 64 rows "
+         "get their weight dequantised a GEMM ahead on a side stream; 0 dequantises each when "
+         "its GEMM runs (for measuring them)",
+         &Env::gpuW4Prefetch);
     text("ACCEL_API_KEY", "(none)",
          "the HTTP server's API key when --api-key is not given: every /v1/ request then needs "
          "'Authorization: Bearer <key>' (docs/serving.md)",

@@ -225,6 +225,48 @@ GpuExecutor::create(std::shared_ptr<const plan::PlanFile> plan, const GpuExecuto
   }
   ACCEL_RT_RETURN_IF_ERROR(im.gpu->synchronize());
 
+  // 4-bit weights in the order the steps read them, for the prefetcher
+  // (W4Prefetch.h): each GEMM of more than 64 rows finds its weight
+  // dequantised while the GEMM before it ran. Plans with fewer than two, or
+  // whose 4-bit weights repeat, dequantise each when its GEMM runs.
+  if (options.tuning.w4Prefetch && packedInt4.size() >= 2) {
+    std::vector<W4Dequant> order;
+    std::set<int32_t> seen;
+    bool usable = true;
+    for (const pb::Step &step : s.steps()) {
+      if (!mine(step) || step.kind() != pb::GEMM || step.inputs_size() <= 3 ||
+          !packedInt4.count(step.inputs(1)))
+        continue;
+      const int32_t wi = step.inputs(1), si = step.inputs(3);
+      const int32_t zi = step.inputs_size() > 4 ? step.inputs(4) : -1;
+      if (!seen.insert(wi).second || si < 0 || !s.values(si).is_constant() ||
+          (zi >= 0 && !s.values(zi).is_constant())) {
+        usable = false;
+        break;
+      }
+      int64_t group = 0;
+      for (const pb::Attribute &a : step.attributes())
+        if (a.name() == "group_size")
+          group = a.i();
+      const DeviceTensor &w = im.constants[size_t(wi)].dev;
+      const DeviceTensor &scale = im.constants[size_t(si)].dev;
+      const DeviceTensor *zp = zi >= 0 ? &im.constants[size_t(zi)].dev : nullptr;
+      if (!w.defined() || !scale.defined() || scale.dtype != DType::kF32 ||
+          (zp && !zp->defined())) {
+        usable = false;
+        break;
+      }
+      StatusOr<W4Dequant> d = w4Dequant(w, scale, zp, group);
+      if (!d) // the step's own run says what is wrong
+        return Status(d.status().code(), plan->path() + ": " + d.status().message());
+      order.push_back(*d);
+    }
+    if (usable && order.size() >= 2) {
+      ACCEL_RT_ASSIGN_OR_RETURN(im.w4, W4Prefetcher::create(*im.gpu, options.dtype,
+                                                            std::move(order)));
+    }
+  }
+
   // A view's bytes are its root's: the root lives until its views' last
   // reader (by the index of the executor's own steps).
   std::vector<int> lastUse(size_t(n), -1);
@@ -371,6 +413,7 @@ GpuRunState GpuExecutorImpl::baseState() {
   st.flashPrefill = options.tuning.flashPrefill;
   st.splitTargetBlocks = 2 * int64_t(gpu->info().multiprocessors);
   st.pipeline = pipeline;
+  st.w4 = w4.get();
   return st;
 }
 

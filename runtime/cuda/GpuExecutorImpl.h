@@ -13,6 +13,7 @@
 #include "runtime/cuda/GpuPipeline.h"
 #include "runtime/cuda/GpuPlanKernels.h"
 #include "runtime/cuda/GpuSteps.h"
+#include "runtime/cuda/W4Prefetch.h"
 
 #include <map>
 #include <set>
@@ -90,6 +91,7 @@ struct GpuExecutorImpl {
   int64_t maxModelLen = 0;   // options.maxModelLen, or the plan's
   int64_t weightsBytes = 0;  // device bytes after create(): weights, workspace
   std::unique_ptr<DecodeGraphs> graphs; // after gpu: destroyed first
+  std::unique_ptr<W4Prefetcher> w4;     // 4-bit weights dequantised ahead (W4Prefetch.h)
   comm::NcclRank *comm = nullptr;       // the rank's group (TpGpuExecutor)
   gpu::P2pAllReduce *p2p = nullptr;     // its one-shot all-reduce, when peer access works
   // A pipelined plan's stage (TpGpuExecutor): the pipeline, and the

@@ -58,8 +58,13 @@ struct GpuValue {
 };
 
 /// What a step's call sees at run time.
+class W4Prefetcher; // W4Prefetch.h
+
 struct GpuRunState {
   gpu::GpuContext *gpu = nullptr;
+  /// 4-bit weights of eager steps dequantised a GEMM ahead (null: each is
+  /// dequantised when its GEMM runs).
+  W4Prefetcher *w4 = nullptr;
   gpu::CublasLt *blas = nullptr;
   DType dtype = DType::kF32; // the compute dtype
   const kv::StepMetadata *meta = nullptr;

@@ -67,6 +67,10 @@ struct GpuTuning {
   /// chunks each lane keeps in flight, 4 or 8 (the _u8 kernels). Default:
   /// $ACCEL_GPU_W4_UNROLL, else 4.
   int64_t w4Unroll = env().gpuW4Unroll;
+  /// 4-bit GEMMs of more than 64 rows (dequantised for cuBLASLt) get their
+  /// weight dequantised a GEMM ahead on a side stream (W4Prefetch.h).
+  /// Default: $ACCEL_GPU_W4_PREFETCH, else on.
+  bool w4Prefetch = env().gpuW4Prefetch;
 };
 
 } // namespace accel::rt::engine

@@ -16,6 +16,7 @@
 #include "GpuTestContext.h"
 #include "core/Tensor.h"
 #include "runtime/cuda/Int4Pack.h"
+#include "runtime/cuda/W4Prefetch.h"
 #include "runtime/cuda/kernels/Int4Layout.h"
 
 #include <gtest/gtest.h>
@@ -239,6 +240,88 @@ TEST(GemvInt4, DequantizeIsExact) {
       const float want = float(valueAt(w, r * k + q) - valueAt(zp, si)) * scale[size_t(si)];
       ASSERT_EQ(got[size_t(r * k + q)], want) << "[" << r << ", " << q << "]";
     }
+}
+
+// W4Prefetcher (W4Prefetch.h): three weights acquired in the plan's order
+// (the second and later ones come prefetched from the side stream), out of
+// order and after an unknown weight; each acquired buffer is copied on the
+// compute stream (as the GEMM would read it) and must equal the weight
+// dequantised directly, byte for byte.
+TEST(W4Prefetch, BuffersHoldEachWeightInAnyOrder) {
+  REQUIRE_GPU(gpu);
+  std::mt19937 rng(11);
+  const W4Case cases[] = {{1, 40, 192, DType::kF32, DType::kI4, 64, true},
+                          {1, 1000, 1024, DType::kF32, DType::kI4, 128, false},
+                          {1, 16, 64, DType::kF32, DType::kU4, 0, false}};
+  std::vector<Uploaded> ups;
+  std::vector<engine::W4Dequant> order;
+  std::vector<std::vector<float>> want;
+  for (const W4Case &c : cases) {
+    const int64_t groups = c.group > 0 ? c.k / c.group : 1;
+    Tensor w = randomInt4(c.wtype, c.n, c.k, rng);
+    Tensor zp = randomInt4(c.wtype, c.n, groups, rng);
+    std::vector<float> scale(size_t(c.n * groups));
+    for (float &v : scale)
+      v = 0.01f + float(rng() % 100) * 1e-4f;
+    ups.push_back(upload(*gpu, c, w, scale, c.zeroPoint ? &zp : nullptr));
+    const Uploaded &u = ups.back();
+    engine::W4Dequant d;
+    d.w = u.w->ptr;
+    d.scale = u.scale->ptr;
+    d.zp = c.zeroPoint ? u.zp->ptr : gpu::CuDevicePtr(0);
+    d.qmin = c.wtype == DType::kI4 ? -8 : 0;
+    d.n = c.n;
+    d.k = c.k;
+    d.scaleRow = u.scaleRow;
+    d.groupChunks = u.groupChunks;
+    d.packedBytes = kn::w4Layout(c.n, c.k).bytes();
+    order.push_back(d);
+    // The reference: dequantize_w4_f32 straight into a buffer of its own.
+    auto out = *gpu->allocate(size_t(c.n * c.k * 4));
+    gpu::CuFunction fn = *gpu->function("dequantize_w4_f32");
+    ASSERT_TRUE(gpu->launch(fn, gpu::Dim3{64, 1, 1}, gpu::Dim3{256, 1, 1}, 0, d.w, d.scale, d.zp,
+                            d.qmin, out->ptr, i64(d.n), i64(d.k), i64(d.scaleRow),
+                            i64(d.groupChunks))
+                    .isOk());
+    std::vector<float> h(size_t(c.n * c.k));
+    ASSERT_TRUE(gpu->download(h.data(), out->ptr, h.size() * 4).isOk());
+    want.push_back(std::move(h));
+  }
+  StatusOr<std::unique_ptr<engine::W4Prefetcher>> p =
+      engine::W4Prefetcher::create(*gpu, DType::kF32, order);
+  ASSERT_TRUE(p) << p.status().message();
+  // In order twice, then out of order.
+  const int sequence[] = {0, 1, 2, 0, 1, 2, 1, 0, 2, 2, 0};
+  std::vector<gpu::DeviceBuffer> copies;
+  for (int i : sequence) {
+    StatusOr<gpu::CuDevicePtr> buf = (*p)->acquire(order[size_t(i)]);
+    ASSERT_TRUE(buf) << buf.status().message();
+    ASSERT_NE(*buf, 0u) << "weight " << i;
+    copies.push_back(*gpu->allocate(size_t(order[size_t(i)].n * order[size_t(i)].k * 4)));
+    ASSERT_TRUE(gpu->copy(copies.back()->ptr, *buf, size_t(order[size_t(i)].n * order[size_t(i)].k * 4))
+                    .isOk());
+    ASSERT_TRUE((*p)->release().isOk());
+  }
+  engine::W4Dequant unknown = order[0];
+  unknown.w += 16;
+  StatusOr<gpu::CuDevicePtr> none = (*p)->acquire(unknown);
+  ASSERT_TRUE(none);
+  EXPECT_EQ(*none, 0u);
+  EXPECT_FALSE((*p)->release().isOk()); // nothing acquired
+  ASSERT_TRUE(gpu->synchronize().isOk());
+  for (size_t s = 0; s < copies.size(); ++s) {
+    const int i = sequence[s];
+    std::vector<float> got(want[size_t(i)].size());
+    ASSERT_TRUE(gpu->download(got.data(), copies[s]->ptr, got.size() * 4).isOk());
+    EXPECT_EQ(got, want[size_t(i)]) << "acquire " << s << " (weight " << i << ")";
+  }
+  // 0 misses the first time; 1, 2, 0, 1, 2 come prefetched; out of order,
+  // 1, 0 and 2 miss (each dequantised into the buffer not holding its
+  // successor), the repeated 2 and then 0 are held.
+  EXPECT_EQ((*p)->hits(), 7);
+  EXPECT_EQ((*p)->misses(), 4);
+  std::printf("W4Prefetch: %lld hits, %lld misses\n", (long long)(*p)->hits(),
+              (long long)(*p)->misses());
 }
 
 /// accel-gpu-gemv-tests --bench: the int4 GEMMs of the Llama-3-8B shapes at

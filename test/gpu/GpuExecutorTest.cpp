@@ -667,7 +667,9 @@ TEST(GpuExecutor, Int4LinearsMatchCpu) {
   EXPECT_LE(compareBackends(int4Plan(), DType::kF16, raggedBatch()), 3e-2);
   EXPECT_LE(compareBackends(int4Plan(), DType::kBF16, raggedBatch()), 0.1);
   EXPECT_LE(compareBackends(int4Plan(), DType::kBF16, raggedBatch(8)), 0.1);
-  // Steps of 100 and 300 rows: the dequantised weight through cuBLASLt.
+  // Steps of 100 and 300 rows: the dequantised weight through cuBLASLt,
+  // dequantised a GEMM ahead on the side stream (W4Prefetch.h) and, with
+  // tuning.w4Prefetch off, when its GEMM runs.
   for (int64_t perStep : {100, 300}) {
     std::vector<int64_t> ids(size_t(2 * perStep));
     for (size_t i = 0; i < ids.size(); ++i)
@@ -675,6 +677,11 @@ TEST(GpuExecutor, Int4LinearsMatchCpu) {
     const std::vector<Seq> big = {{ids, {perStep}}};
     EXPECT_LE(compareBackends(int4Plan(), DType::kF16, big), 3e-2) << perStep;
     EXPECT_LE(compareBackends(int4Plan(), DType::kBF16, big), 0.1) << perStep;
+    EXPECT_LE(compareBackends(int4Plan(), DType::kF32, big), 1e-5) << perStep;
+    engine::GpuTuning off = tuning();
+    off.w4Prefetch = false;
+    EXPECT_LE(compareBackends(int4Plan(), DType::kF16, big, off), 3e-2) << perStep;
+    EXPECT_LE(compareBackends(int4Plan(), DType::kF32, big, off), 1e-5) << perStep;
   }
   std::vector<Seq> one = {raggedBatch()[0]};
   one[0].chunks = {1}; // token by token: one row per step

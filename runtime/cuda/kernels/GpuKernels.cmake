@@ -72,6 +72,7 @@ add_library(accel_gpu STATIC
   cuda/GpuPipeline.cpp
   cuda/GpuSteps.cpp
   cuda/Int4Pack.cpp
+  cuda/W4Prefetch.cpp
   cuda/ops/Attention.cpp
   cuda/ops/Collectives.cpp
   cuda/ops/Embedding.cpp

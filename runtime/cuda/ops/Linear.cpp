@@ -8,6 +8,7 @@
 
 #include "runtime/cpu/transformer/TransformerKernels.h"
 #include "runtime/cuda/GpuPlanKernels.h"
+#include "runtime/cuda/W4Prefetch.h"
 #include "runtime/cuda/kernels/GemvShape.h"
 #include "runtime/cuda/kernels/Int4Layout.h"
 
@@ -155,7 +156,7 @@ StatusOr<DeviceTensor> quantGemm(GpuRunState &st, const DeviceTensor &x, const D
   ACCEL_RT_ASSIGN_OR_RETURN(DeviceTensor wd, st.empty(x.dtype, {n, k}));
   ACCEL_RT_ASSIGN_OR_RETURN(CuFunction dq, st.gpu->function(std::string("dequantize_rows_") +
                                                             gpuDTypeSuffix(x.dtype)));
-  if (n * k)
+  if (n * k != 0)
     ACCEL_RT_RETURN_IF_ERROR(st.gpu->launch(dq, strideGrid(n * k), Dim3{256, 1, 1}, 0, w.ptr,
                                             kind->first, scale.ptr, perChannel, wd.ptr, i64(n),
                                             i64(k)));
@@ -179,31 +180,10 @@ StatusOr<DeviceTensor> int4Gemm(GpuRunState &st, const DeviceTensor &x, const De
     return badInput("x " + x.describe() + " and the 4-bit weight " + w.describe() +
                     " disagree on K");
   const int64_t n = w.dim(0), k = w.dim(1);
-  const kernels::W4Layout layout = kernels::w4Layout(n, k);
-  int64_t scaleRow = 0, groupChunks = std::max<int64_t>(layout.chunks, 1);
-  const int64_t scales = scale.numElements();
-  if (group > 0) {
-    if (group % kernels::kW4Chunk != 0 || k % group != 0)
-      return Status(StatusCode::kUnimplemented,
-                    "the GPU runs 4-bit groups of a multiple of 64 columns that divides K; the "
-                    "weight " + w.describe() + " has groups of " + std::to_string(group));
-    if (scales != n * (k / group))
-      return badInput("the weight scale " + scale.describe() + " must be [" + std::to_string(n) +
-                      ", " + std::to_string(k / group) + "] (per group of " +
-                      std::to_string(group) + ")");
-    scaleRow = k / group;
-    groupChunks = group / kernels::kW4Chunk;
-  } else if (scales == n && n != 1) {
-    scaleRow = 1;
-  } else if (scales != 1) {
-    return badInput("the weight scale " + scale.describe() + " must have one entry per output (" +
-                    std::to_string(n) + ") or one in all");
-  }
-  if (zp && (zp->dtype != w.dtype || zp->numElements() != scales))
-    return badInput("the zero point " + zp->describe() + " must be " + dtypeName(w.dtype) +
-                    " with one entry per scale (" + std::to_string(scales) + ")");
-  const int qmin = w.dtype == DType::kI4 ? -8 : 0;
-  const CuDevicePtr zpPtr = zp ? zp->ptr : CuDevicePtr(0);
+  ACCEL_RT_ASSIGN_OR_RETURN(const W4Dequant d, w4Dequant(w, scale, zp, group));
+  const int64_t scaleRow = d.scaleRow, groupChunks = d.groupChunks;
+  const int qmin = d.qmin;
+  const CuDevicePtr zpPtr = d.zp;
   auto [rows, kx] = rowsCols(x);
   const int nt = kernels::w4Tiles(rows);
   if (nt && (x.dtype == DType::kBF16 || x.dtype == DType::kF16) && outType == x.dtype &&
@@ -223,11 +203,29 @@ StatusOr<DeviceTensor> int4Gemm(GpuRunState &st, const DeviceTensor &x, const De
         i64(rows), i64(n), i64(k), i64(scaleRow), i64(groupChunks), int(sh.ks)));
     return y;
   }
+  // Eager steps of a plan with a prefetcher (W4Prefetch.h): the weight comes
+  // dequantised, or is dequantised now, into one of its two buffers, and the
+  // next 4-bit weight is dequantised beside this GEMM.
+  if (st.w4 && !st.gpu->capturing() && x.dtype == st.w4->dtype() && n * k != 0) {
+    ACCEL_RT_ASSIGN_OR_RETURN(const CuDevicePtr buf, st.w4->acquire(d));
+    if (buf) {
+      DeviceTensor wd;
+      wd.ptr = buf;
+      wd.dtype = x.dtype;
+      wd.shape = {n, k};
+      StatusOr<DeviceTensor> y = gemm(st, x, wd, outType, out);
+      Status released = st.w4->release();
+      if (!y)
+        return y.status();
+      ACCEL_RT_RETURN_IF_ERROR(released);
+      return y;
+    }
+  }
   ACCEL_RT_ASSIGN_OR_RETURN(DeviceTensor wd, st.empty(x.dtype, {n, k}));
   ACCEL_RT_ASSIGN_OR_RETURN(CuFunction dq, st.gpu->function(std::string("dequantize_w4_") +
                                                             gpuDTypeSuffix(x.dtype)));
-  if (n * k)
-    ACCEL_RT_RETURN_IF_ERROR(st.gpu->launch(dq, strideGrid(layout.bytes() / 4), Dim3{256, 1, 1},
+  if (n * k != 0)
+    ACCEL_RT_RETURN_IF_ERROR(st.gpu->launch(dq, strideGrid(d.packedBytes / 4), Dim3{256, 1, 1},
                                             0, w.ptr, scale.ptr, zpPtr, qmin, wd.ptr, i64(n),
                                             i64(k), i64(scaleRow), i64(groupChunks)));
   return gemm(st, x, wd, outType, out);
