@@ -262,8 +262,14 @@ GpuExecutor::create(std::shared_ptr<const plan::PlanFile> plan, const GpuExecuto
       order.push_back(*d);
     }
     if (usable && order.size() >= 2) {
-      ACCEL_RT_ASSIGN_OR_RETURN(im.w4, W4Prefetcher::create(*im.gpu, options.dtype,
-                                                            std::move(order)));
+      // Without streams and events (an old driver) each weight is
+      // dequantised when its GEMM runs, as with the prefetcher off.
+      StatusOr<std::unique_ptr<W4Prefetcher>> w4 =
+          W4Prefetcher::create(*im.gpu, options.dtype, std::move(order));
+      if (w4)
+        im.w4 = std::move(*w4);
+      else if (w4.status().code() != StatusCode::kUnavailable)
+        return Status(w4.status().code(), plan->path() + ": " + w4.status().message());
     }
   }
 
