@@ -64,6 +64,11 @@ const std::vector<EnvVar> &envTable() {
          "get their weight dequantised a GEMM ahead on a side stream; 0 dequantises each when "
          "its GEMM runs (for measuring them)",
          &Env::gpuW4Prefetch);
+    flag("ACCEL_GPU_MOE_MMA", "0",
+         "the default of GpuExecutorOptions::tuning.moeMma: bf16/f16 moe steps that take the "
+         "expert-batched GEMV (decode, CUDA graphs) run its tensor-core form, moe_mma_* (for "
+         "measuring it)",
+         &Env::gpuMoeMma);
     text("ACCEL_API_KEY", "(none)",
          "the HTTP server's API key when --api-key is not given: every /v1/ request then needs "
          "'Authorization: Bearer <key>' (docs/serving.md)",

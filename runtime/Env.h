@@ -46,6 +46,7 @@ struct Env {
   int64_t gpuDecodeSplit = kDefaultDecodeSplit; // ACCEL_GPU_DECODE_SPLIT
   int64_t gpuW4Unroll = 4;              // ACCEL_GPU_W4_UNROLL
   bool gpuW4Prefetch = true;            // ACCEL_GPU_W4_PREFETCH
+  bool gpuMoeMma = false;               // ACCEL_GPU_MOE_MMA
   std::string apiKey;                   // ACCEL_API_KEY ("": none)
   int64_t ppMicroBatches = 0;           // ACCEL_PP_MICRO_BATCHES (0: the stage count)
   std::string ppTrace;                  // ACCEL_PP_TRACE ("": none)

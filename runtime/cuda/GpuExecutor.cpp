@@ -296,6 +296,7 @@ GpuExecutor::create(std::shared_ptr<const plan::PlanFile> plan, const GpuExecuto
   pctx.decodeKeyParallel = options.tuning.decodeKeyParallel;
   pctx.decodeKpVariant = options.tuning.decodeKpVariant;
   pctx.w4Unroll = options.tuning.w4Unroll;
+  pctx.moeMma = options.tuning.moeMma;
   pctx.moeGemvMaxTokens = options.tuning.moeGemvMaxTokens;
   for (int i = 0; i < s.steps_size(); ++i) {
     const pb::Step &step = s.steps(i);

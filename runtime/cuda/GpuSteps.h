@@ -203,6 +203,8 @@ struct GpuPrepareContext {
   int64_t moeGemvMaxTokens = kDefaultMoeGemvMaxTokens;
   /// GpuTuning::w4Unroll (4 or 8).
   int64_t w4Unroll = 4;
+  /// GpuTuning::moeMma.
+  bool moeMma = false;
 };
 
 /// The call for `step` on the GPU, or why the GPU backend cannot run it (one

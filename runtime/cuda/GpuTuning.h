@@ -71,6 +71,11 @@ struct GpuTuning {
   /// weight dequantised a GEMM ahead on a side stream (W4Prefetch.h).
   /// Default: $ACCEL_GPU_W4_PREFETCH, else on.
   bool w4Prefetch = env().gpuW4Prefetch;
+  /// bf16/f16 moe steps that take the expert-batched GEMV run its
+  /// tensor-core form instead (moe_mma_*, Moe.cu: each expert weight row read
+  /// once per 64 routed rows, not per 8). Default: $ACCEL_GPU_MOE_MMA, else off
+  /// until measured.
+  bool moeMma = env().gpuMoeMma;
 };
 
 } // namespace accel::rt::engine

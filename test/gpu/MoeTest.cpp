@@ -4,9 +4,9 @@
 // runtime/cpu/transformer/Moe (the reference numerics).
 //
 // Step tests: the moe step of a one-step plan, prepared by prepareGpuStep
-// and run on random inputs of every size below, through both expert paths
-// (the expert-batched GEMV of decode steps and CUDA graphs, and cuBLASLt per
-// expert), against tk::moe on the same inputs and the same (rounded)
+// and run on random inputs of every size below, through every expert path
+// (the expert-batched GEMV of decode steps and CUDA graphs, cuBLASLt per
+// expert, and in bf16 / f16 the GEMV path's tensor-core form, moe_mma_*), against tk::moe on the same inputs and the same (rounded)
 // weights: f32 within 1e-4 of max |out|, bf16 and f16 within 2e-2. Tokens
 // 1, 3, 16, 64, 300, 2048; (experts, top_k) (4, 1), (8, 2), (60, 8); both
 // routings; with and without a shared expert (with its sigmoid gate or
@@ -334,8 +334,12 @@ gpu::CublasLt *testBlas(gpu::GpuContext &g, std::string *why) {
   return blas.get();
 }
 
-enum class Path { kGemv, kCublas };
-const char *pathName(Path p) { return p == Path::kGemv ? "gemv" : "cublas"; }
+/// The expert paths: the expert-batched GEMV, cuBLASLt per expert, and the
+/// GEMV path's tensor-core form (GpuTuning::moeMma; bf16 and f16 only).
+enum class Path { kGemv, kCublas, kMma };
+const char *pathName(Path p) {
+  return p == Path::kGemv ? "gemv" : p == Path::kCublas ? "cublas" : "mma";
+}
 
 struct CaseResult {
   bool ran = false;
@@ -412,7 +416,8 @@ CaseResult runCase(gpu::GpuContext &g, gpu::CublasLt &blas, const Case &c, Path 
   engine::GpuPrepareContext ctx;
   ctx.gpu = &g;
   ctx.dtype = c.dtype;
-  ctx.moeGemvMaxTokens = path == Path::kGemv ? INT64_MAX : 0;
+  ctx.moeGemvMaxTokens = path == Path::kCublas ? 0 : INT64_MAX;
+  ctx.moeMma = path == Path::kMma;
   StatusOr<engine::GpuKernel> kernel = engine::prepareGpuStep(**plan, step, ctx);
   EXPECT_TRUE(kernel) << kernel.status().message();
   if (!kernel)
@@ -486,14 +491,16 @@ void runCases(const std::vector<Case> &cases) {
   int failed = 0;
   for (const Case &c : cases) {
     Tensor cpu;
-    for (Path p : {Path::kGemv, Path::kCublas}) {
+    for (Path p : {Path::kGemv, Path::kCublas, Path::kMma}) {
+      if (p == Path::kMma && c.dtype == DType::kF32)
+        continue; // bf16 / f16 only: f32 steps keep the GEMV
       CaseResult r = runCase(*g, *blas, c, p, &cpu);
       EXPECT_TRUE(r.ran) << c.name() << " " << pathName(p);
       EXPECT_LE(r.rel, tolerance(c.dtype)) << r.line;
       failed += !r.ran || !(r.rel <= tolerance(c.dtype));
     }
   }
-  std::printf("[moe] %zu cases x 2 paths, %d failed\n", cases.size(), failed);
+  std::printf("[moe] %zu cases x 2-3 paths, %d failed\n", cases.size(), failed);
 }
 
 /// The size matrix for one dtype: tokens x (experts, top_k), both routings,
@@ -901,6 +908,28 @@ TEST(MoeGpuPlan, DecodeGraphsMatchEagerAndCpu) {
         EXPECT_EQ(r.graphVsEager, 0.0) << dtypeName(dt) << " batch " << batch;
       EXPECT_LE(r.graphVsCpu, tolerance(dt)) << dtypeName(dt) << " batch " << batch;
     }
+}
+
+// The tensor-core GEMV path (GpuTuning::moeMma) through the executor: the
+// ragged batch in bf16 and f16 (every eager step on it), and bf16 decode
+// steps replayed from CUDA graphs against eager runs and the CPU.
+TEST(MoeGpuPlan, TensorCorePathMatchesCpu) {
+  REQUIRE_GPU();
+  const std::string plan = executorPlan(executorCase());
+  const std::vector<Seq> seqs = {{300, {300, 1}}, {9, {4, 1}}, {13, {1, 3}}, {6, {6, 1}}};
+  engine::GpuTuning t;
+  t.moeMma = true;
+  t.moeGemvMaxTokens = INT64_MAX;
+  EXPECT_LE(compareBackends(plan, DType::kBF16, seqs, t, "mma"), 2e-2);
+  EXPECT_LE(compareBackends(plan, DType::kF16, seqs, t, "mma"), 2e-2);
+  for (int64_t batch : {1, 4, 16}) {
+    test::GraphRun r = test::compareGraphDecode(
+        plan, DType::kBF16, batch, [](int64_t i) { return 3 + i % 5; }, 5, 64, t);
+    EXPECT_EQ(r.off, "") << "batch " << batch;
+    EXPECT_GE(r.graphs, 1u) << "batch " << batch;
+    EXPECT_EQ(r.graphVsEager, 0.0) << "batch " << batch;
+    EXPECT_LE(r.graphVsCpu, tolerance(DType::kBF16)) << "batch " << batch;
+  }
 }
 
 // Quantised experts through the executor: the ragged batch (cuBLASLt over

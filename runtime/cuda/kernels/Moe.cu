@@ -32,11 +32,21 @@
 //   output column and multiplies the sum by that row's scale (exact: the
 //   scale is constant along the row). The cuBLASLt path of larger steps
 //   dequantises each expert's slice with dequantize_rows_<T> instead.
+// moe_mma_gate_up_<T> / moe_mma_down_<T> (bf16, f16): the same products on
+//   tensor cores (GpuTuning::moeMma). Grid (columns / 64, slots); a block of
+//   4 warps stages its expert's 64 weight rows (both of gate and up) and 64
+//   of the expert's input rows 32 columns at a time in shared memory (16-byte
+//   loads, zeros past N, K and the rows), each warp multiplies 16 weight rows
+//   by the 64 input rows (mma.m16n8k16, f32 sums), passes of 64 rows until
+//   the expert's rows are done: each weight row is read once per 64 rows,
+//   where the GEMV reads it once per 8. K a multiple of 8, 16-byte aligned
+//   operands (the host checks; else the GEMV runs).
 // moe_combine_<T>: out[t] = sum_i w[t, i] * y[rowOf[t, i]] (+ sigmoid gate
 //   * shared[t]), summed in f32 and rounded once.
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/cuda/kernels/Common.cuh"
+#include "runtime/cuda/kernels/Mma.cuh"
 #include "runtime/cuda/kernels/MoeShape.h"
 
 using namespace accel_kernels;
@@ -335,6 +345,98 @@ __device__ __forceinline__ void expertGemv(const T *in, const int *perm, const i
   }
 }
 
+/// The tensor-core form of expertGemv (T bf16 or f16): out[row, j] for the
+/// rows of expert active[blockIdx.y] and columns j of blockIdx.x's 64, with
+/// expertGemv's operands (k % 8 == 0, every pointer 16-byte aligned).
+template <typename T, bool Gated>
+__device__ __forceinline__ void expertMma(const T *in, const int *perm, const int *offsets,
+                                          const int *active, const T *w0, const T *w1,
+                                          i64 expertStride, T *out, i64 n, i64 k, int kind) {
+  constexpr int kCols = accel::rt::kernels::kMoeMmaCols;  // weight rows per block
+  constexpr int kTok = accel::rt::kernels::kMoeMmaRows;   // input rows per pass
+  constexpr int kK = 32;                                  // columns per stage
+  constexpr int kPad = kK + 8; // row stride in shared memory: conflict-free fragments
+  constexpr int kMats = Gated ? 2 : 1;
+  __shared__ __align__(16) T ws[kMats][kCols][kPad];
+  __shared__ __align__(16) T xs[kTok][kPad];
+  const int e = active[blockIdx.y];
+  if (e < 0)
+    return;
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  const int g = lane >> 2, t = lane & 3;
+  const i64 j0 = i64(blockIdx.x) * kCols;
+  const i64 begin = offsets[e], count = i64(offsets[e + 1]) - begin;
+  const T *wm[2] = {w0 + i64(e) * expertStride, (Gated ? w1 : w0) + i64(e) * expertStride};
+  const int m0 = warp * 16;
+  for (i64 p = 0; p < count; p += kTok) {
+    const int rows = count - p < kTok ? int(count - p) : kTok;
+    float acc[kMats][kTok / 8][4];
+#pragma unroll
+    for (int q = 0; q < kMats; ++q)
+#pragma unroll
+      for (int nt = 0; nt < kTok / 8; ++nt)
+        acc[q][nt][0] = acc[q][nt][1] = acc[q][nt][2] = acc[q][nt][3] = 0.0f;
+    for (i64 kc = 0; kc < k; kc += kK) {
+      // Stage the weight rows and the input rows: 16 bytes (8 columns) a load.
+#pragma unroll
+      for (int q = 0; q < kMats; ++q)
+        for (int c = tid; c < kCols * (kK / 8); c += blockDim.x) {
+          const int r = c / (kK / 8), c8 = (c % (kK / 8)) * 8;
+          uint4 v = make_uint4(0, 0, 0, 0);
+          if (j0 + r < n && kc + c8 < k)
+            v = loadStreaming(wm[q] + (j0 + r) * k + kc + c8);
+          *reinterpret_cast<uint4 *>(&ws[q][r][c8]) = v;
+        }
+      for (int c = tid; c < kTok * (kK / 8); c += blockDim.x) {
+        const int r = c / (kK / 8), c8 = (c % (kK / 8)) * 8;
+        uint4 v = make_uint4(0, 0, 0, 0);
+        if (r < rows && kc + c8 < k) {
+          const i64 row = begin + p + r;
+          v = __ldg(reinterpret_cast<const uint4 *>(in + (perm ? i64(perm[row]) : row) * k + kc +
+                                                    c8));
+        }
+        *reinterpret_cast<uint4 *>(&xs[r][c8]) = v;
+      }
+      __syncthreads();
+#pragma unroll
+      for (int kk = 0; kk < kK; kk += 16) {
+        uint32_t a[kMats][4];
+#pragma unroll
+        for (int q = 0; q < kMats; ++q) {
+          a[q][0] = *reinterpret_cast<const uint32_t *>(&ws[q][m0 + g][kk + 2 * t]);
+          a[q][1] = *reinterpret_cast<const uint32_t *>(&ws[q][m0 + g + 8][kk + 2 * t]);
+          a[q][2] = *reinterpret_cast<const uint32_t *>(&ws[q][m0 + g][kk + 2 * t + 8]);
+          a[q][3] = *reinterpret_cast<const uint32_t *>(&ws[q][m0 + g + 8][kk + 2 * t + 8]);
+        }
+#pragma unroll
+        for (int nt = 0; nt < kTok / 8; ++nt) {
+          const uint32_t b0 = *reinterpret_cast<const uint32_t *>(&xs[nt * 8 + g][kk + 2 * t]);
+          const uint32_t b1 =
+              *reinterpret_cast<const uint32_t *>(&xs[nt * 8 + g][kk + 2 * t + 8]);
+#pragma unroll
+          for (int q = 0; q < kMats; ++q)
+            mma16816<T>(acc[q][nt], a[q], b0, b1);
+        }
+      }
+      __syncthreads(); // the next stage overwrites ws and xs
+    }
+    // acc[q][nt][i]: weight row m0 + g + 8 (i >> 1), input row nt * 8 + 2 t + (i & 1).
+#pragma unroll
+    for (int nt = 0; nt < kTok / 8; ++nt)
+#pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        const i64 j = j0 + m0 + g + 8 * (i >> 1);
+        const int r = nt * 8 + 2 * t + (i & 1);
+        if (j < n && r < rows) {
+          float v = acc[0][nt][i];
+          if (Gated)
+            v = activate(kind, v) * acc[kMats - 1][nt][i];
+          out[(begin + p + r) * n + j] = fromF32<T>(v);
+        }
+      }
+  }
+}
+
 template <typename T>
 __device__ __forceinline__ void combine(const T *y, const int *rowOf, const float *topW,
                                         const T *shared, const float *sharedGate, T *out,
@@ -433,3 +535,21 @@ extern "C" __global__ void moe_permute(const int *counts, const int *topIds, con
     moe::combine<T>(y, rowOf, topW, shared, sharedGate, out, tokens, hidden, topK);         \
   }
 ACCEL_FOR_EACH_DTYPE(MOE_KERNELS)
+
+#define MOE_MMA_KERNELS(T, S)                                                               \
+  extern "C" __global__ void __launch_bounds__(accel::rt::kernels::kMoeMmaThreads)          \
+      moe_mma_gate_up_##S(const T *x, const int *perm, const int *offsets, const int *active, \
+                          const T *gate, const T *up, i64 expertStride, T *act, i64 inter,   \
+                          i64 hidden, int kind) {                                            \
+    moe::expertMma<T, true>(x, perm, offsets, active, gate, up, expertStride, act, inter,    \
+                            hidden, kind);                                                   \
+  }                                                                                          \
+  extern "C" __global__ void __launch_bounds__(accel::rt::kernels::kMoeMmaThreads)          \
+      moe_mma_down_##S(const T *act, const int *offsets, const int *active, const T *down,   \
+                       i64 expertStride, T *y, i64 hidden, i64 inter) {                      \
+    moe::expertMma<T, false>(act, nullptr, offsets, active, down, down, expertStride, y,     \
+                             hidden, inter, 0);                                              \
+  }
+MOE_MMA_KERNELS(__nv_bfloat16, bf16)
+MOE_MMA_KERNELS(__half, f16)
+#undef MOE_MMA_KERNELS

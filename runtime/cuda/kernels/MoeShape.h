@@ -25,6 +25,15 @@ constexpr int kMoeWarps = 8;
 constexpr int kMoeRows = 8;
 constexpr int kMoeUnroll = 4;
 
+/// moe_mma_*: a block of 4 warps makes kMoeMmaCols output columns of one
+/// expert (16 a warp) for kMoeMmaRows of its rows at a time.
+constexpr int kMoeMmaThreads = 128;
+constexpr int kMoeMmaCols = 64;
+constexpr int kMoeMmaRows = 64;
+inline unsigned moeMmaColumnBlocks(int64_t columns) {
+  return unsigned((columns + kMoeMmaCols - 1) / kMoeMmaCols);
+}
+
 /// Grid x of moe_expert_*: one block per kMoeWarps output columns.
 inline unsigned moeColumnBlocks(int64_t columns) {
   return unsigned((columns + kMoeWarps - 1) / kMoeWarps);

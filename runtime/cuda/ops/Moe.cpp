@@ -67,6 +67,7 @@ Status needShape(const char *what, const DeviceTensor &t, const Shape &want) {
 struct MoeKernels {
   CuFunction route, permute, gather, gateUp, down, combine, gatedAct, gatedAct2;
   CuFunction gateUpQ = nullptr, downQ = nullptr, dequantize = nullptr; // quantised experts
+  CuFunction mmaGateUp = nullptr, mmaDown = nullptr; // tensor-core GEMV path (bf16 / f16)
 };
 
 /// The kernels' code of a quantised expert weight (Dequantize.cu's and
@@ -81,6 +82,7 @@ struct MoeConfig {
   int64_t gemvMaxTokens = kDefaultMoeGemvMaxTokens;
   int gateUpKind = kFloatExperts; // gate_up, or gate and up
   int downKind = kFloatExperts;
+  bool mma = false; // float bf16/f16 experts: moe_mma_* for the GEMV path
 };
 
 /// A quantised expert weight's scale: f32 [E, rows].
@@ -221,6 +223,19 @@ StatusOr<DeviceTensor> runMoe(GpuRunState &st, const MoeConfig &c, const MoeKern
     const Dim3 gridIn{ks::moeColumnBlocks(inter), slots, 1};
     const Dim3 gridDown{ks::moeColumnBlocks(hidden), slots, 1};
     const i64 strideIn = i64((fused ? 2 : 1) * inter * hidden);
+    // The tensor-core form (GpuTuning::moeMma): float bf16/f16 experts, K a
+    // multiple of 8, 16-byte aligned operands.
+    if (c.mma && !qGateUp && !qDown && hidden % 8 == 0 && inter % 8 == 0 && vecIn && vecDown &&
+        aligned16(y.ptr)) {
+      const Dim3 mmaBlock{unsigned(ks::kMoeMmaThreads), 1, 1};
+      if (inter > 0)
+        ACCEL_RT_RETURN_IF_ERROR(st.gpu->launch(
+            k.mmaGateUp, Dim3{ks::moeMmaColumnBlocks(inter), slots, 1}, mmaBlock, 0, x.ptr, perm,
+            offsets, active, w0, w1, strideIn, act.ptr, i64(inter), i64(hidden), c.kind));
+      return st.gpu->launch(k.mmaDown, Dim3{ks::moeMmaColumnBlocks(hidden), slots, 1}, mmaBlock,
+                            0, act.ptr, offsets, active, down.ptr, i64(hidden * inter), y.ptr,
+                            i64(hidden), i64(inter));
+    }
     if (inter > 0) {
       if (qGateUp)
         ACCEL_RT_RETURN_IF_ERROR(st.gpu->launch(k.gateUpQ, gridIn, block, 0, x.ptr, perm, offsets,
@@ -446,6 +461,12 @@ StatusOr<GpuKernel> prepareMoe(const plan::PlanFile &plan, const pb::Step &step,
   ACCEL_RT_ASSIGN_OR_RETURN(k.combine, computeKernel(ctx, "moe_combine"));
   ACCEL_RT_ASSIGN_OR_RETURN(k.gatedAct, computeKernel(ctx, "gated_act"));
   ACCEL_RT_ASSIGN_OR_RETURN(k.gatedAct2, computeKernel(ctx, "gated_act2"));
+  c.mma = ctx.moeMma && (c.cdt == DType::kBF16 || c.cdt == DType::kF16) &&
+          c.gateUpKind == kFloatExperts && c.downKind == kFloatExperts;
+  if (c.mma) {
+    ACCEL_RT_ASSIGN_OR_RETURN(k.mmaGateUp, computeKernel(ctx, "moe_mma_gate_up"));
+    ACCEL_RT_ASSIGN_OR_RETURN(k.mmaDown, computeKernel(ctx, "moe_mma_down"));
+  }
   if (c.gateUpKind != kFloatExperts || c.downKind != kFloatExperts) {
     ACCEL_RT_ASSIGN_OR_RETURN(k.gateUpQ, computeKernel(ctx, "moe_expert_gate_up_q"));
     ACCEL_RT_ASSIGN_OR_RETURN(k.downQ, computeKernel(ctx, "moe_expert_down_q"));
