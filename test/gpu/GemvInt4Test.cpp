@@ -16,6 +16,7 @@
 #include "GpuTestContext.h"
 #include "core/Tensor.h"
 #include "runtime/cuda/Int4Pack.h"
+#include "runtime/cuda/GpuSteps.h"
 #include "runtime/cuda/W4Prefetch.h"
 #include "runtime/cuda/kernels/Int4Layout.h"
 
@@ -240,6 +241,70 @@ TEST(GemvInt4, DequantizeIsExact) {
       const float want = float(valueAt(w, r * k + q) - valueAt(zp, si)) * scale[size_t(si)];
       ASSERT_EQ(got[size_t(r * k + q)], want) << "[" << r << ", " << q << "]";
     }
+}
+
+// w4Dequant (W4Prefetch.h, shared by int4Gemm and the executor's
+// prefetch order): the scale indexing of each granularity, and one
+// sentence for what the GPU cannot read. No GPU needed.
+TEST(W4Prefetch, W4DequantReadsEachGranularity) {
+  auto tensor = [](DType dt, Shape shape, bool packed) {
+    engine::DeviceTensor t;
+    t.ptr = 4096;
+    t.dtype = dt;
+    t.shape = std::move(shape);
+    t.packedInt4 = packed;
+    return t;
+  };
+  const engine::DeviceTensor w = tensor(DType::kI4, {300, 512}, true);
+  StatusOr<engine::W4Dequant> g =
+      engine::w4Dequant(w, tensor(DType::kF32, {300, 4}, false), nullptr, 128);
+  ASSERT_TRUE(g) << g.status().message();
+  EXPECT_EQ(g->scaleRow, 4);
+  EXPECT_EQ(g->groupChunks, 2);
+  EXPECT_EQ(g->qmin, -8);
+  EXPECT_EQ(g->zp, 0u);
+  EXPECT_EQ(g->packedBytes, kn::w4Layout(300, 512).bytes());
+  StatusOr<engine::W4Dequant> c =
+      engine::w4Dequant(tensor(DType::kU4, {300, 512}, true), tensor(DType::kF32, {300}, false),
+                        nullptr, 0);
+  ASSERT_TRUE(c) << c.status().message();
+  EXPECT_EQ(c->scaleRow, 1);
+  EXPECT_EQ(c->groupChunks, 8); // every chunk in the one group
+  EXPECT_EQ(c->qmin, 0);
+  StatusOr<engine::W4Dequant> t =
+      engine::w4Dequant(w, tensor(DType::kF32, {1}, false), nullptr, 0);
+  ASSERT_TRUE(t) << t.status().message();
+  EXPECT_EQ(t->scaleRow, 0);
+  const engine::DeviceTensor zp = tensor(DType::kI4, {300, 4}, false);
+  StatusOr<engine::W4Dequant> z =
+      engine::w4Dequant(w, tensor(DType::kF32, {300, 4}, false), &zp, 128);
+  ASSERT_TRUE(z) << z.status().message();
+  EXPECT_EQ(z->zp, 4096u);
+
+  StatusOr<engine::W4Dequant> bad =
+      engine::w4Dequant(w, tensor(DType::kF32, {300, 16}, false), nullptr, 32);
+  ASSERT_FALSE(bad);
+  EXPECT_EQ(bad.status().code(), StatusCode::kUnimplemented);
+  EXPECT_EQ(bad.status().message(),
+            "the GPU runs 4-bit groups of a multiple of 64 columns that divides K; the weight "
+            "i4[300, 512] (device) has groups of 32");
+  bad = engine::w4Dequant(w, tensor(DType::kF32, {300, 3}, false), nullptr, 128);
+  ASSERT_FALSE(bad);
+  EXPECT_EQ(bad.status().message(), "the weight scale f32[300, 3] (device) must be [300, 4] (per "
+                                    "group of 128)");
+  bad = engine::w4Dequant(w, tensor(DType::kF32, {7}, false), nullptr, 0);
+  ASSERT_FALSE(bad);
+  EXPECT_EQ(bad.status().message(), "the weight scale f32[7] (device) must have one entry per "
+                                    "output (300) or one in all");
+  const engine::DeviceTensor zpU4 = tensor(DType::kU4, {300, 4}, false);
+  bad = engine::w4Dequant(w, tensor(DType::kF32, {300, 4}, false), &zpU4, 128);
+  ASSERT_FALSE(bad);
+  EXPECT_EQ(bad.status().message(), "the zero point ui4[300, 4] (device) must be i4 with one "
+                                    "entry per scale (1200)");
+  bad = engine::w4Dequant(tensor(DType::kI4, {300, 512}, false), tensor(DType::kF32, {1}, false),
+                          nullptr, 0);
+  ASSERT_FALSE(bad);
+  EXPECT_EQ(bad.status().code(), StatusCode::kInternal);
 }
 
 // W4Prefetcher (W4Prefetch.h): three weights acquired in the plan's order
