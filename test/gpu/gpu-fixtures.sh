@@ -37,6 +37,33 @@ score=$1 fixtures=$2 work=$3 accelc=$4
 mkdir -p "$work" || exit 2
 plans=${ACCEL_GPU_PLAN_DIR:-$work}
 status=0
+# score_plan LABEL PLAN DIR ARGS...: accel-gpu-score PLAN against DIR's
+# input_ids.npy and logits.npy with ARGS; a failure, or a plan whose decode
+# did not replay from CUDA graphs or whose generated kernels did not run,
+# sets status=1; no GPU exits 77.
+score_plan() {
+  label=$1 plan=$2 dir=$3
+  shift 3
+  echo "== $label"
+  out=$("$score" "$plan" --ids "$dir/input_ids.npy" --ref "$dir/logits.npy" "$@" 2>&1)
+  rc=$?
+  echo "$out"
+  [ $rc -eq 77 ] && exit 77
+  [ $rc -ne 0 ] && { echo "FAIL: $label (exit $rc)"; status=1; }
+  # The plan's generated kernels ran (accel-gpu-score prints the executor:
+  # "..., N generated kernels (cubin for sm_90)"), unless
+  # ACCEL_GPU_NO_CODEGEN=1 says the plans were built without them. Every op
+  # of the plan runs on the GPU, so decode replays from CUDA graphs
+  # (accel-gpu-score: "CUDA graphs: N captured", and "decode steps eager:
+  # <why>" when it could not capture).
+  if [ $rc -eq 0 ] && ! echo "$out" | grep -Eq "CUDA graphs: [1-9][0-9]* captured\$"; then
+    echo "FAIL: $label did not replay decode from CUDA graphs"; status=1
+  fi
+  if [ "${ACCEL_GPU_NO_CODEGEN:-0}" = 0 ] && [ $rc -eq 0 ]; then
+    echo "$out" | grep -q " generated kernels (" ||
+      { echo "FAIL: $label did not run the plan's generated kernels"; status=1; }
+  fi
+}
 moe_dirs=""
 if [ "${GPU_FIXTURE_MOE:-1}" != 0 ] && python3 -c "import numpy" 2>/dev/null; then
   for family in mixtral qwen3_moe qwen2_moe; do
@@ -78,26 +105,8 @@ for target in ${GPU_FIXTURE_TARGETS:-h200 a100}; do
       extra="--generated $dir/generated_ids.npy --prompt-len 4"
     fi
     for dt in ${GPU_FIXTURE_DTYPES:-f32 bf16 f16}; do
-      echo "== $name ($target) $dt"
       # shellcheck disable=SC2086
-      out=$("$score" "$plan" --ids "$dir/input_ids.npy" --ref "$dir/logits.npy" --dtype $dt $extra 2>&1)
-      rc=$?
-      echo "$out"
-      [ $rc -eq 77 ] && exit 77
-      [ $rc -ne 0 ] && { echo "FAIL: $name ($target) $dt (exit $rc)"; status=1; }
-      # The plan's generated kernels ran (accel-gpu-score prints the
-      # executor: "..., N generated kernels (cubin for sm_90)"), unless
-      # ACCEL_GPU_NO_CODEGEN=1 says the plans were built without them.
-      # Every op of the plan runs on the GPU, so decode replays from CUDA
-      # graphs (accel-gpu-score: "CUDA graphs: N captured", and "decode
-      # steps eager: <why>" when it could not capture).
-      if [ $rc -eq 0 ] && ! echo "$out" | grep -Eq "CUDA graphs: [1-9][0-9]* captured\$"; then
-        echo "FAIL: $name ($target) $dt did not replay decode from CUDA graphs"; status=1
-      fi
-      if [ "${ACCEL_GPU_NO_CODEGEN:-0}" = 0 ] && [ $rc -eq 0 ]; then
-        echo "$out" | grep -q " generated kernels (" ||
-          { echo "FAIL: $name ($target) $dt did not run the plan's generated kernels"; status=1; }
-      fi
+      score_plan "$name ($target) $dt" "$plan" "$dir" --dtype $dt $extra
     done
   done
 done
@@ -126,15 +135,7 @@ if [ "${GPU_FIXTURE_MOE_QUANT:-1}" != 0 ]; then
         echo "== $qname: not scored (no ACCELC, and no $plan)"; continue
       fi
       ran=$((ran + 1))
-      echo "== $qname (h200) bf16"
-      out=$("$score" "$plan" --ids "$dir/input_ids.npy" --ref "$dir/logits.npy" --dtype bf16 --tol $tol 2>&1)
-      rc=$?
-      echo "$out"
-      [ $rc -eq 77 ] && exit 77
-      [ $rc -ne 0 ] && { echo "FAIL: $qname (h200) bf16 (exit $rc)"; status=1; }
-      if [ $rc -eq 0 ] && ! echo "$out" | grep -Eq "CUDA graphs: [1-9][0-9]* captured\$"; then
-        echo "FAIL: $qname (h200) bf16 did not replay decode from CUDA graphs"; status=1
-      fi
+      score_plan "$qname (h200) bf16" "$plan" "$dir" --dtype bf16 --tol $tol
     done
   done
 fi
