@@ -99,6 +99,9 @@ GpuExecutor::create(std::shared_ptr<const plan::PlanFile> plan, const GpuExecuto
   // a multiple of 64 columns and optional zero points; W8A8 ones
   // (-precision=w8a8|w8a8-fp8) with i8 or f8E4M3FN (docs/precision.md).
   std::set<int32_t> packedInt4; // the 4-bit weights, packed at upload
+  // The steps that read them, in schedule order, with their group size
+  // (the prefetcher's order below).
+  std::vector<std::pair<const pb::Step *, int64_t>> int4Steps;
   for (const pb::Step &step : plan->schedule().steps()) {
     if (!mine(step))
       continue;
@@ -135,8 +138,10 @@ GpuExecutor::create(std::shared_ptr<const plan::PlanFile> plan, const GpuExecuto
                       plan->path() + ": a 4-bit linear of the plan has an odd K (" +
                           std::to_string(k) + "); the GPU needs an even one. Run the plan with "
                                               "-target=cpu");
-      if (wv.is_constant())
+      if (wv.is_constant()) {
         packedInt4.insert(step.inputs(1));
+        int4Steps.emplace_back(&step, group);
+      }
       continue;
     }
     if (zeroPoint || group > 0 || (wt != "i8" && wt != "f8E4M3FN" && wt != "f8E5M2"))
@@ -233,10 +238,8 @@ GpuExecutor::create(std::shared_ptr<const plan::PlanFile> plan, const GpuExecuto
     std::vector<W4Dequant> order;
     std::set<int32_t> seen;
     bool usable = true;
-    for (const pb::Step &step : s.steps()) {
-      if (!mine(step) || step.kind() != pb::GEMM || step.inputs_size() <= 3 ||
-          !packedInt4.count(step.inputs(1)))
-        continue;
+    for (auto [sp, group] : int4Steps) {
+      const pb::Step &step = *sp;
       const int32_t wi = step.inputs(1), si = step.inputs(3);
       const int32_t zi = step.inputs_size() > 4 ? step.inputs(4) : -1;
       if (!seen.insert(wi).second || si < 0 || !s.values(si).is_constant() ||
@@ -244,10 +247,6 @@ GpuExecutor::create(std::shared_ptr<const plan::PlanFile> plan, const GpuExecuto
         usable = false;
         break;
       }
-      int64_t group = 0;
-      for (const pb::Attribute &a : step.attributes())
-        if (a.name() == "group_size")
-          group = a.i();
       const DeviceTensor &w = im.constants[size_t(wi)].dev;
       const DeviceTensor &scale = im.constants[size_t(si)].dev;
       const DeviceTensor *zp = zi >= 0 ? &im.constants[size_t(zi)].dev : nullptr;

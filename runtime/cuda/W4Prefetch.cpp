@@ -1,8 +1,8 @@
 //===- W4Prefetch.cpp - 4-bit weights dequantised a GEMM ahead ------------===//
 #include "runtime/cuda/W4Prefetch.h"
 
-#include "runtime/cuda/GpuSteps.h"
 #include "runtime/cuda/kernels/Int4Layout.h"
+#include "runtime/cuda/ops/Ops.h"
 
 #include <algorithm>
 
@@ -10,18 +10,10 @@ namespace accel::rt::engine {
 
 namespace {
 namespace kn = accel::rt::kernels;
+using ops::badInput;
 constexpr unsigned kEventDisableTiming = 0x2; // CU_EVENT_DISABLE_TIMING
 constexpr unsigned kStreamNonBlocking = 0x1;  // CU_STREAM_NON_BLOCKING
 constexpr unsigned kDequantThreads = 256;
-
-Status badInput(const std::string &m) { return Status(StatusCode::kInvalidArgument, m); }
-
-/// dequantize_w4_*'s grid: one thread per packed 32-bit word, grid-stride.
-unsigned dequantBlocks(int64_t packedBytes) {
-  const int64_t words = packedBytes / 4;
-  return unsigned(std::clamp<int64_t>((words + kDequantThreads - 1) / kDequantThreads, 1,
-                                      int64_t(1) << 16));
-}
 } // namespace
 
 StatusOr<W4Dequant> w4Dequant(const DeviceTensor &w, const DeviceTensor &scale,
@@ -137,8 +129,10 @@ Status W4Prefetcher::launchDequant(const W4Dequant &d, CuDevicePtr out,
   int qmin = d.qmin;
   long long n = d.n, k = d.k, scaleRow = d.scaleRow, groupChunks = d.groupChunks;
   void *params[] = {&w, &scale, &zp, &qmin, &o, &n, &k, &scaleRow, &groupChunks, nullptr};
-  return g_->check(g_->api().cuLaunchKernel(dequant_, dequantBlocks(d.packedBytes), 1, 1,
-                                            kDequantThreads, 1, 1, 0, stream, params, nullptr),
+  // One thread per packed 32-bit word, grid-stride (as int4Gemm launches it).
+  const gpu::Dim3 grid = ops::strideGrid(d.packedBytes / 4, kDequantThreads);
+  return g_->check(g_->api().cuLaunchKernel(dequant_, grid.x, 1, 1, kDequantThreads, 1, 1, 0,
+                                            stream, params, nullptr),
                    "cuLaunchKernel");
 }
 
